@@ -4,14 +4,28 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINT_PATHS := $(wildcard tfprof_lite tests examples benchmarks scripts)
+# Second venv for the Estimator tests: TensorFlow 2.15 (the last with tf.estimator,
+# protobuf 4.25), whose wheels exist for Python 3.9-3.11 only.
+PYTHON215 ?= $(PYTHON)
+VENV215 := .venv-tf215
+BIN215 := $(VENV215)/bin
+STAMP215 := $(VENV215)/.installed
+REQ215 := tests/tf215/requirements.txt
+PY215_OK := $(shell $(PYTHON215) -c 'import sys; print(int((3, 9) <= sys.version_info[:2] <= (3, 11)))' 2>/dev/null)
 
-.PHONY: run test lint unit integration bench clean tools
+.PHONY: run test test215 lint unit integration bench clean tools
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
+
+$(STAMP215): $(REQ215) setup.cfg pyproject.toml
+	$(PYTHON215) -m venv $(VENV215)
+	$(BIN215)/pip install -q --upgrade pip
+	$(BIN215)/pip install -q -r $(REQ215) -e .
+	touch $(STAMP215)
 
 run: $(STAMP)
 	$(BIN)/python examples/quickstart.py
@@ -33,9 +47,19 @@ tools:
 
 test: lint $(STAMP) tools
 	$(BIN)/python -m pytest -q -n 2 tests
+	$(MAKE) --no-print-directory test215
+
+ifeq ($(PY215_OK),1)
+test215: $(STAMP215)
+	$(BIN215)/python -m pytest -q tests/tf215
+else
+test215:
+	@echo "test215: SKIPPED: tensorflow-cpu 2.15.1 needs Python 3.9-3.11;" \
+		"set PYTHON215 to such an interpreter (PYTHON215=$(PYTHON215))"
+endif
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_core.py
 
 clean:
-	rm -rf $(VENV) tfprof_out build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV215) tfprof_out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -21,6 +21,7 @@ import tfprof_lite  # noqa: E402
 tf1 = tf.compat.v1
 OUT_DIR = os.path.join(os.getcwd(), "tfprof_out")
 STEPS = 5
+MONITORED_STEPS = 200
 
 
 def build_model(graph: tf.Graph) -> tuple[tf.Tensor, tf.Tensor, tf.Operation]:
@@ -58,6 +59,12 @@ def main() -> None:
             for _ in range(STEPS):
                 feed = {x: rng.random((64, 784), np.float32), y: rng.integers(0, 10, 64)}
                 sess.run(train_op, feed_dict=feed)
+        # Live monitoring (docs/monitoring.md): a line every 100 steps on stderr, the
+        # same as JSON in tfprof_out/monitor.jsonl, and a summary line at the end.
+        with tfprof_lite.Monitor(OUT_DIR, level=2, every=100):
+            for _ in range(MONITORED_STEPS):
+                feed = {x: rng.random((64, 784), np.float32), y: rng.integers(0, 10, 64)}
+                sess.run(train_op, feed_dict=feed)
     profiler = pctx.profiler
     assert profiler is not None
     builder = tfprof_lite.ProfileOptionBuilder
@@ -71,6 +78,7 @@ def main() -> None:
     )
     saved = ", ".join(os.path.join(OUT_DIR, name) for name in pctx.written_profiles)
     print(f"\nSaved the profiles {saved} and the parameter report to {OUT_DIR}/params.txt")
+    print(f"Monitoring log: {OUT_DIR}/monitor.jsonl (tfprof-lite monitor {OUT_DIR})")
 
 
 if __name__ == "__main__":

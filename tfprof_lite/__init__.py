@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfprof_lite.api import ALL_ADVICE, advise, profile, write_op_log
+from tfprof_lite.capture.monitor import Monitor
 from tfprof_lite.capture.profile_context import ProfileContext
 from tfprof_lite.errors import (
     InvalidInputError,
@@ -40,6 +41,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidOptionError",
     "MissingDependencyError",
+    "Monitor",
     "MultiGraphNodeProto",
     "OpLogProto",
     "ProfileOptionBuilder",

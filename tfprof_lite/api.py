@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tfprof_lite.capture.flops import FlopConventions, FlopsHook, resolve_flops_mode
 from tfprof_lite.capture.oplog import is_tf_graph
 from tfprof_lite.errors import InvalidInputError, InvalidOptionError, MissingDependencyError
 from tfprof_lite.model.profile import ProfileModel
@@ -47,7 +48,13 @@ def _run_meta(run_meta: Any) -> Any:
     return meta if meta.ByteSize() else None
 
 
-def build_model(graph: Any, run_meta: Any, op_log: Any, add_trace: bool) -> ProfileModel:
+def build_model(
+    graph: Any,
+    run_meta: Any,
+    op_log: Any,
+    add_trace: bool,
+    flops: str | FlopConventions = "tf",
+) -> ProfileModel:
     """A one-shot profile: graph nodes, RunMetadata as step 0, default + user op log.
 
     Args:
@@ -56,11 +63,17 @@ def build_model(graph: Any, run_meta: Any, op_log: Any, add_trace: bool) -> Prof
         run_meta: RunMetadata (message or bytes) or None.
         op_log: user OpLogProto (message or bytes) or None.
         add_trace: whether the default op log records Python call stacks.
+        flops: ``"tf"`` (TensorFlow's FLOPs), ``"corrected"`` or a
+            ``FlopConventions`` (see ``docs/flops.md``).
     """
+    conventions = resolve_flops_mode(flops)
     if graph is None:
         graph = _default_tf_graph()
     meta = _run_meta(run_meta)
     user_log = parse(pb.OpLogProto, op_log, "op_log") if op_log is not None else None
+    # Opt-in corrected FLOPs (tfprof_lite.capture.flops): the hook is made before the
+    # default op log so a bad input fails early, and applied after it.
+    flops_hook = _flops_hook(graph, conventions, user_log)
     model = ProfileModel()
     if graph is not None and is_tf_graph(graph):
         from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_message
@@ -73,7 +86,20 @@ def build_model(graph: Any, run_meta: Any, op_log: Any, add_trace: bool) -> Prof
         model.add_step(0, decode.step_records(meta))
     if user_log is not None:
         model.add_op_log(*decode.op_log_entries(user_log))
+    if flops_hook is not None:
+        flops_hook.apply(model, meta)
     return model
+
+
+def _flops_hook(graph: Any, conventions: FlopConventions | None, user_log: Any) -> FlopsHook | None:
+    """The corrected-FLOPs hook, or None for TensorFlow's numbers (the default).
+
+    Names a user op log gives FLOPs are never overridden.
+    """
+    if conventions is None:
+        return None
+    skip = {e.name for e in user_log.log_entries if e.float_ops} if user_log else set()
+    return FlopsHook(graph, conventions, skip)
 
 
 def profile(
@@ -82,6 +108,8 @@ def profile(
     op_log: Any = None,
     cmd: str = "scope",
     options: Any = _DEFAULT,
+    *,
+    flops: str | FlopConventions = "tf",
 ) -> Any:
     """Profile a model once (``tf.compat.v1.profiler.profile``).
 
@@ -92,6 +120,9 @@ def profile(
         cmd: ``scope``, ``graph``, ``op`` or ``code``.
         options: option dict; default
             ``ProfileOptionBuilder.trainable_variables_parameter()``.
+        flops: ``"tf"`` (default: TensorFlow's numbers), ``"corrected"`` or a
+            ``FlopConventions``: FLOPs from ``tfprof_lite.capture.flops`` instead
+            (needs TensorFlow; see ``docs/flops.md``).
 
     Returns:
         GraphNodeProto (scope, graph) or MultiGraphNodeProto (op, code).
@@ -104,7 +135,7 @@ def profile(
     if options is _DEFAULT or (isinstance(options, int) and options == 0):
         options = ProfileOptionBuilder.trainable_variables_parameter()
     opts = options if isinstance(options, Options) else Options.from_dict(options)
-    model = build_model(graph, run_meta, op_log, add_trace=cmd == "code")
+    model = build_model(graph, run_meta, op_log, add_trace=cmd == "code", flops=flops)
     view = make_view(cmd, model)
     if cmd == "graph" and opts.step < 0 and opts.output.type == "timeline":
         emit_graph_timelines(model, view, opts)

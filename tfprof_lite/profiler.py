@@ -14,6 +14,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from tfprof_lite.capture.flops import FlopConventions, FlopsHook, resolve_flops_mode
 from tfprof_lite.capture.oplog import is_tf_graph
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.profile import ProfileModel
@@ -98,6 +99,9 @@ class Profiler:
             imported and not executing eagerly (otherwise the nodes come from the
             RunMetadata alone).
         op_log: an OpLogProto (message or bytes) with extra types, FLOPs, traces.
+        flops: ``"tf"`` (default: TensorFlow's FLOPs), ``"corrected"`` or a
+            ``FlopConventions``: FLOPs from ``tfprof_lite.capture.flops``, re-applied
+            on every ``add_step`` (needs TensorFlow; see ``docs/flops.md``).
     """
 
     _model: ProfileModel
@@ -105,12 +109,19 @@ class Profiler:
     _source: Any
     _coverage: float
     _user_flops: set[str]
+    _flops: FlopsHook | None
 
-    def __init__(self, graph: Any = None, op_log: Any = None) -> None:
+    def __init__(
+        self, graph: Any = None, op_log: Any = None, *, flops: str | FlopConventions = "tf"
+    ) -> None:
         self._reset()
+        conventions = resolve_flops_mode(flops)
         if graph is None:
             graph = _default_tf_graph()
         user_log = parse(pb.OpLogProto, op_log, "op_log") if op_log is not None else None
+        if conventions is not None:  # opt-in corrected FLOPs (tfprof_lite.capture.flops)
+            skip = {e.name for e in user_log.log_entries if e.float_ops} if user_log else set()
+            self._flops = FlopsHook(graph, conventions, skip)
         if graph is not None and is_tf_graph(graph):
             from tfprof_lite.capture.source import GraphSource
 
@@ -127,6 +138,8 @@ class Profiler:
             self._model.add_graph(decode.graph_nodes(graph_def))
         if user_log is not None:
             self._model.add_op_log(*decode.op_log_entries(user_log))
+        if self._flops is not None:
+            self._flops.apply(self._model)
 
     def _reset(self) -> None:
         self._model = ProfileModel()
@@ -134,6 +147,7 @@ class Profiler:
         self._source = None
         self._coverage = 0.0
         self._user_flops = set()
+        self._flops = None
 
     @property
     def model(self) -> ProfileModel:
@@ -165,6 +179,8 @@ class Profiler:
             self._restore_default_flops(meta)
         if op_log is not None:
             self._model.add_op_log(*decode.op_log_entries(op_log))
+        if self._flops is not None:
+            self._flops.apply(self._model, meta)
         self._coverage = self._model.coverage()
 
     def _restore_default_flops(self, meta: Any) -> None:

@@ -19,11 +19,12 @@ tf = pytest.importorskip("tensorflow")
 tf1 = tf.compat.v1
 
 
-def _trace(graph: Any, fetch: Any, steps: int = 5) -> tfprof_lite.Profiler:
+def _trace(graph: Any, fetch: Any, steps: int = 5, warmup: int = 1) -> tfprof_lite.Profiler:
     prof = tfprof_lite.Profiler(graph)
     with tf1.Session(graph=graph) as sess:
         sess.run(tf1.global_variables_initializer())
-        sess.run(fetch)  # warm-up, untraced
+        for _ in range(warmup):
+            sess.run(fetch)  # warm-up, untraced
         for step in range(steps):
             meta = tf1.RunMetadata()
             opts = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
@@ -47,15 +48,17 @@ def input_bound_profile() -> tfprof_lite.Profiler:
 
 
 def compute_bound_profile() -> tfprof_lite.Profiler:
+    # Heavy enough (about 2 GFLOP a step) that scheduling jitter of the prefetch
+    # thread on a loaded machine stays a small share of the step.
     graph = tf.Graph()
     with graph.as_default():
-        data = tf.data.Dataset.from_tensors(np.ones((256, 256), np.float32)).repeat()
-        x = tf1.data.make_one_shot_iterator(data.prefetch(2)).get_next()
-        w = tf1.get_variable("w", [256, 256], initializer=tf1.random_normal_initializer(0, 0.01))
-        for i in range(12):
+        data = tf.data.Dataset.from_tensors(np.ones((512, 512), np.float32)).repeat()
+        x = tf1.data.make_one_shot_iterator(data.prefetch(4)).get_next()
+        w = tf1.get_variable("w", [512, 512], initializer=tf1.random_normal_initializer(0, 0.01))
+        for i in range(8):
             x = tf.tanh(tf.matmul(x, w), name=f"layer{i}")
         out = tf.reduce_sum(x)
-    return _trace(graph, out)
+    return _trace(graph, out, warmup=3)
 
 
 def test_input_bound_pipeline_is_flagged() -> None:

@@ -92,7 +92,8 @@ def multi_task_meta(scale: int = 1) -> Any:
 
 # --------------------------------------------------------------------- registry
 def test_registry_matches_all_advice() -> None:
-    assert set(CHECKERS) == set(tfprof_lite.ALL_ADVICE)
+    # XlaCompatibilityChecker is registered but deliberately not in ALL_ADVICE.
+    assert set(CHECKERS) == set(tfprof_lite.ALL_ADVICE) | {"XlaCompatibilityChecker"}
     assert CHECKER_ORDER == (
         "AcceleratorUtilizationChecker",
         "OperationChecker",
@@ -100,6 +101,7 @@ def test_registry_matches_all_advice() -> None:
         "JobChecker",
         "InputPipelineChecker",
         "StepTimeChecker",
+        "XlaCompatibilityChecker",
     )
     for name, cls in CHECKERS.items():
         assert cls.name == name

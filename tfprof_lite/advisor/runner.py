@@ -30,6 +30,7 @@ from tfprof_lite.advisor.input_pipeline import InputPipelineChecker
 from tfprof_lite.advisor.job import JobChecker
 from tfprof_lite.advisor.operation import OperationChecker
 from tfprof_lite.advisor.steptime import StepTimeChecker
+from tfprof_lite.advisor.xla_compat import XlaCompatibilityChecker
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.outputs.io import write_stdout
@@ -48,6 +49,7 @@ CHECKERS: dict[str, type[Checker]] = {
         JobChecker,
         InputPipelineChecker,
         StepTimeChecker,
+        XlaCompatibilityChecker,  # registered, but not in ALL_ADVICE (name it to run it)
     )
 }
 

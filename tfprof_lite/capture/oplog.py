@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
 from tfprof_lite.proto import messages as pb
@@ -66,13 +67,22 @@ def fill_missing_shapes(graph: Any, run_meta: Any) -> set[str]:
 
 
 class OpLogBuilder:
-    """Builds tfprof's default op log for one graph, incrementally."""
+    """Builds tfprof's default op log for one graph, incrementally.
+
+    Entries are encoded straight to wire format and parsed once: building the
+    message field by field costs more than the flops registry calls. Call stacks
+    are encoded once per distinct ``StackTrace`` (equal traces share code objects
+    and instruction offsets, hence frames) and frames once per distinct frame.
+    """
 
     def __init__(self, graph: Any, add_trace: bool = True) -> None:
         self.graph = graph
         self.add_trace = add_trace
         self._strings: dict[str, int] = {"none": 0}
         self._seen_ops = 0
+        self._stacks = _Stacks()
+        self._flops_types = _FlopsTypes()
+        self._frames: dict[tuple[str, int, str, str], bytes] = {}
 
     def _string_id(self, text: str) -> int:
         sid = self._strings.get(text)
@@ -81,7 +91,9 @@ class OpLogBuilder:
             self._strings[text] = sid
         return sid
 
-    def _flops(self, op: Any) -> tuple[int, bool]:
+    def _flops(self, op: Any, registered: bool) -> tuple[int, bool]:
+        if not registered:  # get_stats_for_node_def returns an empty OpStats
+            return 0, False
         from tensorflow.python.framework import ops
 
         try:
@@ -92,21 +104,38 @@ class OpLogBuilder:
             return int(stats.value), False
         return 0, False
 
-    def _entry(self, op: Any, with_trace: bool) -> tuple[Any, bool]:
-        entry = pb.OpLogEntry(name=op.name)
-        flops, missing = self._flops(op)
-        entry.float_ops = flops
-        keep = flops != 0
-        if with_trace:
-            for filename, lineno, funcname, line in op.traceback:
-                trace = entry.code_def.traces.add()
-                trace.file_id = self._string_id(filename) if filename else 0
-                trace.lineno = lineno if lineno else -1
-                trace.function_id = self._string_id(funcname) if funcname else 0
-                trace.line_id = self._string_id(line) if line else 0
-                trace.func_start_line = -1
-            keep = True
-        return (entry if keep else None), missing
+    def _frame(self, frame: tuple[str, int, str, str]) -> bytes:
+        """One ``CodeDef.traces`` element, framed (field 1)."""
+        data = self._frames.get(frame)
+        if data is None:
+            filename, lineno, funcname, line = frame
+            body = _int_field(2, lineno if lineno else -1) + _int_field(5, -1)
+            body += _int_field(6, self._string_id(filename) if filename else 0)
+            body += _int_field(7, self._string_id(funcname) if funcname else 0)
+            body += _int_field(8, self._string_id(line) if line else 0)
+            data = _len_field(1, body)
+            self._frames[frame] = data
+        return data
+
+    def _code_def(self, op: Any, op_type: str) -> bytes:
+        """The op's ``code_def`` field (empty when it has no traceback, like the ops
+        of an imported GraphDef, or the traceback has no frame)."""
+        stack = op.traceback
+        if not stack:
+            return b""
+        key = (len(stack), op_type)
+        data = self._stacks.get(key, stack)
+        if data is None:
+            body = b"".join([self._frame(tuple(f)) for f in stack])
+            data = b"\x22" + _varint(len(body)) + body if body else b""
+            self._stacks.put(key, stack, data)
+        return data
+
+    def _entry(self, op: Any, with_trace: bool, op_type: str) -> tuple[_Entry | None, bool]:
+        flops, missing = self._flops(op, self._flops_types(op_type))
+        if not with_trace:
+            return (_Entry(flops) if flops else None), missing
+        return _Entry(flops, code=self._code_def(op, op_type)), missing
 
     def build(self, run_meta: Any = None, user_op_log: Any = None) -> Any:
         """The op log for the current graph state (our OpLogProto message).
@@ -117,13 +146,13 @@ class OpLogBuilder:
         changed = fill_missing_shapes(self.graph, run_meta) if run_meta is not None else set()
         all_ops = self.graph.get_operations()
         fresh = all_ops[self._seen_ops :]
-        revisit = [op for op in all_ops[: self._seen_ops] if op.name in changed]
+        revisit = [op for op in all_ops[: self._seen_ops] if op.name in changed] if changed else []
         first = self._seen_ops == 0
         self._seen_ops = len(all_ops)
-        logged: dict[str, Any] = {}
+        logged: dict[str, _Entry] = {}
         missing = 0
         for op, is_new in [(op, False) for op in revisit] + [(op, True) for op in fresh]:
-            entry, miss = self._entry(op, self.add_trace and is_new)
+            entry, miss = self._entry(op, self.add_trace and is_new, op.type)
             missing += miss
             if entry is not None:
                 logged[op.name] = entry
@@ -132,7 +161,7 @@ class OpLogBuilder:
             sys.stderr.write(f"{missing} ops no flops stats due to incomplete shapes.\n")
         return self._merge(logged, user_op_log)
 
-    def _add_trainable(self, logged: dict[str, Any], every: bool) -> None:
+    def _add_trainable(self, logged: dict[str, _Entry], every: bool) -> None:
         from tensorflow.python.framework import ops
 
         for var in self.graph.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES):
@@ -140,29 +169,143 @@ class OpLogBuilder:
             if name not in logged:
                 if not every:
                     continue
-                logged[name] = pb.OpLogEntry(name=name)
+                logged[name] = _Entry(0)
             logged[name].types.append(TRAINABLE_VARIABLES)
 
-    def _merge(self, logged: dict[str, Any], user_op_log: Any) -> Any:
-        out = pb.OpLogProto()
+    def _merge(self, logged: dict[str, _Entry], user_op_log: Any) -> Any:
+        entries = b"".join([entry.encode(name) for name, entry in logged.items()])
+        strings = b"".join(
+            [
+                _len_field(2, _int_field(1, sid) + _str_field(2, text))
+                for text, sid in self._strings.items()
+            ]
+        )
         if user_op_log is None or not len(user_op_log.log_entries):
-            out.log_entries.extend(logged.values())
-        else:
-            merged = {entry.name: entry for entry in user_op_log.log_entries}
-            for name, entry in logged.items():
-                mine = merged.get(name)
-                if mine is None:
-                    merged[name] = entry
-                    continue
-                mine.types.extend(entry.types)
-                if entry.float_ops > 0 and mine.float_ops == 0:
-                    mine.float_ops = entry.float_ops
-                if entry.code_def.traces and not mine.code_def.traces:
-                    mine.code_def.MergeFrom(entry.code_def)
-            out.log_entries.extend(merged.values())
-        for text, sid in self._strings.items():
-            out.id_to_string[sid] = text
+            return pb.OpLogProto.FromString(entries + strings)
+        out = pb.OpLogProto.FromString(strings)
+        merged = {entry.name: entry for entry in user_op_log.log_entries}
+        for entry in pb.OpLogProto.FromString(entries).log_entries:
+            mine = merged.get(entry.name)
+            if mine is None:
+                merged[entry.name] = entry
+                continue
+            mine.types.extend(entry.types)
+            if entry.float_ops > 0 and mine.float_ops == 0:
+                mine.float_ops = entry.float_ops
+            if entry.code_def.traces and not mine.code_def.traces:
+                mine.code_def.MergeFrom(entry.code_def)
+        out.log_entries.extend(merged.values())
         return out
+
+
+@dataclass
+class _Entry:
+    """An op log entry before encoding (the name is its key in the builder)."""
+
+    float_ops: int
+    types: list[str] = field(default_factory=list)
+    code: bytes = b""  # the framed code_def field, if any
+
+    def encode(self, name: str) -> bytes:
+        """The framed ``OpLogProto.log_entries`` element."""
+        body = _str_field(1, name)
+        if self.float_ops:
+            body += b"\x10" + _varint(self.float_ops)
+        for text in self.types:
+            body += _str_field(3, text)
+        body += self.code  # already framed (field 4)
+        return b"\x0a" + _varint(len(body)) + body
+
+
+class _Stacks:
+    """Encoded ``code_def`` fields by call stack.
+
+    Hashing a ``StackTrace`` costs several equality tests, so stacks are kept in
+    buckets by (depth, op type) and compared with ``==`` (equal stacks have the
+    same code objects and instruction offsets, hence frames); a bucket holding
+    more than a few stacks becomes a hash table.
+    """
+
+    _LINEAR = 8
+
+    def __init__(self) -> None:
+        self._buckets: dict[tuple[int, str], list[tuple[Any, bytes]] | dict[Any, bytes]] = {}
+
+    def get(self, key: tuple[int, str], stack: Any) -> bytes | None:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return None
+        if isinstance(bucket, dict):
+            return bucket.get(stack)
+        for known, data in bucket:
+            if known == stack:
+                return data
+        return None
+
+    def put(self, key: tuple[int, str], stack: Any, data: bytes) -> None:
+        bucket = self._buckets.setdefault(key, [])
+        if isinstance(bucket, dict):
+            bucket[stack] = data
+            return
+        bucket.append((stack, data))
+        if len(bucket) > self._LINEAR:
+            self._buckets[key] = dict(bucket)
+
+
+class _FlopsTypes:
+    """Op type -> whether a ``flops`` statistics function is registered for it."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, bool] = {}
+
+    def __call__(self, op_type: str) -> bool:
+        hit = self._known.get(op_type)
+        if hit is None:
+            hit = self._known[op_type] = _has_flops_function(op_type)
+        return hit
+
+
+def _has_flops_function(op_type: str) -> bool:
+    from tensorflow.python.framework import ops
+
+    registry = getattr(ops, "_stats_registry", None)
+    if registry is None:  # unknown TensorFlow internals: always ask
+        return True
+    try:
+        registry.lookup(f"{op_type},flops")
+    except LookupError:
+        return False
+    return True
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < 128:
+        return _BYTE[value]
+    value &= _U64  # negative numbers as 64-bit two's complement (10 bytes)
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _int_field(number: int, value: int) -> bytes:
+    """A varint field; empty for 0 (proto3 does not write defaults)."""
+    return _varint(number << 3) + _varint(value) if value else b""
+
+
+def _len_field(number: int, data: bytes) -> bytes:
+    return _varint((number << 3) | 2) + _varint(len(data)) + data
+
+
+def _str_field(number: int, text: str) -> bytes:
+    data = text.encode("utf-8")
+    return _varint((number << 3) | 2) + _varint(len(data)) + data
+
+
+_U64 = (1 << 64) - 1
+_BYTE = [bytes((i,)) for i in range(128)]
 
 
 def graph_def_message(graph: Any) -> Any:

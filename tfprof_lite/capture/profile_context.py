@@ -48,7 +48,7 @@ import os
 import threading
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from tfprof_lite.capture.schedule import (
     MAX_TRACED_STEPS,
@@ -57,6 +57,9 @@ from tfprof_lite.capture.schedule import (
     Plan,
     TraceDecision,
 )
+
+if TYPE_CHECKING:  # monitoring wiring (see tfprof_lite/capture/monitor.py)
+    from tfprof_lite.capture.monitor import Monitor
 
 __all__ = ["MAX_TRACED_STEPS", "STEP_SOURCES", "WARMUP_STEPS", "ProfileContext", "fetch_key"]
 
@@ -324,10 +327,15 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
             one extra tiny ``Session.run`` per run).
         dump_on_exit: on ``__exit__``, write ``profile_<last step>`` if steps
             were traced since the last dump.
+        monitor: 0 (off), 1 or 2: also print a monitoring line every
+            ``monitor_every`` steps and append it to ``profile_dir/monitor.jsonl``
+            (see :mod:`tfprof_lite.capture.monitor`); or a ready
+            :class:`~tfprof_lite.capture.monitor.Monitor`.
+        monitor_every: steps per monitoring line.
 
     Raises:
-        ValueError: empty ``profile_dir``, more than 100 ``trace_steps`` or an
-            unknown ``step_source``.
+        ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, an
+            unknown ``step_source`` or ``monitor``.
     """
 
     def __init__(
@@ -340,8 +348,17 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         *,
         step_source: str = "run_count",
         dump_on_exit: bool = False,
+        monitor: int | Monitor | None = 0,
+        monitor_every: int = 100,
     ) -> None:
         super().__init__(profile_dir, trace_steps, dump_steps, enabled, debug)
+        # --- monitoring wiring (tfprof_lite/capture/monitor.py) ---
+        self._monitor: Monitor | None = None
+        if enabled and monitor:
+            from tfprof_lite.capture.monitor import monitor_for
+
+            self._monitor = monitor_for(monitor, monitor_every, profile_dir)
+        # --- end of monitoring wiring ---
         if not enabled:
             return
         if step_source not in STEP_SOURCES:
@@ -375,7 +392,14 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
                     else _RunCountClock()
                 )
             _active = self
+        if self._monitor is not None:  # monitoring wiring: installed over our patch
+            self._monitor._start_owned()
         return self
+
+    @property
+    def monitor(self) -> Monitor | None:
+        """The monitor started with ``monitor=`` (None when monitoring is off)."""
+        return self._monitor
 
     def __exit__(
         self,
@@ -386,6 +410,8 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         global _active
         if not self._enabled or self._patch is None:
             return
+        if self._monitor is not None:  # monitoring wiring: removed before our patch
+            self._monitor._stop_owned()
         with _active_lock:
             if _active is self:
                 _active = None

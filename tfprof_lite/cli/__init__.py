@@ -4,7 +4,8 @@ Contract:
 
 * One module per command family (:mod:`~tfprof_lite.cli.views` for
   ``scope/graph/op/code``, :mod:`~tfprof_lite.cli.shell`, :mod:`~tfprof_lite.cli.report`,
-  :mod:`~tfprof_lite.cli.diff`, :mod:`~tfprof_lite.cli.advise`); each exports its
+  :mod:`~tfprof_lite.cli.diff`, :mod:`~tfprof_lite.cli.advise`,
+  :mod:`~tfprof_lite.cli.monitor`, :mod:`~tfprof_lite.cli.xla_compat`); each exports its
   click commands, collected in :data:`COMMANDS` (name -> command) and added to the
   :func:`cli` group in that order.
 * :func:`main` is the only place errors are turned into output: any
@@ -28,9 +29,11 @@ import click
 from tfprof_lite.cli.advise import ADVISE_COMMANDS
 from tfprof_lite.cli.common import use_color
 from tfprof_lite.cli.diff import DIFF_COMMANDS
+from tfprof_lite.cli.monitor import MONITOR_COMMANDS
 from tfprof_lite.cli.report import REPORT_COMMANDS
 from tfprof_lite.cli.shell import SHELL_COMMANDS
 from tfprof_lite.cli.views import VIEW_COMMANDS
+from tfprof_lite.cli.xla_compat import XLA_COMPAT_COMMANDS
 from tfprof_lite.errors import TfprofLiteError
 
 __all__ = ["COMMANDS", "cli", "main"]
@@ -71,6 +74,8 @@ COMMANDS: dict[str, click.Command] = {
     **SHELL_COMMANDS,
     **REPORT_COMMANDS,
     **DIFF_COMMANDS,
+    **MONITOR_COMMANDS,
+    **XLA_COMPAT_COMMANDS,
 }
 for _name, _command in COMMANDS.items():
     cli.add_command(_command, _name)

@@ -11,8 +11,9 @@ turns them into dense per-node arrays for one query step, applying tfprof's rule
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,7 @@ __all__ = ["NodeStats", "ProfileModel"]
 log = logging.getLogger("tfprof_lite")
 
 IntArray = npt.NDArray[np.int64]
+_T = TypeVar("_T")
 
 _SKIPPED_NAMES = frozenset({"RecvTensor", "_SOURCE"})
 
@@ -91,23 +93,36 @@ class ProfileModel:
         self.data_version = 0
         self._stats_cache: dict[int, NodeStats] = {}
         self._stats_version = -1
+        self._derived: dict[Hashable, Any] = {}
+        self._derived_version = (-1, -1)
 
     # ----------------------------------------------------------------- nodes
     def __len__(self) -> int:
         return len(self.names)
 
-    def _new_node(self, name: str, op: str) -> int:
+    def _new_node(self, name: str, op: str, spec: NodeSpec | None = None) -> int:
+        """Append a node (with its GraphDef data when ``spec`` is given); returns its id."""
         nid = len(self.names)
         self.names.append(name)
         self.ops.append(op)
         self.index[name] = nid
         self.op_types.append({op})
-        self.shapes.append(None)
-        self.output_shapes.append({})
-        self.inputs.append({})
-        self.src_output.append({})
-        self.attrs.append({})
-        self.str_attrs.append({})
+        if spec is None:
+            self.shapes.append(None)
+            self.output_shapes.append({})
+            self.inputs.append({})
+            self.src_output.append({})
+            self.attrs.append({})
+            self.str_attrs.append({})
+        else:
+            self.shapes.append(spec.shape)
+            self.output_shapes.append(spec.output_shapes)
+            self.inputs.append({pos: src for pos, (src, _idx) in enumerate(spec.inputs)})
+            # tfprof parses the ':N' suffix only in debug builds (a DCHECK), so
+            # every input reads output 0 of its producer; keep that behaviour.
+            self.src_output.append({src: 0 for src, _idx in spec.inputs})
+            self.attrs.append(spec.attrs)
+            self.str_attrs.append(spec.str_attrs)
         self.static_float_ops.append(0)
         self.traces.append(None)
         self.canonical_device.append("")
@@ -123,20 +138,11 @@ class ProfileModel:
     def add_graph(self, nodes: Iterable[NodeSpec]) -> bool:
         """Add GraphDef nodes whose names are new; returns True if any was added."""
         added = False
+        index = self.index
         for spec in nodes:
-            if spec.name in self.index:
-                continue
-            nid = self._new_node(spec.name, spec.op)
-            self.shapes[nid] = spec.shape
-            self.output_shapes[nid] = spec.output_shapes
-            self.attrs[nid] = spec.attrs
-            self.str_attrs[nid] = spec.str_attrs
-            for pos, (src, _idx) in enumerate(spec.inputs):
-                self.inputs[nid][pos] = src
-                # tfprof parses the ':N' suffix only in debug builds (a DCHECK), so
-                # every input reads output 0 of its producer; keep that behaviour.
-                self.src_output[nid][src] = 0
-            added = True
+            if spec.name not in index:
+                self._new_node(spec.name, spec.op, spec)
+                added = True
         if added:
             self.data_version += 1
         return added
@@ -181,7 +187,7 @@ class ProfileModel:
         return out
 
     # ----------------------------------------------------------------- steps
-    def add_step(self, step: int, devices: Sequence[tuple[str, Sequence[ExecRecord]]]) -> None:
+    def add_step(self, step: int, devices: Iterable[tuple[str, Iterable[ExecRecord]]]) -> None:
         """Record one RunMetadata's StepStats (device string, records) for ``step``."""
         execs = self.steps.setdefault(step, StepExecs())
         has_gpu = has_stream = False
@@ -265,6 +271,19 @@ class ProfileModel:
         return sorted(self.steps)
 
     # ----------------------------------------------------------------- stats
+    def derived(self, key: Hashable, build: Callable[[], _T]) -> _T:
+        """A value computed from the model by ``build``, cached under ``key`` until
+        nodes or data change (views and outputs keep their per-graph structures here)."""
+        version = (self.graph_version, self.data_version)
+        if self._derived_version != version:
+            self._derived.clear()
+            self._derived_version = version
+        if key in self._derived:
+            value: _T = self._derived[key]
+            return value
+        value = self._derived[key] = build()
+        return value
+
     def stats(self, step: int) -> NodeStats:
         """Per-node self values for ``step`` (any negative step = per-node average)."""
         if self._stats_version != self.data_version:

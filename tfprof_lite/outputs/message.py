@@ -3,14 +3,27 @@
 Field for field what tfprof returns: the displayed tree (scope, graph, code) or
 the displayed rows chained through ``children[0]`` (op view), each node with its
 self values and totals; op and code entries list their graph nodes.
+
+The message is written in wire format and parsed once (setting fields one by one
+from Python costs more than everything else in a query): stat fields are encoded
+for all nodes at once with NumPy, each graph node's name, device and input shapes
+once per model version, and a tree is laid out in pre-order with its nested
+lengths computed from subtree sizes. Trees deeper than the parser's nesting limit
+are parsed in slices.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.views.node import ShowNode
+from tfprof_lite.views.node import ShowNode, self_matrix
 from tfprof_lite.views.result import ViewResult
 from tfprof_lite.views.stats import (
     ACC,
@@ -18,6 +31,7 @@ from tfprof_lite.views.stats import (
     DEFINITION,
     EXEC,
     FLOPS,
+    N_STATS,
     OUTPUT,
     PARAMS,
     PEAK,
@@ -25,62 +39,31 @@ from tfprof_lite.views.stats import (
     RESIDUAL,
     RUN,
 )
+from tfprof_lite.views.table import TreeTable
 
-__all__ = ["empty_message", "view_message"]
+__all__ = ["empty_message", "encode_fields", "view_message"]
 
-_COMMON = (
-    ("exec_micros", EXEC),
-    ("accelerator_exec_micros", ACC),
-    ("cpu_exec_micros", CPU),
-    ("requested_bytes", REQUESTED),
-    ("peak_bytes", PEAK),
-    ("residual_bytes", RESIDUAL),
-    ("output_bytes", OUTPUT),
-    ("parameters", PARAMS),
-    ("float_ops", FLOPS),
-)
-_SELF_FIELDS = (*_COMMON, ("run_count", RUN))
-_TOTAL_FIELDS = tuple((f"total_{name}", stat) for name, stat in _COMMON)
-_GRAPH_TOTALS = (*_TOTAL_FIELDS, ("total_run_count", RUN), ("total_definition_count", DEFINITION))
+IntArray = npt.NDArray[np.int64]
+U64Array = npt.NDArray[np.uint64]
+
+_STATS = (EXEC, ACC, CPU, REQUESTED, PEAK, RESIDUAL, OUTPUT, PARAMS, FLOPS)
+# Field numbers, in _STATS order (plus run/definition counts for GraphNodeProto).
+_GRAPH_SELF = (2, 17, 18, 3, 24, 25, 26, 4, 13, 21)
+_GRAPH_TOTAL = (6, 19, 20, 7, 27, 28, 29, 8, 14, 22, 23)
+_MULTI_SELF = (2, 12, 13, 3, 16, 17, 18, 4, 5)
+_MULTI_TOTAL = (6, 14, 15, 7, 19, 20, 21, 8, 9)
+_GRAPH_SELF_COLS = (*_STATS, RUN)
+_GRAPH_TOTAL_COLS = (*_STATS, RUN, DEFINITION)
+
+_GRAPH_CHILD = b"\x62"  # GraphNodeProto.children (12)
+_MULTI_CHILD = b"\x5a"  # MultiGraphNodeProto.children (11)
+_MULTI_GRAPH_NODE = b"\x52"  # MultiGraphNodeProto.graph_nodes (10)
+_MAX_NESTING = 64  # levels parsed in one go (upb refuses more than 100)
 
 
 def empty_message(view: str) -> Any:
     """The empty message tfprof returns when a query cannot run."""
     return pb.MultiGraphNodeProto() if view in ("op", "code") else pb.GraphNodeProto()
-
-
-def _fill_shape(msg: Any, dims: list[int]) -> None:
-    if not dims:
-        msg.unknown_rank = True
-    for d in dims:
-        msg.dim.add().size = d
-
-
-def _graph_fields(
-    msg: Any, result: ViewResult, nid: int, self_: list[int], total: list[int]
-) -> None:
-    for name, stat in _SELF_FIELDS:
-        setattr(msg, name, self_[stat])
-    for name, stat in _GRAPH_TOTALS:
-        setattr(msg, name, total[stat])
-    if nid >= 0:
-        model = result.model
-        if model.canonical_device[nid]:
-            msg.devices.append(model.canonical_device[nid])
-        for pos, dims in model.input_shapes(nid).items():
-            _fill_shape(msg.input_shapes[pos], dims)
-
-
-def _multi_fields(msg: Any, node: ShowNode, result: ViewResult, ctx_self: Any) -> None:
-    for name, stat in _COMMON:
-        setattr(msg, name, node.self_[stat])
-    for name, stat in _TOTAL_FIELDS:
-        setattr(msg, name, node.total[stat])
-    for nid in node.graph_nodes:
-        vec = ctx_self(nid)
-        gmsg = msg.graph_nodes.add()
-        gmsg.name = result.model.names[nid]
-        _graph_fields(gmsg, result, nid, vec, vec)
 
 
 def view_message(result: ViewResult) -> Any:
@@ -91,56 +74,375 @@ def view_message(result: ViewResult) -> Any:
             message.name = result.root.name
         return message
     if result.view in ("scope", "graph"):
+        table: TreeTable | None = getattr(result.root, "table", None)
+        if table is not None:
+            return _table_message(result.model, result.opts.step, table)
         return _tree_message(result)
-    ctx_self = _self_lookup(result)
-    root = pb.MultiGraphNodeProto()
     if result.view == "op":
-        _fill_multi(root, result.root, result, ctx_self)
-        msg = root
-        for row in result.rows:
-            msg = msg.children.add()
-            _fill_multi(msg, row, result, ctx_self)
-        return root
-    stack = [(result.root, root)]
-    while stack:
-        node, msg = stack.pop()
-        _fill_multi(msg, node, result, ctx_self)
-        stack.extend((kid, msg.children.add()) for kid in node.children)
+        return _op_message(result)
+    return _code_message(result)
+
+
+# ---------------------------------------------------------------- wire format
+def _varint(value: int) -> bytes:
+    if 0 <= value < 128:
+        return _BYTE[value]
+    value &= (1 << 64) - 1  # negative numbers as 64-bit two's complement
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _str_field(number: int, text: str) -> bytes:
+    data = text.encode("utf-8")
+    size = len(data)
+    return _varint((number << 3) | 2) + (_BYTE[size] if size < 128 else _varint(size)) + data
+
+
+_BYTE = [bytes((i,)) for i in range(128)]
+
+
+def _varint_lengths(values: U64Array) -> IntArray:
+    lengths = np.ones(values.shape, dtype=np.int64)
+    for k in range(1, 10):
+        lengths += values >= np.uint64(1 << (7 * k))
+    return lengths
+
+
+def _pack(values: U64Array, tags: list[bytes], kind: IntArray) -> tuple[bytes, IntArray]:
+    """Encode cell i as ``tags[kind[i]]`` + varint ``values[i]``; returns the bytes
+    and the end offset of every cell (tags are one or two bytes long).
+
+    Every cell is laid out in a fixed-width row (two tag bytes, then the 7-bit
+    groups); keeping the used bytes of each row, in order, gives the encoding.
+    """
+    table = np.zeros((len(tags), 2), dtype=np.uint8)
+    for j, tag in enumerate(tags):
+        table[j, : len(tag)] = list(tag)
+    tag_len = np.array([len(t) for t in tags], dtype=np.int64)[kind]
+    val_len = _varint_lengths(values)
+    width = int(val_len.max(initial=1))
+    group = np.arange(width)
+    cells = np.empty((len(values), 2 + width), dtype=np.uint8)
+    cells[:, :2] = table[kind]
+    shifts = group.astype(np.uint64) * np.uint64(7)
+    cells[:, 2:] = (values[:, None] >> shifts) & np.uint64(0x7F)
+    cells[:, 2:] |= (group < val_len[:, None] - 1).astype(np.uint8) << 7
+    used = np.empty(cells.shape, dtype=bool)
+    used[:, 0] = True
+    used[:, 1] = tag_len == 2
+    used[:, 2:] = group < val_len[:, None]
+    return cells[used].tobytes(), np.cumsum(tag_len + val_len)
+
+
+def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
+    """Each row of ``values`` as varint fields (column j is field ``fields[j]``);
+    zeros are left out, as proto3 serializers do."""
+    rows, cols = values.shape
+    flat = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64).ravel()
+    cells = np.flatnonzero(flat)
+    tags = [_varint(number << 3) for number in fields]
+    data, ends = _pack(flat[cells], tags, cells % cols)
+    first = np.searchsorted(cells // cols, np.arange(rows + 1))
+    bounds = np.concatenate(([0], ends))[first].tolist()
+    return [data[bounds[r] : bounds[r + 1]] for r in range(rows)]
+
+
+def _framing(tag: bytes, lengths: IntArray) -> list[bytes]:
+    """``tag`` + varint length for each of ``lengths`` (each distinct one encoded once)."""
+    distinct, where = np.unique(lengths, return_inverse=True)
+    heads = np.array([tag + _varint(n) for n in distinct.tolist()], dtype=object)
+    out: list[bytes] = heads[where.ravel()].tolist()
+    return out
+
+
+def _graph_self(self_: IntArray) -> list[bytes]:
+    """GraphNodeProto self-value fields of each row of a stat matrix."""
+    return encode_fields(self_[:, _GRAPH_SELF_COLS], _GRAPH_SELF)
+
+
+def _graph_total(total: IntArray) -> list[bytes]:
+    """GraphNodeProto ``total_*`` fields of each row of a stat matrix."""
+    return encode_fields(total[:, _GRAPH_TOTAL_COLS], _GRAPH_TOTAL)
+
+
+def _multi_stats(self_: IntArray, total: IntArray) -> list[bytes]:
+    values = np.hstack((self_[:, _STATS], total[:, _STATS]))
+    return encode_fields(values, _MULTI_SELF + _MULTI_TOTAL)
+
+
+# ---------------------------------------------------------------- graph nodes
+def _shape_bytes(dims: list[int]) -> bytes:
+    """A TensorShapeProto: dims, or ``unknown_rank`` for no dims."""
+    if not dims:
+        return b"\x18\x01"
+    return b"".join(b"\x12" + _len_prefixed(_int_field(1, d)) for d in dims)
+
+
+def _int_field(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value) if value else b""
+
+
+def _len_prefixed(data: bytes) -> bytes:
+    return _varint(len(data)) + data
+
+
+def _node_static(model: ProfileModel) -> list[bytes]:
+    """Per graph node: the name, device and input-shape fields of its message."""
+
+    def build() -> list[bytes]:
+        devices: dict[str, bytes] = {"": b""}
+        shapes: dict[tuple[int, tuple[int, ...]], bytes] = {}
+        out = []
+        for nid, (name, device) in enumerate(zip(model.names, model.canonical_device)):
+            field = devices.get(device)
+            if field is None:
+                field = devices[device] = _str_field(10, device)
+            parts = [_str_field(1, name), field]
+            if model.inputs[nid]:
+                for pos, dims in model.input_shapes(nid).items():
+                    key = (pos, tuple(dims))
+                    entry = shapes.get(key)
+                    if entry is None:
+                        entry = shapes[key] = _input_shape_entry(pos, dims)
+                    parts.append(entry)
+            out.append(b"".join(parts))
+        return out
+
+    return model.derived("message_node_static", build)
+
+
+def _input_shape_entry(pos: int, dims: list[int]) -> bytes:
+    """One ``input_shapes`` map entry (field 16)."""
+    body = _int_field(1, pos) + b"\x12" + _len_prefixed(_shape_bytes(dims))
+    return b"\x82\x01" + _len_prefixed(body)
+
+
+class _NodeFields:
+    """Encoded fields of every graph node for one step (cached per model version).
+
+    ``head``: name, device, input shapes and self values; ``total``: the totals a
+    node has when they equal its self values (a leaf); ``framed``: the node as an
+    op/code view ``graph_nodes`` entry.
+    """
+
+    def __init__(self, model: ProfileModel, step: int) -> None:
+        mat = self_matrix(model, step)
+        self.head = [a + b for a, b in zip(_node_static(model), _graph_self(mat))]
+        self.total = _graph_total(mat)
+        self._framed: list[bytes] | None = None
+
+    @property
+    def framed(self) -> list[bytes]:
+        if self._framed is None:
+            self._framed = [
+                _MULTI_GRAPH_NODE + _varint(len(h) + len(t)) + h + t
+                for h, t in zip(self.head, self.total)
+            ]
+        return self._framed
+
+
+def _node_fields(model: ProfileModel, step: int) -> _NodeFields:
+    key = step if step >= 0 else -1
+    return model.derived(("message_node_fields", key), lambda: _NodeFields(model, key))
+
+
+def _graph_rows(
+    model: ProfileModel,
+    step: int,
+    nids: IntArray,
+    names: list[str],
+    self_: IntArray,
+    total: IntArray,
+) -> list[bytes]:
+    """GraphNodeProto fields (children excluded) of tree rows.
+
+    Rows of graph nodes reuse the node's cached fields, and its cached totals when
+    they equal its self values; other rows are encoded here.
+    """
+    fields = _node_fields(model, step)
+    own = np.array([*fields.head, None], dtype=object)[nids]  # nid -1 -> None
+    tails = np.array([*fields.total, None], dtype=object)[nids]
+    fresh = np.flatnonzero((nids < 0) | (self_ != total).any(axis=1))
+    tails[fresh] = _graph_total(total[fresh])
+    other = np.flatnonzero(nids < 0)  # the root and scope placeholders
+    heads = _name_fields(model, [names[r] for r in other.tolist()])
+    for r, head, tail in zip(other.tolist(), heads, _graph_self(self_[other])):
+        own[r] = head + tail
+    out: list[bytes] = (own + tails).tolist()
+    return out
+
+
+# ---------------------------------------------------------------- trees
+def _parse_tree(
+    cls: Any, own: list[bytes], level: IntArray, sizes: IntArray, parent: IntArray, tag: bytes
+) -> Any:
+    """Parse a tree given in pre-order (row 0 the root) as nested ``children``.
+
+    ``own[r]`` holds row r's fields except its children, ``sizes[r]`` the rows of
+    its subtree (itself included), ``parent[r]`` its parent row.
+    """
+    n = len(own)
+    content = _content_lengths(own, sizes)
+    heads = _framing(tag, content[1:])
+    data = b"".join(chain((own[0],), chain.from_iterable(zip(heads, own[1:]))))
+    deepest = int(level.max(initial=0))
+    if deepest < _MAX_NESTING:
+        return cls.FromString(data)
+    head_len = np.array([0, *map(len, heads)], dtype=np.int64)
+    own_len = np.fromiter(map(len, own), dtype=np.int64, count=n)
+    start = np.cumsum(head_len + own_len) - own_len  # where each row's fields start
+    return _parse_in_slices(cls, data, own, level, parent, start, start + content)
+
+
+def _content_lengths(own: list[bytes], sizes: IntArray) -> IntArray:
+    """Encoded length of each row's message (fields plus framed descendants).
+
+    A framed child costs its tag, a varint length and its content; the lengths
+    depend on the contents, so iterate from the smallest varints until stable.
+    """
+    n = len(own)
+    own_len = np.fromiter(map(len, own), dtype=np.int64, count=n)
+    heads = np.full(n, 2, dtype=np.int64)
+    heads[0] = 0
+    while True:
+        acc = np.concatenate(([0], np.cumsum(own_len + heads)))
+        idx = np.arange(n)
+        content: IntArray = acc[idx + sizes] - acc[idx] - heads
+        new = 1 + _varint_lengths(content.astype(np.uint64))
+        new[0] = 0
+        if np.array_equal(new, heads):
+            return content
+        heads = new
+
+
+def _parse_in_slices(
+    cls: Any,
+    data: bytes,
+    own: list[bytes],
+    level: IntArray,
+    parent: IntArray,
+    start: IntArray,
+    end: IntArray,
+) -> Any:
+    """Rows above the cut are added one by one; subtrees below it are parsed whole."""
+    cut = int(level.max()) - _MAX_NESTING + 1
+    root = cls.FromString(own[0])
+    msgs: dict[int, Any] = {0: root}
+    levels, parents = level.tolist(), parent.tolist()
+    for r in range(1, len(own)):
+        if levels[r] <= cut:
+            msg = msgs[parents[r]].children.add()
+            msg.MergeFromString(own[r])
+            msgs[r] = msg
+        elif levels[r] == cut + 1:
+            msgs[parents[r]].children.add().MergeFromString(data[start[r] : end[r]])
     return root
 
 
-def _fill_multi(msg: Any, node: ShowNode, result: ViewResult, ctx_self: Any) -> None:
-    msg.name = node.name
-    _multi_fields(msg, node, result, ctx_self)
+def _name_fields(model: ProfileModel, names: list[str]) -> list[bytes]:
+    """The ``name`` field of each of ``names`` (encoded once per model version)."""
+    known: dict[str, bytes] = model.derived("message_names", dict)
+    out = []
+    for name in names:
+        field = known.get(name)
+        if field is None:
+            field = known[name] = _str_field(1, name)
+        out.append(field)
+    return out
 
 
-def _self_lookup(result: ViewResult) -> Any:
-    stats = result.model.stats(result.opts.step)
-    cols = [
-        stats.run_count,
-        stats.exec_micros,
-        stats.accelerator_exec_micros,
-        stats.cpu_exec_micros,
-        stats.requested_bytes,
-        stats.peak_bytes,
-        stats.residual_bytes,
-        stats.output_bytes,
-        stats.parameters,
-        stats.float_ops,
-    ]
+def _table_message(model: ProfileModel, step: int, table: TreeTable) -> Any:
+    """GraphNodeProto of a table-backed scope or graph query."""
+    own = _graph_rows(model, step, table.nid, table.names, table.self_, table.total)
+    return _parse_tree(pb.GraphNodeProto, own, table.level, table.size, table.parent, _GRAPH_CHILD)
 
-    def lookup(nid: int) -> list[int]:
-        return [1] + [int(col[nid]) for col in cols]
 
-    return lookup
+def _preorder(root: ShowNode) -> tuple[list[ShowNode], IntArray, IntArray, IntArray]:
+    """Displayed nodes in pre-order with levels, subtree sizes and parent rows."""
+    nodes: list[ShowNode] = []
+    levels: list[int] = []
+    parents: list[int] = []
+    stack: list[tuple[ShowNode, int, int]] = [(root, 0, -1)]
+    while stack:
+        node, lv, parent = stack.pop()
+        row = len(nodes)
+        nodes.append(node)
+        levels.append(lv)
+        parents.append(parent)
+        stack.extend((kid, lv + 1, row) for kid in reversed(node.children))
+    parent_arr = np.asarray(parents, dtype=np.int64)
+    sizes = np.ones(len(nodes), dtype=np.int64)
+    for r in range(len(nodes) - 1, 0, -1):
+        sizes[parent_arr[r]] += sizes[r]
+    return nodes, np.asarray(levels, dtype=np.int64), sizes, parent_arr
+
+
+def _stat_matrix(rows: Sequence[list[int]]) -> IntArray:
+    return np.asarray(rows, dtype=np.int64).reshape(len(rows), N_STATS)
 
 
 def _tree_message(result: ViewResult) -> Any:
-    root = pb.GraphNodeProto()
-    stack = [(result.root, root)]
-    while stack:
-        node, msg = stack.pop()
-        msg.name = node.name
-        _graph_fields(msg, result, node.nid, node.self_, node.total)
-        stack.extend((kid, msg.children.add()) for kid in node.children)
+    """GraphNodeProto of a scope or graph query given as a ShowNode tree."""
+    nodes, level, sizes, parent = _preorder(result.root)
+    own = _graph_rows(
+        result.model,
+        result.opts.step,
+        np.asarray([n.nid for n in nodes], dtype=np.int64),
+        [n.name for n in nodes],
+        _stat_matrix([n.self_ for n in nodes]),
+        _stat_matrix([n.total for n in nodes]),
+    )
+    return _parse_tree(pb.GraphNodeProto, own, level, sizes, parent, _GRAPH_CHILD)
+
+
+def _multi_own(nodes: Sequence[ShowNode], result: ViewResult) -> list[bytes]:
+    """MultiGraphNodeProto fields of each op/code entry, children excluded."""
+    framed = _node_fields(result.model, result.opts.step).framed
+    stats = _multi_stats(
+        _stat_matrix([n.self_ for n in nodes]), _stat_matrix([n.total for n in nodes])
+    )
+    return [
+        b"".join([_str_field(1, n.name), tail, *[framed[nid] for nid in n.graph_nodes]])
+        for n, tail in zip(nodes, stats)
+    ]
+
+
+def _op_message(result: ViewResult) -> Any:
+    """The op view's rows, chained through ``children[0]`` below the root."""
+    own = _multi_own([result.root, *result.rows], result)
+    root = pb.MultiGraphNodeProto.FromString(own[0])
+    msg = root
+    for fields in own[1:]:
+        msg = msg.children.add()
+        msg.MergeFromString(fields)
     return root
+
+
+def _code_message(result: ViewResult) -> Any:
+    table: TreeTable | None = getattr(result.root, "table", None)
+    if table is not None and table.members is not None:
+        own = _code_rows(result, table)
+        level, sizes, parent = table.level, table.size, table.parent
+    else:
+        nodes, level, sizes, parent = _preorder(result.root)
+        own = _multi_own(nodes, result)
+    return _parse_tree(pb.MultiGraphNodeProto, own, level, sizes, parent, _MULTI_CHILD)
+
+
+def _code_rows(result: ViewResult, table: TreeTable) -> list[bytes]:
+    """MultiGraphNodeProto fields of each row of a code view table."""
+    members = table.members
+    assert members is not None
+    framed = _node_fields(result.model, result.opts.step).framed
+    nodes = np.array([*framed, b""], dtype=object)[members.flat].tolist()
+    bounds = members.offsets.tolist()
+    stats = _multi_stats(table.self_, table.total)
+    heads = _name_fields(result.model, table.names)
+    return [
+        head + tail + b"".join(nodes[bounds[r] : bounds[r + 1]])
+        for r, (head, tail) in enumerate(zip(heads, stats))
+    ]

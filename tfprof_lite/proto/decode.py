@@ -7,6 +7,7 @@ Contract: every function takes one of our message objects (already parsed by
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from tfprof_lite.errors import InvalidInputError
@@ -46,57 +47,108 @@ def _parse_input(text: str, node: str) -> tuple[str, int]:
     return name, idx
 
 
-def _node_spec(node: Any) -> NodeSpec:
-    spec = NodeSpec(name=node.name, op=node.op)
-    spec.inputs = [_parse_input(text, node.name) for text in node.input]
+def _node_spec(node: Any, shared: dict[bytes, dict[int, list[int]]]) -> NodeSpec:
+    name = node.name
     attrs = node.attr
-    if "shape" in attrs and attrs["shape"].HasField("shape"):
+    raw = {key: attrs[key].SerializeToString() for key in attrs}
+    inputs = [
+        (text, 0) if ":" not in text and text[:1] != "^" else _parse_input(text, name)
+        for text in node.input
+    ]
+    spec = NodeSpec(name=name, op=node.op, inputs=inputs, output_shapes={}, attrs=raw)
+    if "shape" in raw and attrs["shape"].HasField("shape"):
         spec.shape = shape_dims(attrs["shape"].shape)
-    if "_output_shapes" in attrs and attrs["_output_shapes"].HasField("list"):
-        shapes = attrs["_output_shapes"].list.shape
-        spec.output_shapes = {i: shape_dims(s) for i, s in enumerate(shapes)}
-    for key in _STRING_ATTRS:
-        if key in attrs and attrs[key].WhichOneof("value") == "s":
-            spec.str_attrs[key] = attrs[key].s.decode("utf-8", "replace")
-    spec.attrs = {key: value.SerializeToString() for key, value in attrs.items()}
+    key = raw.get("_output_shapes")
+    if key is not None:
+        shapes = shared.get(key)
+        if shapes is None:
+            shapes = shared[key] = _output_shapes(attrs["_output_shapes"])
+        if shapes:
+            spec.output_shapes = shapes
+    for attr in _STRING_ATTRS:
+        if attr in raw and attrs[attr].WhichOneof("value") == "s":
+            spec.str_attrs[attr] = attrs[attr].s.decode("utf-8", "replace")
     return spec
 
 
-def graph_nodes(graph_def: Any) -> list[NodeSpec]:
-    """The GraphDef's nodes in order (function-library bodies are not nodes)."""
-    return [_node_spec(node) for node in graph_def.node]
+def _output_shapes(value: Any) -> dict[int, list[int]]:
+    if not value.HasField("list"):
+        return {}
+    return {i: shape_dims(s) for i, s in enumerate(value.list.shape)}
 
 
-def code_frames(code_def: Any) -> list[CodeFrame]:
-    """A CodeDef's frames, outermost first, with string-table ids kept."""
-    return [
-        CodeFrame(
-            file="",
-            lineno=t.lineno,
-            function="",
-            func_start_line=t.func_start_line,
-            file_id=t.file_id,
-            function_id=t.function_id,
-            line_id=t.line_id,
-        )
-        for t in code_def.traces
-    ]
+def _check_inputs(nodes: Any) -> None:
+    for node in nodes:
+        for text in node.input:
+            if ":" in text:
+                _parse_input(text, node.name)
 
 
-def op_log_entries(op_log: Any) -> tuple[list[OpLogEntrySpec], dict[int, str]]:
-    """An OpLogProto's entries and its id -> string table."""
-    entries = []
-    for entry in op_log.log_entries:
-        trace = code_frames(entry.code_def) if entry.HasField("code_def") else None
-        entries.append(
-            OpLogEntrySpec(
-                name=entry.name,
-                float_ops=entry.float_ops,
-                types=list(entry.types),
-                trace=trace,
+def graph_nodes(graph_def: Any) -> Iterator[NodeSpec]:
+    """The GraphDef's nodes in order (function-library bodies are not nodes).
+
+    Malformed inputs are reported before the first node is produced; the nodes
+    themselves are decoded lazily (nodes with equal ``_output_shapes`` share one
+    read-only dict), so a large graph never holds all its records at once.
+
+    Raises:
+        InvalidInputError: an input is not ``name`` or ``name:index``.
+    """
+    nodes = graph_def.node
+    _check_inputs(nodes)
+    shared: dict[bytes, dict[int, list[int]]] = {}
+    return (_node_spec(node, shared) for node in nodes)
+
+
+_FrameKey = tuple[int, int, int, int, int]
+
+
+def code_frames(code_def: Any, known: dict[_FrameKey, CodeFrame] | None = None) -> list[CodeFrame]:
+    """A CodeDef's frames, outermost first, with string-table ids kept.
+
+    ``known`` lets calls share equal (immutable) frames.
+    """
+    frames = []
+    for t in code_def.traces:
+        key = (t.file_id, t.lineno, t.function_id, t.line_id, t.func_start_line)
+        frame = known.get(key) if known is not None else None
+        if frame is None:
+            frame = CodeFrame(
+                file="",
+                lineno=key[1],
+                function="",
+                func_start_line=key[4],
+                file_id=key[0],
+                function_id=key[2],
+                line_id=key[3],
             )
+            if known is not None:
+                known[key] = frame
+        frames.append(frame)
+    return frames
+
+
+def op_log_entries(op_log: Any) -> tuple[Iterator[OpLogEntrySpec], dict[int, str]]:
+    """An OpLogProto's entries (decoded lazily, in order) and its id -> string table."""
+    return _log_entries(op_log.log_entries), dict(op_log.id_to_string)
+
+
+def _log_entries(log_entries: Any) -> Iterator[OpLogEntrySpec]:
+    """Entries with equal CodeDefs share one read-only frame list (ops built by
+    the same Python lines have equal call stacks)."""
+    traces: dict[bytes, list[CodeFrame]] = {}
+    frames: dict[_FrameKey, CodeFrame] = {}
+    for entry in log_entries:
+        trace = None
+        if entry.HasField("code_def"):
+            code_def = entry.code_def
+            key = code_def.SerializeToString()
+            trace = traces.get(key)
+            if trace is None:
+                trace = traces[key] = code_frames(code_def, frames)
+        yield OpLogEntrySpec(
+            name=entry.name, float_ops=entry.float_ops, types=list(entry.types), trace=trace
         )
-    return entries, dict(op_log.id_to_string)
 
 
 def _exec_record(ns: Any) -> ExecRecord:
@@ -129,15 +181,17 @@ def _exec_record(ns: Any) -> ExecRecord:
     return rec
 
 
-def step_records(run_meta: Any) -> list[tuple[str, list[ExecRecord]]]:
-    """A RunMetadata's StepStats as (device, records) pairs, in proto order."""
-    out = []
-    for dev in run_meta.step_stats.dev_stats:
-        records = []
-        for ns in dev.node_stats:
-            if ns.memory or ns.output or ns.HasField("memory_stats"):
-                records.append(_exec_record(ns))
-            else:
-                records.append(ExecRecord(ns.node_name, ns.all_start_micros, ns.op_end_rel_micros))
-        out.append((dev.device, records))
-    return out
+def step_records(run_meta: Any) -> list[tuple[str, Iterator[ExecRecord]]]:
+    """A RunMetadata's StepStats as (device, records) pairs, in proto order.
+
+    Each device's records are decoded lazily, while the model consumes them.
+    """
+    return [(dev.device, _device_records(dev.node_stats)) for dev in run_meta.step_stats.dev_stats]
+
+
+def _device_records(node_stats: Any) -> Iterator[ExecRecord]:
+    for ns in node_stats:
+        if ns.memory or ns.output or ns.HasField("memory_stats"):
+            yield _exec_record(ns)
+        else:
+            yield ExecRecord(ns.node_name, ns.all_start_micros, ns.op_end_rel_micros)

@@ -13,14 +13,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import CodeFrame
 from tfprof_lite.options.options import Options
-from tfprof_lite.views.multi import fill_multi
-from tfprof_lite.views.node import ROOT_NAME, Frame, QueryContext, ShowNode
+from tfprof_lite.views.code_table import code_table
+from tfprof_lite.views.node import ROOT_NAME, Frame
 from tfprof_lite.views.result import ViewResult
-from tfprof_lite.views.stats import N_STATS, add_into
-from tfprof_lite.views.tree import account_kept, print_code_pass, search_root
+from tfprof_lite.views.table import Members, Structure, TableRoot, make_structure
 
 __all__ = ["GRADIENT_SUFFIX", "CodeView", "forward_name", "trace_string"]
 
@@ -74,6 +75,47 @@ def forward_name(name: str) -> str | None:
     return name[start:end] if end > start else name[start:]
 
 
+class _Paths:
+    """Walks call stacks down the tree, creating entries on first use.
+
+    Nodes built by the same Python lines share one frame list (see
+    :func:`tfprof_lite.proto.decode.op_log_entries`), so each shared list is
+    walked once and frame names are computed once per frame object.
+    """
+
+    def __init__(self, root: CodeEntry, strings: dict[int, str]) -> None:
+        self.root = root
+        self.strings = strings
+        self._ends: dict[tuple[int, str], tuple[list[CodeFrame], CodeEntry]] = {}
+        self._names: dict[int, tuple[CodeFrame, str]] = {}
+
+    def _name(self, frame: CodeFrame) -> str:
+        hit = self._names.get(id(frame))
+        if hit is None or hit[0] is not frame:
+            hit = self._names[id(frame)] = (frame, trace_string(frame, self.strings))
+        return hit[1]
+
+    def end(self, trace: list[CodeFrame], suffix: str) -> CodeEntry:
+        """The entry of the last frame of ``trace`` (frames suffixed with ``suffix``)."""
+        hit = self._ends.get((id(trace), suffix))
+        if hit is not None and hit[0] is trace:
+            return hit[1]
+        node = self.root
+        for frame in trace:
+            node = node.child(self._name(frame) + suffix, frame, suffix)
+        self._ends[(id(trace), suffix)] = (trace, node)
+        return node
+
+
+def _sort_nids(root: CodeEntry, names: list[str]) -> None:
+    """Put every entry's graph nodes in name order (forward and gradient nodes)."""
+    stack = [root]
+    while stack:
+        entry = stack.pop()
+        entry.nids.sort(key=names.__getitem__)
+        stack.extend(entry.kids.values())
+
+
 class CodeView:
     """Builds the call-stack tree (cached per graph version) and answers queries."""
 
@@ -83,6 +125,8 @@ class CodeView:
         self.model = model
         self._tree: CodeEntry | None = None
         self._version = -1
+        self._structure: Structure | None = None
+        self._structure_of: CodeEntry | None = None
 
     def tree(self) -> CodeEntry:
         """The call-stack tree of the current graph."""
@@ -91,16 +135,10 @@ class CodeView:
             self._version = self.model.graph_version
         return self._tree
 
-    def _path(self, root: CodeEntry, trace: list[CodeFrame], suffix: str) -> CodeEntry:
-        node = root
-        strings = self.model.id_to_string
-        for frame in trace:
-            node = node.child(trace_string(frame, strings) + suffix, frame, suffix)
-        return node
-
     def _build(self) -> CodeEntry:
         model = self.model
         root = CodeEntry(ROOT_NAME, None)
+        paths = _Paths(root, model.id_to_string)
         forward: dict[str, int] = {}
         grads: dict[str, list[int]] = {}
         for nid in sorted(range(len(model.names)), key=model.names.__getitem__):
@@ -112,7 +150,7 @@ class CodeView:
                 grads.setdefault(fwd, []).append(nid)
                 continue
             forward[model.names[nid]] = nid
-            self._path(root, trace, "").nids.append(nid)
+            paths.end(trace, "").nids.append(nid)
         missing = 0
         for fwd, nids in sorted(grads.items()):
             fid = forward.get(fwd)
@@ -120,44 +158,60 @@ class CodeView:
                 missing += 1
                 continue
             trace = model.traces[fid] or []
-            self._path(root, trace, GRADIENT_SUFFIX).nids.extend(nids)
+            paths.end(trace, GRADIENT_SUFFIX).nids.extend(nids)
         if missing:
             log.warning("%d gradient nodes not accounted", missing)
+        _sort_nids(root, model.names)
         return root
 
-    def _frame(self, frame: CodeFrame, suffix: str) -> Frame:
+    def _frame(self, entry: CodeEntry) -> Frame | None:
+        frame = entry.frame
+        if frame is None:
+            return None
         strings = self.model.id_to_string
         file = frame.file or strings.get(frame.file_id, "")
-        func = (frame.function or strings.get(frame.function_id, "")) + suffix
+        func = (frame.function or strings.get(frame.function_id, "")) + entry.suffix
         return Frame(file, frame.lineno, func, frame.func_start_line)
 
-    def _show_tree(self, entry: CodeEntry, ctx: QueryContext) -> ShowNode:
-        node = ShowNode(entry.name, -1)
-        if entry.frame is not None:
-            node.frame = self._frame(entry.frame, entry.suffix)
-        names = self.model.names
-        fill_multi(node, sorted(entry.nids, key=names.__getitem__), ctx)
-        node.kids = [self._show_tree(kid, ctx) for kid in entry.kids.values()]
-        return node
+    def structure(self) -> Structure:
+        """The call-stack tree in pre-order, with each entry's graph nodes and frame."""
+        tree = self.tree()
+        if self._structure is None or self._structure_of is not tree:
+            self._structure = self._flatten(tree)
+            self._structure_of = tree
+        return self._structure
+
+    def _flatten(self, root: CodeEntry) -> Structure:
+        names: list[str] = []
+        parents: list[int] = []
+        frames: list[Frame | None] = []
+        flat: list[int] = []
+        counts: list[int] = []
+        stack = [(kid, -1) for kid in reversed(root.kids.values())]
+        while stack:
+            entry, parent = stack.pop()
+            index = len(names)
+            names.append(entry.name)
+            parents.append(parent)
+            frames.append(self._frame(entry))
+            flat.extend(entry.nids)
+            counts.append(len(entry.nids))
+            stack.extend((kid, index) for kid in reversed(entry.kids.values()))
+        struct = make_structure([-1] * len(names), parents, names)
+        offsets = np.concatenate(([0], np.cumsum(np.asarray(counts, dtype=np.int64))))
+        struct.members = Members(np.asarray(flat, dtype=np.int64), offsets.astype(np.int64))
+        struct.frames = list(frames)
+        return struct
 
     def query(self, opts: Options) -> ViewResult:
         """Run one query; returns the displayed call-stack tree."""
         if opts.account_displayed_op_only:
             log.warning("Note: code view ignores account_displayed_op_only")
-        ctx = QueryContext(self.model, opts)
-        root = self._show_tree(self.tree(), ctx)
-        root.self_ = [0] * N_STATS
-        root.graph_nodes = []
-        root.devices = set()
-        root.op_types = set()
-        root.account = False
-        kept = account_kept(root.kids, lambda n: n.account)
-        root.total = [0] * N_STATS
-        for node in kept:
-            add_into(root.total, node.total)
-        if list(opts.start_name_regexes) != [".*"]:
-            kept = search_root(kept, opts.start_name_regexes)
-        root.children = kept
-        shown = print_code_pass([root], opts, 1, 0)
-        empty = not shown
-        return ViewResult(view=self.name, root=root, opts=opts, model=self.model, empty=empty)
+        table = code_table(self.structure(), self.model, opts)
+        return ViewResult(
+            view=self.name,
+            root=TableRoot(table),
+            opts=opts,
+            model=self.model,
+            empty=table.empty,
+        )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tfprof_lite.views.node import QueryContext, ShowNode
-from tfprof_lite.views.stats import N_STATS
+from tfprof_lite.views.stats import DEFINITION
 
 __all__ = ["fill_multi"]
 
@@ -16,14 +16,16 @@ def fill_multi(node: ShowNode, nids: list[int], ctx: QueryContext) -> None:
     only when ``account_type_regexes`` is exactly ``['.*']``.
     """
     picked = ctx.picked(nids)
-    total = [0] * N_STATS
     model = ctx.model
-    for nid in picked:
-        vec = ctx.node_self(nid)
-        for i in range(1, N_STATS):
-            total[i] += vec[i]
-        node.devices.add(model.canonical_device[nid])
-        node.op_types.update(model.op_types[nid])
-    node.self_ = total
-    node.graph_nodes = sorted(set(picked), key=model.names.__getitem__)
+    total = ctx.matrix[picked].sum(axis=0)
+    total[DEFINITION] = 0
+    node.self_ = total.tolist()
+    devices = model.canonical_device
+    node.devices.update({devices[nid] for nid in picked})
+    types = model.op_types
+    node.op_types.update(*[types[nid] for nid in picked])
+    if ctx.account_all:  # picked == nids: unique and in name order already
+        node.graph_nodes = list(picked)
+    else:
+        node.graph_nodes = sorted(set(picked), key=model.names.__getitem__)
     node.account = bool(picked) or ctx.account_all

@@ -11,11 +11,25 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options, full_match_any
 from tfprof_lite.views.stats import N_STATS
 
-__all__ = ["ROOT_NAME", "Frame", "QueryContext", "ShowNode"]
+__all__ = [
+    "ROOT_NAME",
+    "Frame",
+    "QueryContext",
+    "ShowNode",
+    "accounted_nodes",
+    "self_matrix",
+    "type_matches",
+]
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 ROOT_NAME = "_TFProfRoot"
 
@@ -77,36 +91,25 @@ class QueryContext:
     def __init__(self, model: ProfileModel, opts: Options) -> None:
         self.model = model
         self.opts = opts
-        stats = model.stats(opts.step)
-        self._cols = [
-            stats.run_count.tolist(),
-            stats.exec_micros.tolist(),
-            stats.accelerator_exec_micros.tolist(),
-            stats.cpu_exec_micros.tolist(),
-            stats.requested_bytes.tolist(),
-            stats.peak_bytes.tolist(),
-            stats.residual_bytes.tolist(),
-            stats.output_bytes.tolist(),
-            stats.parameters.tolist(),
-            stats.float_ops.tolist(),
-        ]
         self.account_all = list(opts.account_type_regexes) == [".*"]
-        self._accounted: dict[int, bool] = {}
+        self._cols: list[list[int]] | None = None
+
+    @property
+    def matrix(self) -> IntArray:
+        """``nodes x N_STATS`` self values of every graph node (definition count 1)."""
+        return self_matrix(self.model, self.opts.step)
 
     def node_self(self, nid: int) -> list[int]:
         """Self stat vector of graph node ``nid`` (definition count 1)."""
-        return [1] + [col[nid] for col in self._cols]
+        if self._cols is None:
+            self._cols = self.matrix.T.tolist()
+        return [col[nid] for col in self._cols]
 
     def accounted(self, nid: int) -> bool:
         """Whether graph node ``nid`` matches ``account_type_regexes``."""
-        if self.account_all:
-            return True
-        hit = self._accounted.get(nid)
-        if hit is None:
-            patterns = self.opts.account_type_regexes
-            hit = any(full_match_any(patterns, t) for t in self.model.op_types[nid])
-            self._accounted[nid] = hit
-        return hit
+        return self.account_all or bool(
+            accounted_nodes(self.model, tuple(self.opts.account_type_regexes))[nid]
+        )
 
     def picked(self, nids: list[int]) -> list[int]:
         """tfprof's snapshot pick for op/code entries (``nids`` in name order).
@@ -119,7 +122,51 @@ class QueryContext:
             return list(nids)
         out: list[int] = []
         for pattern in patterns:
-            for nid in nids:
-                if any(full_match_any((pattern,), t) for t in self.model.op_types[nid]):
-                    out.append(nid)
+            hit = type_matches(self.model, (pattern,))
+            out.extend(nid for nid in nids if hit[nid])
         return out
+
+
+def self_matrix(model: ProfileModel, step: int) -> IntArray:
+    """``nodes x N_STATS`` self values for ``step`` (definition count 1), cached."""
+    key = step if step >= 0 else -1
+
+    def build() -> IntArray:
+        st = model.stats(key)
+        cols = [
+            np.ones(len(model), dtype=np.int64),
+            st.run_count,
+            st.exec_micros,
+            st.accelerator_exec_micros,
+            st.cpu_exec_micros,
+            st.requested_bytes,
+            st.peak_bytes,
+            st.residual_bytes,
+            st.output_bytes,
+            st.parameters,
+            st.float_ops,
+        ]
+        return np.column_stack(cols).astype(np.int64, copy=False)
+
+    return model.derived(("self_matrix", key), build)
+
+
+def accounted_nodes(model: ProfileModel, patterns: tuple[str, ...]) -> BoolArray:
+    """Whether each graph node is accounted: everything for ``['.*']``, else
+    :func:`type_matches`."""
+    if list(patterns) == [".*"]:
+        return np.ones(len(model), dtype=bool)
+    return type_matches(model, patterns)
+
+
+def type_matches(model: ProfileModel, patterns: tuple[str, ...]) -> BoolArray:
+    """Whether any op type of each graph node fully matches any of ``patterns``."""
+    n = len(model)
+
+    def build() -> BoolArray:
+        types = model.op_types
+        return np.fromiter(
+            (any(full_match_any(patterns, t) for t in types[nid]) for nid in range(n)), bool, n
+        )
+
+    return model.derived(("type_matches", tuple(patterns)), build)

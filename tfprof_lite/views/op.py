@@ -27,13 +27,19 @@ class OpView:
 
     def __init__(self, model: ProfileModel) -> None:
         self.model = model
+        self._cached: dict[str, list[int]] | None = None
+        self._version = -1
 
     def _groups(self) -> dict[str, list[int]]:
-        model = self.model
-        groups: dict[str, list[int]] = {}
-        for nid in sorted(range(len(model.names)), key=model.names.__getitem__):
-            groups.setdefault(model.ops[nid], []).append(nid)
-        return dict(sorted(groups.items()))
+        """Op type -> its graph nodes in name order (cached per graph version)."""
+        if self._cached is None or self._version != self.model.graph_version:
+            model = self.model
+            groups: dict[str, list[int]] = {}
+            for nid in sorted(range(len(model.names)), key=model.names.__getitem__):
+                groups.setdefault(model.ops[nid], []).append(nid)
+            self._cached = dict(sorted(groups.items()))
+            self._version = model.graph_version
+        return self._cached
 
     def query(self, opts: Options) -> ViewResult:
         """Run one query; ``rows`` of the result are the displayed rows in order."""

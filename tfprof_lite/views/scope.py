@@ -3,17 +3,16 @@
 Every ``/``-separated prefix of a node name is a parent; prefixes that are not
 graph nodes become placeholder parents (op type ``_kTFScopeParent``). Children
 are kept in byte-wise name order. Options read: all of them (see
-:mod:`tfprof_lite.views.tree`).
+:mod:`tfprof_lite.views.tree` for the passes, run vectorised by
+:mod:`tfprof_lite.views.table`).
 """
 
 from __future__ import annotations
 
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.options.options import Options, full_match_any
-from tfprof_lite.views.node import ROOT_NAME, QueryContext, ShowNode
+from tfprof_lite.options.options import Options
 from tfprof_lite.views.result import ViewResult
-from tfprof_lite.views.stats import add_into
-from tfprof_lite.views.tree import account_kept, print_pass, search_root
+from tfprof_lite.views.table import Structure, TableRoot, make_structure, tree_table
 
 __all__ = ["SCOPE_PARENT", "ScopeView"]
 
@@ -21,49 +20,53 @@ SCOPE_PARENT = "_kTFScopeParent"
 
 
 class ScopeView:
-    """Builds the scope tree and answers queries on it."""
+    """Builds the scope tree (once per graph version) and answers queries on it."""
 
     name = "scope"
 
     def __init__(self, model: ProfileModel) -> None:
         self.model = model
+        self._structure: Structure | None = None
+        self._version = -1
 
-    def _build(self, ctx: QueryContext) -> ShowNode:
-        names = self.model.names
-        by_name: dict[str, ShowNode] = {}
-        for nid, name in enumerate(names):
-            by_name[name] = ShowNode(name, nid, ctx.node_self(nid))
-        for name in names:
-            cut = name.rfind("/")
-            while cut >= 0:
-                prefix = name[:cut]
-                if prefix in by_name:
-                    break
-                by_name[prefix] = ShowNode(prefix, -1)
-                cut = prefix.rfind("/")
-        root = ShowNode(ROOT_NAME, -1)
-        for name in sorted(by_name):
-            node = by_name[name]
-            cut = name.rfind("/")
-            parent = root if cut < 0 else by_name[name[:cut]]
-            parent.kids.append(node)
-        return root
+    def structure(self) -> Structure:
+        """The scope tree of the current graph, in pre-order."""
+        if self._structure is None or self._version != self.model.graph_version:
+            self._structure = scope_structure(self.model.names)
+            self._version = self.model.graph_version
+        return self._structure
 
     def query(self, opts: Options) -> ViewResult:
         """Run one query; returns the displayed tree."""
-        ctx = QueryContext(self.model, opts)
-        root = self._build(ctx)
+        table = tree_table(self.structure(), self.model, opts, True, SCOPE_PARENT)
+        return ViewResult(view=self.name, root=TableRoot(table), opts=opts, model=self.model)
 
-        def accounted(node: ShowNode) -> bool:
-            if node.nid < 0:
-                return ctx.account_all or full_match_any(opts.account_type_regexes, SCOPE_PARENT)
-            return ctx.accounted(node.nid)
 
-        kept = account_kept(root.kids, accounted)
-        for node in kept:
-            add_into(root.total, node.total)
-        if list(opts.start_name_regexes) != [".*"]:
-            kept = search_root(kept, opts.start_name_regexes)
-        root.children = kept
-        print_pass(root, opts, visit_once=False)
-        return ViewResult(view=self.name, root=root, opts=opts, model=self.model)
+def scope_structure(names: list[str]) -> Structure:
+    """Graph nodes and placeholder prefixes, children in name order, in pre-order."""
+    ids = {name: nid for nid, name in enumerate(names)}
+    for name in names:
+        cut = name.rfind("/")
+        while cut >= 0:
+            prefix = name[:cut]
+            if prefix in ids:
+                break
+            ids[prefix] = -1
+            cut = prefix.rfind("/")
+    top: list[str] = []
+    kids: dict[str, list[str]] = {}
+    for name in sorted(ids):
+        cut = name.rfind("/")
+        (top if cut < 0 else kids.setdefault(name[:cut], [])).append(name)
+    order: list[str] = []
+    parents: list[int] = []
+    stack = [(name, -1) for name in reversed(top)]
+    while stack:
+        name, parent = stack.pop()
+        index = len(order)
+        order.append(name)
+        parents.append(parent)
+        below = kids.get(name)
+        if below:
+            stack.extend((kid, index) for kid in reversed(below))
+    return make_structure([ids[name] for name in order], parents, order)

@@ -1,0 +1,525 @@
+"""FLOPs without RunMetadata and the opt-in corrected FLOP table, on real TF graphs.
+
+* Default behaviour is TensorFlow's: ``profile(graph, cmd='op',
+  options=float_operation())`` and ``trainable_variables_parameter()`` give the
+  text report TF's ``tf.compat.v1.profiler.profile`` gives, with and without a
+  RunMetadata, on a CNN (conv/bias/batch norm/pooling + gradients), an MLP with
+  batch ``None``, attention (BatchMatMulV2, Einsum) and control flow
+  (``tf.while_loop``, ``tf.cond``, a ``tf.function`` call).
+* ``corrected_flops`` matches hand-computed values for every op family
+  (numbers in the test names' docstrings), fills batch ``None`` from the
+  RunMetadata where TF cannot, counts loop bodies x iterations, honours the
+  conventions, never mutates the graph.
+* ``profile(..., flops="corrected")`` / ``Profiler(..., flops="corrected")`` put
+  the table's total into the profile; user op-log FLOPs win.
+* ``missing_flops_report`` lists the expected ops with the right reasons (text and
+  JSON).
+
+Every graph is built twice (``_build``) so TF's and our default runs each see a
+graph that the other's shape fill did not touch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow")
+
+import tensorflow as tf  # noqa: E402
+
+import tfprof_lite  # noqa: E402
+from tests.integration import tf_oracle  # noqa: E402
+from tfprof_lite.api import build_model  # noqa: E402
+from tfprof_lite.capture import flops as F  # noqa: E402
+from tfprof_lite.options.builder import ProfileOptionBuilder as B  # noqa: E402
+from tfprof_lite.proto import messages as pb  # noqa: E402
+
+pytestmark = pytest.mark.tf
+
+tf1 = tf.compat.v1
+
+Model = tuple[tf.Graph, dict[str, Any], list[Any]]
+
+
+# ------------------------------------------------------------------ models
+def _var(name: str, shape: list[int]) -> Any:
+    return tf1.get_variable(name, shape, initializer=tf1.glorot_uniform_initializer())
+
+
+def _mlp() -> Model:
+    """x [None, 8] -> 16 (bias, relu) -> 4 (bias) -> softmax; fed batch 3."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [None, 8], name="x")
+        h = tf.matmul(x, _var("w1", [8, 16]), name="mm1")
+        h = tf.nn.relu(tf.nn.bias_add(h, _var("b1", [16]), name="bias1"), name="relu")
+        o = tf.nn.bias_add(tf.matmul(h, _var("w2", [16, 4]), name="mm2"), _var("b2", [4]))
+        y = tf.reduce_sum(tf.nn.softmax(o, name="softmax"), name="y")
+    return graph, {"x:0": np.ones([3, 8], np.float32)}, [y]
+
+
+def _cnn() -> Model:
+    """NHWC conv 3x3x3x8 SAME + bias + batch norm (inference) + relu + 2x2 pools,
+    gradients w.r.t. the filter; images [None, 12, 12, 3] fed batch 2."""
+    graph = tf.Graph()
+    with graph.as_default():
+        images = tf1.placeholder(tf.float32, [None, 12, 12, 3], name="images")
+        filt = _var("filter", [3, 3, 3, 8])
+        conv = tf.nn.conv2d(images, filt, 1, "SAME", name="conv")
+        conv = tf.nn.bias_add(conv, _var("bias", [8]), name="conv_bias")
+        ones = tf.ones([8])
+        bn, _, _ = tf1.nn.fused_batch_norm(
+            conv, ones, ones, mean=ones, variance=ones, is_training=False, name="bn"
+        )
+        relu = tf.nn.relu(bn, name="relu")
+        pool = tf.nn.max_pool2d(relu, 2, 2, "VALID", name="maxpool")
+        avg = tf.nn.avg_pool2d(pool, 2, 2, "VALID", name="avgpool")
+        loss = tf.reduce_mean(tf.square(avg), name="loss")
+        grad = tf.gradients(loss, [filt])[0]
+    return graph, {"images:0": np.ones([2, 12, 12, 3], np.float32)}, [loss, grad]
+
+
+def _attention() -> Model:
+    """q [None,4,8], k [None,6,8], v [None,6,5]; fed batch 2."""
+    graph = tf.Graph()
+    with graph.as_default():
+        q = tf1.placeholder(tf.float32, [None, 4, 8], name="q")
+        k = tf1.placeholder(tf.float32, [None, 6, 8], name="k")
+        v = tf1.placeholder(tf.float32, [None, 6, 5], name="v")
+        scores = tf.matmul(q, k, adjoint_b=True, name="scores")  # [B,4,6], k=8
+        probs = tf.nn.softmax(scores, name="probs")
+        ctx = tf.matmul(probs, v, name="context")  # [B,4,5], k=6
+        kv = tf.matmul(k, v, adjoint_a=True, name="kv")  # [B,8,5], k=6
+        proj = tf.einsum("bij,jk->bik", q, _var("wq", [8, 3]), name="proj")  # k=8
+        total = tf.reduce_sum(ctx) + tf.reduce_sum(kv) + tf.reduce_sum(proj)
+    feeds = {
+        "q:0": np.ones([2, 4, 8], np.float32),
+        "k:0": np.ones([2, 6, 8], np.float32),
+        "v:0": np.ones([2, 6, 5], np.float32),
+    }
+    return graph, feeds, [total]
+
+
+def _control_flow() -> Model:
+    """A 5-iteration while loop with an [?,8]x[8,8] matmul, a tf.cond (then: matmul +
+    relu; else: tanh) and a tf.function call; x [None, 8] fed batch 3, p = True."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [None, 8], name="x")
+        w = _var("w", [8, 8])
+
+        def body(i: Any, a: Any) -> tuple[Any, Any]:
+            return i + 1, tf.matmul(a, w, name="mm")
+
+        _, out = tf.while_loop(lambda i, a: i < 5, body, [tf.constant(0), x], name="loop")
+        p = tf1.placeholder(tf.bool, [], name="p")
+        branch = tf.cond(
+            p,
+            lambda: tf.nn.relu(tf.matmul(out, w, name="tmm"), name="trelu"),
+            lambda: tf.tanh(out, name="ftanh"),
+            name="cnd",
+        )
+
+        @tf.function
+        def call(t: Any) -> Any:
+            return tf.exp(tf.matmul(t, tf.ones([4, 4])), name="fexp")
+
+        called = call(tf.ones([2, 4]))
+        y = tf.add(tf.reduce_sum(branch), tf.reduce_sum(called), name="y")
+    return graph, {"x:0": np.ones([3, 8], np.float32), "p:0": True}, [y]
+
+
+def _nested_loops() -> Model:
+    """An outer loop of 5 iterations around an inner loop of 2 with a [3,8]x[8,8] matmul."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [3, 8], name="x")
+        w = tf.ones([8, 8])
+
+        def outer(i: Any, a: Any) -> tuple[Any, Any]:
+            def inner(j: Any, b: Any) -> tuple[Any, Any]:
+                return j + 1, tf.matmul(b, w, name="imm")
+
+            _, a2 = tf.while_loop(lambda j, b: j < 2, inner, [tf.constant(0), a], name="inner")
+            return i + 1, a2
+
+        _, out = tf.while_loop(lambda i, a: i < 5, outer, [tf.constant(0), x], name="outer")
+        y = tf.reduce_sum(out, name="y")
+    return graph, {"x:0": np.ones([3, 8], np.float32)}, [y]
+
+
+BUILDERS: dict[str, Callable[[], Model]] = {
+    "mlp": _mlp,
+    "cnn": _cnn,
+    "attention": _attention,
+    "control_flow": _control_flow,
+}
+
+
+def _run(model: Model) -> Any:
+    """Run the fetches once with FULL_TRACE; the RunMetadata (TF's message)."""
+    graph, feeds, fetches = model
+    meta = tf1.RunMetadata()
+    with tf1.Session(graph=graph) as sess:
+        sess.run(tf1.variables_initializer(graph.get_collection("variables")))
+        options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+        sess.run(fetches, feeds, options=options, run_metadata=meta)
+    return meta
+
+
+_TRACED: dict[str, tuple[Model, Any]] = {}
+
+
+def _traced(name: str) -> tuple[Model, Any]:
+    """A built and run model with its RunMetadata (cached: the graph is TF's fill-free
+    as long as only ``corrected_flops`` touches it)."""
+    if name not in _TRACED:
+        model = BUILDERS[name]() if name in BUILDERS else _nested_loops()
+        _TRACED[name] = (model, _run(model))
+    return _TRACED[name]
+
+
+def _body_row(table: F.FlopTable, prefix: str, op: str) -> F.FlopRow:
+    """The one row under ``prefix`` with op type ``op`` (function-body node names get
+    TensorFlow's ``_0`` suffixes, e.g. ``loop/body/mm_0``)."""
+    rows = [r for r in table if r.name.startswith(prefix) and r.op == op]
+    assert len(rows) == 1, [r.name for r in rows]
+    return rows[0]
+
+
+def _table(name: str, with_meta: bool = True, **kwargs: Any) -> F.FlopTable:
+    (graph, _, _), meta = _traced(name)
+    return F.corrected_flops(graph, meta if with_meta else None, **kwargs)
+
+
+# ------------------------------------------------------------------ default = TF's
+def _ours_text(graph: Any, meta: Any, options: dict[str, Any], path: str) -> Any:
+    return tfprof_lite.profile(
+        graph, meta, cmd="op", options=dict(options, output=f"file:outfile={path}")
+    )
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+@pytest.mark.parametrize("with_meta", [False, True], ids=["static", "run_meta"])
+@pytest.mark.parametrize("preset", ["float_operation", "trainable_variables_parameter"])
+def test_default_matches_tf(name: str, with_meta: bool, preset: str, tmp_path: Any) -> None:
+    """Default ``profile(cmd='op')``: the text and totals TF's profile gives."""
+    options = getattr(B, preset)()
+    theirs_model = BUILDERS[name]()
+    meta = _run(theirs_model) if with_meta else None
+    data = meta.SerializeToString() if meta is not None else None
+    text, proto = tf_oracle.one_shot(theirs_model[0], data, "op", options)
+    ours_graph = BUILDERS[name]()[0]  # a twin TF's shape fill did not touch
+    msg = _ours_text(ours_graph, meta, options, str(tmp_path / "r.txt"))
+    assert tf_oracle._read_text(str(tmp_path / "r.txt")) == text
+    expected = pb.MultiGraphNodeProto.FromString(proto)
+    assert (msg.total_float_ops, msg.total_parameters) == (
+        expected.total_float_ops,
+        expected.total_parameters,
+    )
+
+
+# ------------------------------------------------------------------ corrected values
+def test_mlp_batch_none_filled_from_run_metadata() -> None:
+    """MLP fed batch 3: mm1 2*3*16*8=768, bias1/relu 48, mm2 2*3*4*16=384. TF has no
+    value for mm1 even with the RunMetadata (x is recorded as ``_arg_x_0_*``)."""
+    table = _table("mlp")
+    expected = {"mm1": 768, "bias1": 48, "relu": 48, "mm2": 384, "softmax": 5 * 12}
+    assert {name: table.row(name).flops for name in expected} == expected
+    mm1 = table.row("mm1")
+    assert (mm1.tf_flops, mm1.tf_reason, mm1.status) == (None, F.REASON_INCOMPLETE_SHAPE, "added")
+    assert table.row("relu").tf_reason == F.REASON_NO_FORMULA
+    assert any("shape inference re-run" in note for note in table.notes)
+    static = _table("mlp", with_meta=False)
+    assert (static.row("mm1").flops, static.row("mm1").reason) == (
+        None,
+        F.REASON_INCOMPLETE_SHAPE,
+    )
+
+
+def test_graph_not_mutated() -> None:
+    """corrected_flops never changes the caller's graph (TF's own fill does)."""
+    (graph, _, _), meta = _traced("mlp")
+    F.corrected_flops(graph, meta)
+    assert graph.get_tensor_by_name("x:0").shape.as_list() == [None, 8]
+    assert graph.get_tensor_by_name("mm2:0").shape.as_list() == [None, 4]
+
+
+def test_cnn_conv_pool_batch_norm() -> None:
+    """Batch 2: conv 2*(2*12*12*8)*(3*3*3)=124416 (= TF), bias/relu 2304, batch norm
+    (inference) 2*2304, max pool 4*576, avg pool 4*144, filter gradient 124416."""
+    table = _table("cnn")
+    expected = {
+        "conv": 124416,
+        "conv_bias": 2304,
+        "bn": 4608,
+        "relu": 2304,
+        "maxpool": 2304,
+        "avgpool": 576,
+        "gradients/conv_grad/Conv2DBackpropFilter": 124416,
+    }
+    assert {name: table.row(name).flops for name in expected} == expected
+    assert table.row("gradients/conv_grad/Conv2DBackpropFilter").status in ("tf", "added")
+    assert table.row("bn").tf_reason == F.REASON_NO_FORMULA
+
+
+def test_nchw_ops_unsupported_by_tf() -> None:
+    """NCHW (static graph, never run): TF's pool / conv-backprop formulas raise on the
+    data_format; ours: max pool 4*|out| = 4*(2*8*6*6) = 2304, backprops = the forward
+    conv 2*(2*8*12*12)*27 = 124416; Conv2D itself is format independent (= TF)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [2, 3, 12, 12], name="x")
+        filt = tf.ones([3, 3, 3, 8])
+        conv = tf.nn.conv2d(x, filt, 1, "SAME", data_format="NCHW", name="conv")
+        pool = tf.nn.max_pool2d(conv, 2, 2, "VALID", data_format="NCHW", name="pool")
+        tf.gradients(tf.reduce_sum(pool), [x, filt])
+    table = F.corrected_flops(graph)
+    conv_row = table.row("conv")
+    assert (conv_row.flops, conv_row.tf_flops, conv_row.status) == (124416, 124416, "tf")
+    for name, value in [
+        ("pool", 2304),
+        ("gradients/conv_grad/Conv2DBackpropInput", 124416),
+        ("gradients/conv_grad/Conv2DBackpropFilter", 124416),
+    ]:
+        row = table.row(name)
+        assert (row.flops, row.tf_flops, row.tf_reason) == (value, None, F.REASON_DATA_FORMAT)
+    report = F.missing_flops_report(graph)
+    assert sorted(report.names(F.REASON_DATA_FORMAT)) == [
+        "gradients/conv_grad/Conv2DBackpropFilter",
+        "gradients/conv_grad/Conv2DBackpropInput",
+        "gradients/pool_grad/MaxPoolGrad",
+        "pool",
+    ]
+
+
+def test_batch_matmul_adjoint_and_einsum() -> None:
+    """Attention fed batch 2 (TF: no value, batch None even with the RunMetadata):
+    scores (adj_y) 2*2*4*6*8=768, context 2*2*4*5*6=480, kv (adj_x, k=6) 2*2*8*5*6=960,
+    einsum 'bij,jk->bik' 2*2*4*8*3=384, softmax 5*48=240."""
+    table = _table("attention")
+    expected = {"scores": 768, "context": 480, "kv": 960, "proj/Einsum": 384, "probs": 240}
+    assert {name: table.row(name).flops for name in expected} == expected
+    assert table.row("kv").op == "BatchMatMulV2"
+    assert table.row("proj/Einsum").tf_reason == F.REASON_NO_FORMULA
+
+
+def test_batch_matmul_adjoint_vs_tf() -> None:
+    """Known shapes. adj_x (a [2,6,8]^T x b [2,6,5], k=6): 2*2*8*5*6 = 960; TF reads the
+    non-existent ``transpose_a`` attr and uses k=8: 1280. adj_y agrees with TF (768).
+    BatchMatMulV3 has the same bug."""
+    graph = tf.Graph()
+    with graph.as_default():
+        a, b = tf.ones([2, 6, 8]), tf.ones([2, 6, 5])
+        tf.matmul(a, b, adjoint_a=True, name="adj_x")
+        tf.matmul(tf.ones([2, 4, 8]), tf.ones([2, 6, 8]), adjoint_b=True, name="adj_y")
+        tf.raw_ops.BatchMatMulV3(x=a, y=b, Tout=tf.float32, adj_x=True, name="v3")
+    table = F.corrected_flops(graph)
+    rows = [table.row(n) for n in ("adj_x", "adj_y", "v3")]
+    assert [(r.op, r.flops, r.tf_flops, r.status) for r in rows] == [
+        ("BatchMatMulV2", 960, 1280, "corrected"),
+        ("BatchMatMulV2", 768, 768, "tf"),
+        ("BatchMatMulV3", 960, 1280, "corrected"),
+    ]
+
+
+def test_einsum_equations() -> None:
+    """Einsum: contraction 2*prod(all labels); elementwise/outer 1/element; a one-operand
+    reduction |in|-|out|; transpose 0; ellipsis broadcast."""
+    graph = tf.Graph()
+    with graph.as_default():
+        a = tf.ones([2, 5, 3])
+        b = tf.ones([2, 3, 7])
+        tf.einsum("bij,bjk->bik", a, b, name="bmm")  # 2*2*5*3*7 = 420
+        tf.einsum("...ij,...jk->...ik", a, b, name="ellipsis")  # same: 420
+        tf.einsum("i,j->ij", tf.ones([4]), tf.ones([6]), name="outer")  # 24
+        tf.einsum("bij->bj", a, name="reduce")  # 30 - 6 = 24
+        tf.einsum("bij->bji", a, name="transpose")  # 0
+    table = F.corrected_flops(graph)
+    values = {r.name.split("/")[0]: r.flops for r in table if r.op == "Einsum"}
+    assert values == {"bmm": 420, "ellipsis": 420, "outer": 24, "reduce": 24, "transpose": 0}
+
+
+def test_while_loop_counts_iterations() -> None:
+    """Loop body matmul [3,8]x[8,8] = 384 FLOPs x 5 iterations; the cond's Less runs 6
+    times; without a RunMetadata the trip count (and batch) is unknown."""
+    table = _table("control_flow")
+    mm = _body_row(table, "loop/body/", "MatMul")
+    assert (mm.flops, mm.count, mm.total, mm.tf_reason) == (384, 5, 1920, F.REASON_FUNCTION_BODY)
+    assert mm.runtime_names and all(n.startswith("loop/body/_") for n in mm.runtime_names)
+    assert _body_row(table, "loop/cond/", "Less").count == 6
+    static = _table("control_flow", with_meta=False)
+    adds = [r for r in static if r.name.startswith("loop/body/") and r.op == "AddV2"]
+    assert len(adds) == 2  # the loop counter and i + 1: scalars, 1 FLOP per iteration
+    assert all((r.flops, r.count, r.reason) == (1, None, F.REASON_UNKNOWN_COUNT) for r in adds)
+    assert _body_row(static, "loop/body/", "MatMul").reason == F.REASON_INCOMPLETE_SHAPE
+
+
+def test_cond_branches_and_function_call() -> None:
+    """tf.cond with p=True: then-branch matmul 384 and relu 24 run once, the else
+    tanh (24) zero times; the tf.function matmul [2,4]x[4,4] = 64 and exp 8 run once
+    per call, known even without a RunMetadata."""
+    table = _table("control_flow")
+    assert (
+        _body_row(table, "cnd/then/", "MatMul").total,
+        _body_row(table, "cnd/then/", "Relu").total,
+    ) == (384, 24)
+    tanh = _body_row(table, "cnd/else/", "Tanh")
+    assert (tanh.flops, tanh.count, tanh.total) == (24, 0, 0)
+    static = _table("control_flow", with_meta=False)
+    calls = {r.name: r for r in static if r.function and r.op in ("MatMul", "Exp")}
+    call_mm = next(r for name, r in calls.items() if name.endswith("/MatMul"))
+    call_exp = next(r for name, r in calls.items() if name.endswith("/fexp"))
+    assert (call_mm.total, call_exp.total) == (64, 8)
+    assert _body_row(static, "cnd/then/", "MatMul").count is None
+
+
+def test_nested_loops() -> None:
+    """Inner loop (2 iterations) inside the outer loop (5): the matmul runs 10 times."""
+    table = _table("nested")
+    row = _body_row(table, "outer/body/inner", "MatMul")
+    assert (row.flops, row.count, row.total) == (384, 10, 3840)
+
+
+def test_conventions() -> None:
+    """MatMul [3,8]x[8,16]: 2mnk = 768; MACs (flops_per_mac=1) 384; mn(2k-1) = 720;
+    per-element override Relu=3 -> 144."""
+    macs = _table("mlp", conventions=F.FlopConventions(flops_per_mac=1))
+    exact = _table("mlp", conventions=F.FlopConventions(exact_dot_products=True))
+    custom = _table("mlp", conventions=F.FlopConventions(per_element={"Relu": 3}))
+    assert (macs.row("mm1").flops, exact.row("mm1").flops) == (384, 3 * 16 * 15)
+    assert custom.row("relu").flops == 144
+    with pytest.raises(tfprof_lite.InvalidOptionError):
+        F.FlopConventions(flops_per_mac=3)
+    with pytest.raises(tfprof_lite.InvalidOptionError):
+        F.FlopConventions(flops_per_mac=1, exact_dot_products=True)
+
+
+def test_fused_kernels_in_graph_def() -> None:
+    """A grappler-optimized GraphDef: _FusedConv2D(BiasAdd, Relu) = conv
+    2*(2*8*8*4)*27 + 2*512 = 28672; _FusedMatMul(BiasAdd, Relu) = 2*2*10*256 + 2*20."""
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.grappler import tf_optimizer
+
+    graph = tf.Graph()
+    with graph.as_default(), tf.device("/job:localhost/replica:0/task:0/device:CPU:0"):
+        x = tf1.placeholder(tf.float32, [2, 8, 8, 3], name="x")
+        conv = tf.nn.conv2d(x, tf.ones([3, 3, 3, 4]), 1, "SAME")
+        relu = tf.nn.relu(tf.nn.bias_add(conv, tf.ones([4])), name="relu")
+        flat = tf.reshape(relu, [2, -1])
+        out = tf.nn.relu(tf.nn.bias_add(tf.matmul(flat, tf.ones([256, 10])), tf.ones([10])))
+        tf1.add_to_collection("train_op", tf.identity(out, name="out"))
+        meta_graph = tf1.train.export_meta_graph(graph=graph)
+    config = config_pb2.ConfigProto()
+    config.graph_options.rewrite_options.min_graph_nodes = -1
+    graph_def = tf_optimizer.OptimizeGraph(config, meta_graph)
+    fused = {n.name: n.op for n in graph_def.node if n.op.startswith("_Fused")}
+    if sorted(fused.values()) != ["_FusedConv2D", "_FusedMatMul"]:
+        pytest.skip(f"grappler did not fuse as expected here: {fused}")
+    table = F.corrected_flops(graph_def)
+    values = {table.row(name).op: table.row(name).flops for name in fused}
+    assert values == {"_FusedConv2D": 28672, "_FusedMatMul": 10240 + 40}
+    assert all(table.row(name).tf_reason == F.REASON_NO_FORMULA for name in fused)
+
+
+def test_elementwise_convention() -> None:
+    """1 FLOP per element for Relu, Tanh, Sigmoid, Exp (TF: no formula)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        t = tf.ones([4, 5])
+        for fn in (tf.nn.relu, tf.tanh, tf.sigmoid, tf.exp):
+            fn(t, name=fn.__name__)
+    table = F.corrected_flops(graph)
+    rows = [r for r in table if r.op in ("Relu", "Tanh", "Sigmoid", "Exp")]
+    assert [(r.flops, r.tf_reason) for r in rows] == [(20, F.REASON_NO_FORMULA)] * 4
+
+
+# ------------------------------------------------------------------ into profiles
+@pytest.mark.parametrize("name", ["mlp", "attention", "control_flow"])
+def test_profile_corrected_total(name: str) -> None:
+    """``profile(..., flops='corrected')``: the op view total is the table's total
+    (loop bodies on their RunMetadata pseudo nodes); the default stays TF's."""
+    model = BUILDERS[name]()  # profile() refines the graph's shapes as TF does: a fresh one
+    graph, meta = model[0], _run(model)
+    table = F.corrected_flops(graph, meta)
+    options = dict(B.float_operation(), output="none")
+    corrected = tfprof_lite.profile(graph, meta, cmd="op", options=options, flops="corrected")
+    assert corrected.total_float_ops == table.total_flops > table.tf_total_flops
+    default = tfprof_lite.profile(graph, meta, cmd="op", options=options)
+    assert default.total_float_ops == F.corrected_flops(graph, meta).tf_total_flops
+
+
+def test_profiler_corrected() -> None:
+    """``Profiler(graph, flops='corrected')``: static corrections at construction (the
+    tf.function body is attributed to its call node), the loop after ``add_step``."""
+    model = _control_flow()
+    graph, meta = model[0], _run(model)
+    options = dict(B.float_operation(), output="none")
+    prof = tfprof_lite.Profiler(graph, flops="corrected")
+    static = F.corrected_flops(graph)
+    assert prof.profile_operations(options).total_float_ops == static.total_flops
+    prof.add_step(0, meta)
+    table = F.corrected_flops(graph, meta)
+    assert prof.profile_operations(options).total_float_ops == table.total_flops
+
+
+def test_user_op_log_wins_and_bad_mode() -> None:
+    """User op-log FLOPs are kept in corrected mode; an unknown mode is an option error."""
+    model = _mlp()
+    graph, meta = model[0], _run(model)
+    user = pb.OpLogProto()
+    user.log_entries.add(name="mm1", float_ops=7)
+    model = build_model(graph, meta, user, add_trace=False, flops="corrected")
+    assert model.static_float_ops[model.index["mm1"]] == 7
+    assert model.static_float_ops[model.index["mm2"]] == 384
+    with pytest.raises(tfprof_lite.InvalidOptionError):
+        tfprof_lite.profile(graph, cmd="op", flops="exact")
+
+
+# ------------------------------------------------------------------ missing report
+def test_missing_report_reasons() -> None:
+    """Static MLP + control flow: incomplete shapes (batch None), no formula (Relu),
+    function bodies; with the RunMetadata the corrected table recovers them."""
+    (graph, _, _), meta = _traced("control_flow")
+    report = F.missing_flops_report(graph)
+    body_ops = {e.op for e in report.entries if e.reason == F.REASON_FUNCTION_BODY}
+    assert {"MatMul", "Relu", "Tanh", "Exp", "Less"} <= body_ops
+    assert "y" not in report.names()  # AddV2 of two scalars: TF counts it
+    (mlp_graph, _, _), mlp_meta = _traced("mlp")
+    mlp = F.missing_flops_report(mlp_graph)
+    assert sorted(mlp.names(F.REASON_INCOMPLETE_SHAPE)) == [
+        "BiasAdd",
+        "bias1",
+        "mm1",
+        "mm2",
+        "softmax",
+        "y",
+    ]
+    assert "relu" in mlp.names(F.REASON_NO_FORMULA)
+    assert all(not e.recovered for e in mlp.entries if e.reason == F.REASON_INCOMPLETE_SHAPE)
+    refined = F.missing_flops_report(mlp_graph, mlp_meta)
+    assert all(e.recovered for e in refined.entries if e.op in ("MatMul", "BiasAdd", "Relu"))
+    with_loop = F.missing_flops_report(graph, meta)
+    loop_mm = [e for e in with_loop.entries if e.name.startswith("loop/body/") and e.op == "MatMul"]
+    assert [(e.recovered, e.corrected, e.count) for e in loop_mm] == [(True, 384, 5)]
+
+
+def test_missing_report_renderings() -> None:
+    """Text: a summary line, a reason table, one line per op; JSON: the same data."""
+    (graph, _, _), _ = _traced("mlp")
+    report = F.missing_flops_report(graph)
+    text = report.to_text()
+    assert text.startswith(f"Ops without FLOPs in TensorFlow's tfprof: {len(report.entries)} ")
+    assert "incomplete_shape" in text and "mm1" in text and "Shape (None, 8)" in text
+    data = json.loads(report.to_json())
+    by_reason = data["summary"]["by_reason"]
+    assert by_reason[F.REASON_INCOMPLETE_SHAPE]["ops"] == 6
+    assert {op["name"] for op in data["ops"]} == set(report.names())
+    assert data["summary"]["zero_cost_ops_omitted"] == report.zero_cost_ops > 0
+    table_text = F.corrected_flops(graph).format_text(only_changed=True)
+    assert "total corrected FLOPs:" in table_text and "relu" in table_text

@@ -1,0 +1,77 @@
+"""XlaCompatibilityChecker: which ops keep the profiled graph from XLA JIT compilation.
+
+tfprof_lite's own checker (TensorFlow has none). It is in the registry
+(:data:`tfprof_lite.advisor.CHECKERS`) but not in ``ALL_ADVICE``: name it
+explicitly, e.g. ``profiler.advise({"XlaCompatibilityChecker": {}})`` or
+``tfprof-lite advise PROFILE --checker XlaCompatibilityChecker``.
+
+Contract:
+
+* It reads what :func:`tfprof_lite.capture.xla_compat.annotate` stored in the
+  profile's op log (``_xla_compatible:<target>`` / ``_xla_incompatible:<target>``
+  types, see :mod:`tfprof_lite.analysis.xla_compat`); it never imports
+  TensorFlow. A profile without that data gets one report saying how to record it.
+* Options (strings): ``target`` (``XLA_CPU_JIT`` or ``XLA_GPU_JIT``; default: the
+  first target the profile carries), ``scope_depth`` (name-scope depth of the
+  per-scope shares, default ``1``), ``max_ops`` (ops listed per category,
+  default ``10``).
+* Reports, in order: the summary (compatible share of compute ops, incompatible
+  count and op types, host-side ops left out); one line per incompatible op
+  type with the reason; the ops that split or block a JIT cluster; one line per
+  scope below 100 %; the host-side ops by kind; the number of compilable
+  segments.
+"""
+
+from __future__ import annotations
+
+from tfprof_lite.advisor.base import Checker
+from tfprof_lite.analysis.xla_compat import TARGETS, captured_targets, report_from_model
+from tfprof_lite.errors import InvalidOptionError
+from tfprof_lite.model.profile import ProfileModel
+
+__all__ = ["XlaCompatibilityChecker"]
+
+
+def _positive(name: str, text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise InvalidOptionError(
+            f"XlaCompatibilityChecker: {name} must be an integer >= {minimum}, got {text!r}"
+        )
+    return value
+
+
+class XlaCompatibilityChecker(Checker):
+    """XLA kernel coverage of the profiled graph, per scope, with the blocking ops."""
+
+    name = "XlaCompatibilityChecker"
+    option_names = ("target", "scope_depth", "max_ops")
+
+    def configure(self, options: dict[str, str]) -> None:
+        """Read ``target``, ``scope_depth`` and ``max_ops``."""
+        self.target = options.get("target")
+        if self.target is not None and self.target not in TARGETS:
+            raise InvalidOptionError(
+                f"{self.name}: target must be one of {', '.join(TARGETS)}, got {self.target!r}"
+            )
+        self.depth = _positive("scope_depth", options.get("scope_depth", "1"), 1)
+        self.max_ops = _positive("max_ops", options.get("max_ops", "10"), 0)
+
+    def check(self, model: ProfileModel) -> list[str]:
+        """The report lines (one explanatory line when the profile has no XLA data)."""
+        report = report_from_model(model, self.target, self.depth)
+        if report is not None:
+            return report.advice_lines(self.max_ops)
+        captured = captured_targets(model)
+        if captured:
+            return [
+                f"no XLA compatibility data for {self.target} in this profile "
+                f"(it has: {', '.join(captured)})"
+            ]
+        return [
+            "no XLA compatibility data in this profile; record it while the graph is live "
+            "with tfprof_lite.capture.xla_compat.annotate(profiler) (see docs/xla_compat.md)"
+        ]
