@@ -129,7 +129,9 @@ def test_level1_lines_and_json_from_a_real_run(model: Model, tmp_path: Path) -> 
     (end,) = records(tmp_path, "end")
     assert start["run"] == end["run"] == mon.run_id and start["level"] == 1
     assert end["steps"] == 35 and end["summary"]["timed"] == 34
-    assert (tmp_path / "monitor.jsonl").stat().st_mode & 0o777 == 0o600
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert (tmp_path / "monitor.jsonl").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_untraced_steps_run_exactly_as_called(model: Model) -> None:

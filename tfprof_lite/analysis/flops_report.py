@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tfprof_lite.capture.flops import (
+from tfprof_lite.model.flops import (
     REASON_DATA_FORMAT,
     REASON_ERROR,
     REASON_FUNCTION_BODY,

@@ -20,7 +20,7 @@ Contract:
   given, else to ``stream`` (default ``sys.stderr``) as one ``write`` of the
   whole line plus ``flush``. The same record goes, as one JSON line written
   with a single ``os.write``, to ``<profile_dir>/monitor.jsonl`` (appended,
-  created ``0600``; no file when ``profile_dir`` is None), between a ``start``
+  created ``0666`` less the umask; no file when ``profile_dir`` is None), between a ``start``
   and an ``end`` record. On exit the unfinished window is written
   (``partial``) and, with ``summary=True``, one summary line.
 * Utilisation, idle and input-wait figures come from *samples*: one step
@@ -426,7 +426,7 @@ class Monitor(contextlib.ContextDecorator):
             return
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         except OSError as err:
             self._warn_once("open", f"cannot write {path}: {err.strerror}; printing lines only")
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from types import TracebackType
 from typing import IO, Any
 
 from tfprof_lite.errors import TfprofLiteError
+from tfprof_lite.outputs.io import create_temp_sibling
 
 __all__ = ["LaneAssigner", "TraceWriter", "dumps_event"]
 
@@ -45,9 +45,8 @@ class TraceWriter:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(self.path))
         try:
-            fd, self._tmp = tempfile.mkstemp(prefix=".tfprof_lite-", dir=directory)
+            fd, self._tmp = create_temp_sibling(self.path)
         except OSError as err:
             raise TfprofLiteError(f"cannot write {self.path}: {err.strerror}") from err
         raw: IO[bytes] = os.fdopen(fd, "wb")

@@ -29,6 +29,8 @@ def test_registry_lists_every_command() -> None:
         "shell",
         "report",
         "diff",
+        "monitor",
+        "xla-compat",
     ]
     assert set(cli.commands) == set(COMMANDS)
 
