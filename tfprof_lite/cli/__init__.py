@@ -5,7 +5,9 @@ Contract:
 * One module per command family (:mod:`~tfprof_lite.cli.views` for
   ``scope/graph/op/code``, :mod:`~tfprof_lite.cli.shell`, :mod:`~tfprof_lite.cli.report`,
   :mod:`~tfprof_lite.cli.diff`, :mod:`~tfprof_lite.cli.advise`,
-  :mod:`~tfprof_lite.cli.monitor`, :mod:`~tfprof_lite.cli.xla_compat`); each exports its
+  :mod:`~tfprof_lite.cli.monitor`, :mod:`~tfprof_lite.cli.xla_compat`,
+  :mod:`~tfprof_lite.cli.overview`, :mod:`~tfprof_lite.cli.timeline`,
+  :mod:`~tfprof_lite.cli.pprof`, :mod:`~tfprof_lite.cli.hlo`); each exports its
   click commands, collected in :data:`COMMANDS` (name -> command) and added to the
   :func:`cli` group in that order.
 * :func:`main` is the only place errors are turned into output: any
@@ -29,9 +31,13 @@ import click
 from tfprof_lite.cli.advise import ADVISE_COMMANDS
 from tfprof_lite.cli.common import use_color
 from tfprof_lite.cli.diff import DIFF_COMMANDS
+from tfprof_lite.cli.hlo import HLO_COMMANDS
 from tfprof_lite.cli.monitor import MONITOR_COMMANDS
+from tfprof_lite.cli.overview import OVERVIEW_COMMANDS
+from tfprof_lite.cli.pprof import PPROF_COMMANDS
 from tfprof_lite.cli.report import REPORT_COMMANDS
 from tfprof_lite.cli.shell import SHELL_COMMANDS
+from tfprof_lite.cli.timeline import TIMELINE_COMMANDS
 from tfprof_lite.cli.views import VIEW_COMMANDS
 from tfprof_lite.cli.xla_compat import XLA_COMPAT_COMMANDS
 from tfprof_lite.errors import TfprofLiteError
@@ -63,6 +69,10 @@ def cli(ctx: click.Context, color: bool | None) -> None:
       tfprof-lite shell tfprof_out/profile_4
       tfprof-lite report tfprof_out/profile_4 -o report.html
       tfprof-lite diff before/profile_4 after/profile_4
+      tfprof-lite overview tfprof_out/profile_4
+      tfprof-lite timeline tfprof_out/profile_4 -o steps.json.gz
+      tfprof-lite pprof tfprof_out/profile_4 --view scope --select micros,bytes -o scope.pb.gz
+      tfprof-lite hlo /tmp/hlo --module cluster_1 -o cluster_1.svg
     """
     ctx.color = color
 
@@ -76,6 +86,10 @@ COMMANDS: dict[str, click.Command] = {
     **DIFF_COMMANDS,
     **MONITOR_COMMANDS,
     **XLA_COMPAT_COMMANDS,
+    **OVERVIEW_COMMANDS,
+    **TIMELINE_COMMANDS,
+    **PPROF_COMMANDS,
+    **HLO_COMMANDS,
 }
 for _name, _command in COMMANDS.items():
     cli.add_command(_command, _name)

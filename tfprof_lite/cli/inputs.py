@@ -19,6 +19,9 @@ Contract:
   like and the option it belongs to); a wrong combination of inputs is a
   :class:`~tfprof_lite.errors.UsageError` (exit 2).
 * Loading shows a :class:`~tfprof_lite.cli.progress.Spinner` on a terminal's stderr.
+* :func:`require_step` is the shared check that a step asked for with ``-step N`` /
+  ``--step N`` is in the loaded profile; its error names the input and the steps
+  the profile has.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from google.protobuf import text_format
 
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidInputError, UsageError
+from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
@@ -45,7 +49,9 @@ __all__ = [
     "load_profiler",
     "parse_file",
     "read_file",
+    "require_step",
     "resolve_profile_path",
+    "source_name",
 ]
 
 #: File suffixes read as protobuf text format.
@@ -312,3 +318,21 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
             return _load_saved(path)
     with Spinner("loading run metadata") as spinner:
         return _load_raw(spec, spinner)
+
+
+def source_name(spec: InputSpec) -> str:
+    """What error messages call the input: PROFILE, else the GraphDef, else the run metadata."""
+    return spec.profile or spec.graph or (spec.run_meta[0] if spec.run_meta else "run metadata")
+
+
+def require_step(model: ProfileModel, step: int, source: str) -> None:
+    """Raises :class:`InvalidInputError` unless ``step`` is negative or traced in ``model``.
+
+    Args:
+        model: the loaded profile.
+        step: the step asked for (negative: none in particular).
+        source: the input's name, which starts the error message.
+    """
+    if step >= 0 and step not in model.steps:
+        have = ", ".join(str(s) for s in model.sorted_steps()) or "none"
+        raise InvalidInputError(f"{source}: no step {step} in this profile (steps: {have})")

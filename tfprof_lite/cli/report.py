@@ -16,9 +16,8 @@ import sys
 import click
 
 from tfprof_lite.cli.common import TfprofCommand, query_options, style
-from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
+from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler, require_step
 from tfprof_lite.cli.progress import Spinner
-from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.outputs.html import render_html
@@ -69,9 +68,7 @@ def report_command(
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, opts.step)
     source = profile or graph or "run metadata"
-    if opts.step >= 0 and opts.step not in prof.model.steps:
-        have = ", ".join(str(s) for s in prof.model.sorted_steps()) or "none"
-        raise InvalidInputError(f"{source}: no step {opts.step} in this profile (steps: {have})")
+    require_step(prof.model, opts.step, source)
     name = title or f"tfprof-lite report: {os.path.basename(os.path.normpath(source))}"
     with Spinner("rendering the report"):
         page = render_html(prof.model, opts, title=name, source=source, max_rows=max_rows)

@@ -3,14 +3,17 @@
 Builds a throwaway venv (once per session) with ``pip install`` of this project
 (its ``setup.cfg``, ``pyproject.toml``, ``README.md`` and ``tfprof_lite/`` copied
 to a temporary directory, so the work tree gets no ``build/`` files), checks that
-TensorFlow cannot be imported there, and runs ``tfprof-lite scope/op/report/diff``
-on saved synthetic profiles. Slow (it downloads or reuses pip's cache of protobuf,
+TensorFlow cannot be imported there, and runs ``tfprof-lite scope/op/report/diff``,
+``overview``, ``timeline``, ``pprof`` and ``hlo`` on saved synthetic profiles and a
+hand-made HLO dump. Slow (it downloads or reuses pip's cache of protobuf,
 numpy and click) but run by default; skipped where venvs cannot be created or the
 package index cannot be reached.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import shutil
 import subprocess
 import sys
@@ -19,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.cli import profiles
+from tests.unit.test_xla_dot import XLA_STYLE
 
 pytestmark = pytest.mark.slow
 
@@ -127,3 +131,49 @@ def test_errors(venv_bin: Path, tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("tfprof-lite: error: ")
     assert "Traceback" not in result.stderr
+
+
+def test_overview(venv_bin: Path, saved: tuple[Path, Path]) -> None:
+    result = _cli(venv_bin, "overview", str(saved[0]), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["steps"] == 3 and doc["top_ops"][0]["op"] == "MatMul"
+
+
+def test_timeline(venv_bin: Path, saved: tuple[Path, Path], tmp_path: Path) -> None:
+    target = tmp_path / "steps.json.gz"
+    result = _cli(venv_bin, "timeline", str(saved[0]), "-o", str(target))
+    assert result.returncode == 0, result.stderr
+    events = json.loads(gzip.decompress(target.read_bytes()))["traceEvents"]
+    assert {e["args"]["step"] for e in events if e.get("cat") == "Step"} == {0, 1, 2}
+
+
+def test_pprof(venv_bin: Path, saved: tuple[Path, Path], tmp_path: Path) -> None:
+    for view in ("code", "scope"):
+        target = tmp_path / f"{view}.pb.gz"
+        result = _cli(venv_bin, "pprof", str(saved[0]), "--view", view, "-o", str(target))
+        assert result.returncode == 0, result.stderr
+        assert gzip.decompress(target.read_bytes())
+
+
+def test_hlo(venv_bin: Path, tmp_path: Path) -> None:
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "module_0001.cluster_1__X_.2.cpu_after_optimizations.dot").write_text(XLA_STYLE)
+    listed = _cli(venv_bin, "hlo", str(dumps))
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[1].startswith("module_0001  cluster_1  ")
+    target = tmp_path / "m.dot"
+    drawn = _cli(venv_bin, "hlo", str(dumps), "-m", "1", "--format", "dot", "-o", str(target))
+    assert drawn.returncode == 0, drawn.stderr
+    assert target.read_text().startswith("digraph")
+    svg = _cli(venv_bin, "hlo", str(dumps), "-m", "cluster_1", "-o", str(tmp_path / "m.svg"))
+    assert svg.returncode == 1
+    assert svg.stderr.count("\n") == 1 and "pip install 'tfprof-lite[xla]'" in svg.stderr
+
+
+@pytest.mark.parametrize("command", ["overview", "timeline", "pprof"])
+def test_new_commands_fail_in_one_line(venv_bin: Path, tmp_path: Path, command: str) -> None:
+    result = _cli(venv_bin, command, str(tmp_path / "missing"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("tfprof-lite: error: ") and result.stderr.count("\n") == 1

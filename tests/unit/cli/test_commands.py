@@ -31,12 +31,32 @@ def test_registry_lists_every_command() -> None:
         "diff",
         "monitor",
         "xla-compat",
+        "overview",
+        "timeline",
+        "pprof",
+        "hlo",
     ]
     assert set(cli.commands) == set(COMMANDS)
 
 
 @pytest.mark.parametrize(
-    "command", ["scope", "graph", "op", "code", "advise", "shell", "report", "diff"]
+    "command",
+    [
+        "scope",
+        "graph",
+        "op",
+        "code",
+        "advise",
+        "shell",
+        "report",
+        "diff",
+        "monitor",
+        "xla-compat",
+        "overview",
+        "timeline",
+        "pprof",
+        "hlo",
+    ],
 )
 def test_every_command_has_help_with_an_example(run: Runner, command: str) -> None:
     result = run(command, "--help")
