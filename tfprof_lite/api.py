@@ -35,6 +35,7 @@ ALL_ADVICE: dict[str, dict[str, str]] = {
     "OperationChecker": {},
     "InputPipelineChecker": {},
     "StepTimeChecker": {},
+    "MemoryChecker": {},
 }
 
 _DEFAULT = object()

@@ -38,7 +38,7 @@ from tensorflow.core.profiler import tfprof_options_pb2, tfprof_output_pb2  # no
 
 tf1 = tf.compat.v1
 
-# TensorFlow's ALL_ADVICE (ours adds InputPipelineChecker and StepTimeChecker).
+# TensorFlow's ALL_ADVICE (ours adds InputPipelineChecker, StepTimeChecker, MemoryChecker).
 TF_ADVICE_NAMES = (
     "ExpensiveOperationChecker",
     "AcceleratorUtilizationChecker",
@@ -308,8 +308,9 @@ def test_one_shot_advise_matches_tf(name: str, capsys: pytest.CaptureFixture[str
     expected, expected_out = _tf_one_shot(capture.graph, capture.run_metadata(0))
     capsys.readouterr()
     got = as_dict(tfprof_lite.advise(capture.graph, capture.run_metas[0][1]))
-    # Our default adds two checkers of our own; the TF ones must match exactly.
+    # Our default adds checkers of our own; the TF ones must match exactly.
     assert got.pop("InputPipelineChecker") and got.pop("StepTimeChecker")
+    assert got.pop("MemoryChecker")
     assert got == expected
     ours = sections(capsys.readouterr().out)
     assert {k: v for k, v in ours.items() if k in TF_CHECKERS} == sections(expected_out)

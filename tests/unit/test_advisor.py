@@ -101,6 +101,7 @@ def test_registry_matches_all_advice() -> None:
         "JobChecker",
         "InputPipelineChecker",
         "StepTimeChecker",
+        "MemoryChecker",
         "XlaCompatibilityChecker",
     )
     for name, cls in CHECKERS.items():
@@ -294,6 +295,7 @@ def test_one_shot_advise(capsys: pytest.CaptureFixture[str]) -> None:
         "ExpensiveOperationChecker:",
         "InputPipelineChecker:",
         "StepTimeChecker:",
+        "MemoryChecker:",
     ]
 
 

@@ -7,7 +7,9 @@ Contract:
   ``ExpensiveOperationChecker`` reproduce TensorFlow 2.21's reports byte for byte;
   ``JobChecker`` (never released by TF, which produces no entry for it) is
   tfprof_lite's own per-job/task time and imbalance report, present only for
-  profiles spanning at least two tasks.
+  profiles spanning at least two tasks; ``InputPipelineChecker``,
+  ``StepTimeChecker`` and ``MemoryChecker`` (peak memory per step and what is
+  live then) are ours too.
 * :func:`run_advisor` validates the options, runs the named checkers in
   :data:`CHECKER_ORDER`, prints ``\\n<Name>:\\n`` + one line per report for each
   entry (in that fixed order; TF's order varies per process) and returns the
@@ -20,6 +22,7 @@ from tfprof_lite.advisor.accelerator import AcceleratorUtilizationChecker
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.advisor.expensive import ExpensiveOperationChecker
 from tfprof_lite.advisor.job import JobChecker
+from tfprof_lite.advisor.memory import MemoryChecker
 from tfprof_lite.advisor.operation import OperationChecker
 from tfprof_lite.advisor.runner import (
     CHECKER_ORDER,
@@ -36,6 +39,7 @@ __all__ = [
     "Checker",
     "ExpensiveOperationChecker",
     "JobChecker",
+    "MemoryChecker",
     "OperationChecker",
     "advisor_options",
     "render_advice",

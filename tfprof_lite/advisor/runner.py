@@ -28,6 +28,7 @@ from tfprof_lite.advisor.base import Checker
 from tfprof_lite.advisor.expensive import ExpensiveOperationChecker
 from tfprof_lite.advisor.input_pipeline import InputPipelineChecker
 from tfprof_lite.advisor.job import JobChecker
+from tfprof_lite.advisor.memory import MemoryChecker
 from tfprof_lite.advisor.operation import OperationChecker
 from tfprof_lite.advisor.steptime import StepTimeChecker
 from tfprof_lite.advisor.xla_compat import XlaCompatibilityChecker
@@ -49,6 +50,7 @@ CHECKERS: dict[str, type[Checker]] = {
         JobChecker,
         InputPipelineChecker,
         StepTimeChecker,
+        MemoryChecker,
         XlaCompatibilityChecker,  # registered, but not in ALL_ADVICE (name it to run it)
     )
 }

@@ -18,6 +18,7 @@ __all__ = [
     "classify_device",
     "host_device_of",
     "is_canonical_device",
+    "is_tracer_device",
 ]
 
 DEVICE_OTHER = 0
@@ -26,6 +27,7 @@ DEVICE_CANONICAL = 2
 
 _CANONICAL_RE = re.compile(r".*/(device:gpu|gpu|device:cpu|cpu):\d+")
 _GPU_INDEX_RE = re.compile(r"gpu:\d+")
+_TRACER_RE = re.compile(r".*/(stream:[^/]*|memcpy|sync)")
 
 
 def is_canonical_device(device: str) -> bool:
@@ -41,6 +43,14 @@ def classify_device(device: str) -> int:
     if is_canonical_device(device):
         return DEVICE_CANONICAL
     return DEVICE_OTHER
+
+
+@lru_cache(maxsize=4096)
+def is_tracer_device(device: str) -> bool:
+    """True for a lower-cased GPU tracer device: ``.../stream:N``, ``.../stream:all``,
+    ``.../stream:N<memcpyh2d>``, ``.../memcpy`` or ``.../sync`` (kernels and copies
+    as the GPU tracer records them, not ops)."""
+    return _TRACER_RE.fullmatch(device) is not None
 
 
 def host_device_of(canonical_device: str) -> str:

@@ -11,7 +11,7 @@ turns them into dense per-node arrays for one query step, applying tfprof's rule
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,8 +23,15 @@ from tfprof_lite.model.devices import (
     DEVICE_CANONICAL,
     classify_device,
     host_device_of,
+    is_tracer_device,
 )
-from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU, MemoryExec, StepExecs
+from tfprof_lite.model.execs import (
+    KIND_ACCELERATOR,
+    KIND_CPU,
+    KernelColumns,
+    MemoryExec,
+    StepExecs,
+)
 from tfprof_lite.model.records import CodeFrame, ExecRecord, NodeSpec, OpLogEntrySpec
 
 __all__ = ["NodeStats", "ProfileModel"]
@@ -197,6 +204,8 @@ class ProfileModel:
                 has_gpu = True
                 has_stream = has_stream or "stream:all" in dev
             cls = classify_device(dev)
+            if is_tracer_device(dev):
+                records = _kept(records, execs.kernels, dev)
             for rec in records:
                 nid = self._node_for_record(rec.name)
                 if nid is not None:
@@ -245,6 +254,8 @@ class ProfileModel:
         mem.allocator_bytes_in_use = rec.gpu_bytes_in_use
         if rec.allocations:
             execs.allocations.setdefault(nid, []).extend(rec.allocations)
+        if rec.raw:
+            execs.add_raw(nid, rec.raw)
         for out in rec.outputs:
             mem.output_bytes += out.bytes
             mem.output_memory[out.slot] = out
@@ -323,6 +334,13 @@ class ProfileModel:
             parameters=self.parameters(),
             **sums,
         )
+
+
+def _kept(records: Iterable[ExecRecord], kernels: KernelColumns, dev: str) -> Iterator[ExecRecord]:
+    """``records``, each also kept in the step's GPU tracer columns on the way."""
+    for rec in records:
+        kernels.add(dev, rec)
+        yield rec
 
 
 def _trunc_div(num: IntArray, den: IntArray) -> IntArray:

@@ -8,14 +8,18 @@ class so decoding stays cheap.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 __all__ = [
     "AllocationEvent",
+    "AllocatorUse",
     "CodeFrame",
     "ExecRecord",
+    "MemoryDetail",
     "NodeSpec",
     "OpLogEntrySpec",
     "OutputMemory",
+    "OutputTensor",
 ]
 
 
@@ -90,12 +94,57 @@ class OutputMemory:
     ptr: int
 
 
+class AllocatorUse(NamedTuple):
+    """One ``AllocatorMemoryUsed`` entry of a record: an allocator's use by the op.
+
+    ``events`` are the allocation records as ``(alloc_micros, alloc_bytes)``
+    pairs in proto order (negative bytes free memory).
+    """
+
+    allocator: str
+    total_bytes: int
+    peak_bytes: int
+    live_bytes: int
+    bytes_in_use: int
+    events: tuple[tuple[int, int], ...]
+
+
+class OutputTensor(NamedTuple):
+    """One output's tensor description: allocator, allocation and shape.
+
+    ``shape`` is ``None`` for an unknown rank and ``()`` for a scalar; ``dtype``
+    is the DataType enum value.
+    """
+
+    slot: int
+    allocator: str
+    allocation_id: int
+    requested_bytes: int
+    allocated_bytes: int
+    ptr: int
+    dtype: int
+    shape: tuple[int, ...] | None
+
+
+class MemoryDetail(NamedTuple):
+    """The memory side of one NodeExecStats: times, allocator entries, outputs."""
+
+    start_micros: int
+    end_micros: int
+    allocators: tuple[AllocatorUse, ...]
+    tensors: tuple[OutputTensor, ...]
+
+
 @dataclass
 class ExecRecord:
     """One NodeExecStats entry of a RunMetadata, reduced to what tfprof reads.
 
     The byte sums run over every ``memory[]`` entry (any allocator); the
     ``gpu_*`` fields come from allocators whose name contains ``GPU``.
+    ``raw`` is the whole serialized NodeExecStats of a record with memory
+    entries, for the memory profile (decoded on first use by
+    :func:`tfprof_lite.proto.decode.memory_detail`); ``label`` is the
+    ``timeline_label``, kept for GPU tracer devices (kernel names) only.
     """
 
     name: str
@@ -111,3 +160,5 @@ class ExecRecord:
     has_memory_stats: bool = False
     temp_memory_size: int = 0
     persistent_memory_size: int = 0
+    raw: bytes = b""
+    label: str = ""

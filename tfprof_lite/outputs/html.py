@@ -11,7 +11,8 @@ Contract of :func:`render_html`:
   accelerator time stacked); a flame graph of the scope view (and the code view
   when the profile has code traces) drawn by the script from embedded JSON; the
   op, scope and code tables (sortable by any column, filterable by name); the
-  memory timeline and advisor slots (:data:`SLOTS`); a glossary of every column.
+  memory timeline (:mod:`tfprof_lite.outputs.html_memory`) and advisor slots
+  (:data:`SLOTS`); a glossary of every column.
 * Numbers are those of the tfprof views for the given options (default: every
   node accounted, ``-step -1`` = per-node average over the steps); tables keep the
   ``max_rows`` rows with the most time (keeping their order) and say so.
@@ -432,13 +433,16 @@ def flame_section(results: Sequence[ViewResult]) -> Section:
 
 
 def memory_timeline_section(model: ProfileModel) -> str | None:
-    """SLOT for the memory timeline (to be provided by another module).
+    """SLOT for the memory timeline: bytes in use over time per allocator for the
+    step with the highest peak, and what is live at the peak.
 
-    Contract: return an HTML fragment (all profile text escaped, no external
-    resources) showing memory over time, or None when there is nothing to show.
-    Until that module exists this returns None and the report says so.
+    Returns the fragment of :func:`tfprof_lite.outputs.html_memory.memory_fragment`
+    (inline SVG and tables, all profile text escaped, no external resources), or
+    None when the profile has no steps.
     """
-    return None
+    from tfprof_lite.outputs.html_memory import memory_fragment
+
+    return memory_fragment(model)
 
 
 class _LogCollector(logging.Handler):

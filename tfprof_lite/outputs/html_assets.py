@@ -77,6 +77,7 @@ svg text { font-family: system-ui, sans-serif; }
 .chart text { fill: var(--muted); font-size: 11px; }
 .chart .cpu { fill: var(--cpu); }
 .chart .acc { fill: var(--acc); }
+.chart.memory { color: var(--acc); }
 .swatch.cpu { background: var(--cpu); }
 .swatch.acc { background: var(--acc); }
 #flame { width: 100%; display: block; border: 1px solid var(--line); border-radius: 6px; }

@@ -11,16 +11,28 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.model.devices import is_tracer_device
 from tfprof_lite.model.records import (
     AllocationEvent,
+    AllocatorUse,
     CodeFrame,
     ExecRecord,
+    MemoryDetail,
     NodeSpec,
     OpLogEntrySpec,
     OutputMemory,
+    OutputTensor,
 )
+from tfprof_lite.proto import messages as pb
 
-__all__ = ["code_frames", "graph_nodes", "op_log_entries", "shape_dims", "step_records"]
+__all__ = [
+    "code_frames",
+    "graph_nodes",
+    "memory_detail",
+    "op_log_entries",
+    "shape_dims",
+    "step_records",
+]
 
 _STRING_ATTRS = ("data_format",)
 
@@ -151,6 +163,70 @@ def _log_entries(log_entries: Any) -> Iterator[OpLogEntrySpec]:
         )
 
 
+def _allocator_use(mem: Any) -> AllocatorUse:
+    events = tuple([(a.alloc_micros, a.alloc_bytes) for a in mem.allocation_records])
+    return AllocatorUse(
+        mem.allocator_name,
+        mem.total_bytes,
+        mem.peak_bytes,
+        mem.live_bytes,
+        mem.allocator_bytes_in_use,
+        events,
+    )
+
+
+_ShapeCache = dict[bytes, "tuple[int, ...] | None"]
+
+
+def _tensor_shape(shape: Any, known: _ShapeCache) -> tuple[int, ...] | None:
+    """A TensorShapeProto as a dims tuple (None: unknown rank); equal shapes
+    share the tuple (``known`` is keyed by the wire bytes)."""
+    key = shape.SerializeToString()
+    if key in known:
+        return known[key]
+    dims = None if shape.unknown_rank else tuple([d.size for d in shape.dim])
+    known[key] = dims
+    return dims
+
+
+def _output_tensor(out: Any, shapes: _ShapeCache) -> OutputTensor | None:
+    desc = out.tensor_description
+    if not desc.HasField("allocation_description"):
+        return None
+    alloc = desc.allocation_description
+    return OutputTensor(
+        out.slot,
+        alloc.allocator_name,
+        alloc.allocation_id,
+        alloc.requested_bytes,
+        alloc.allocated_bytes,
+        alloc.ptr,
+        desc.dtype,
+        _tensor_shape(desc.shape, shapes) if desc.HasField("shape") else None,
+    )
+
+
+def memory_detail(raw: bytes, shapes: _ShapeCache | None = None) -> MemoryDetail:
+    """Start and end time, every allocator entry and every output's tensor
+    description of a serialized NodeExecStats (:attr:`ExecRecord.raw`).
+
+    ``shapes`` lets calls share equal shape tuples.
+
+    Raises:
+        InvalidInputError: ``raw`` is not a NodeExecStats.
+    """
+    ns = pb.NodeExecStats()
+    try:
+        ns.ParseFromString(raw)
+    except Exception as err:  # noqa: BLE001 - protobuf's DecodeError varies by backend
+        raise InvalidInputError(f"not a serialized NodeExecStats: {err}") from err
+    known = {} if shapes is None else shapes
+    uses = tuple(_allocator_use(mem) for mem in ns.memory)
+    tensors = tuple(t for t in (_output_tensor(out, known) for out in ns.output) if t is not None)
+    start = ns.all_start_micros
+    return MemoryDetail(start, start + ns.op_end_rel_micros, uses, tensors)
+
+
 def _exec_record(ns: Any) -> ExecRecord:
     rec = ExecRecord(ns.node_name, ns.all_start_micros, ns.op_end_rel_micros)
     allocations: list[AllocationEvent] = []
@@ -165,6 +241,10 @@ def _exec_record(ns: Any) -> ExecRecord:
                 AllocationEvent(a.alloc_micros, a.alloc_bytes) for a in mem.allocation_records
             )
     rec.allocations = tuple(allocations)
+    if ns.memory:
+        # Kept whole for the memory profile (decoded by memory_detail on first
+        # use): serializing costs far less than decoding every field now.
+        rec.raw = ns.SerializeToString()
     outputs = []
     for out in ns.output:
         if out.HasField("tensor_description"):
@@ -185,13 +265,21 @@ def step_records(run_meta: Any) -> list[tuple[str, Iterator[ExecRecord]]]:
     """A RunMetadata's StepStats as (device, records) pairs, in proto order.
 
     Each device's records are decoded lazily, while the model consumes them.
+    Records of GPU tracer devices (``stream:N``, ``stream:all``, ``memcpy``,
+    ``sync``) keep their ``timeline_label`` (the kernel name and launch shape).
     """
-    return [(dev.device, _device_records(dev.node_stats)) for dev in run_meta.step_stats.dev_stats]
+    return [
+        (dev.device, _device_records(dev.node_stats, is_tracer_device(dev.device.lower())))
+        for dev in run_meta.step_stats.dev_stats
+    ]
 
 
-def _device_records(node_stats: Any) -> Iterator[ExecRecord]:
+def _device_records(node_stats: Any, labels: bool) -> Iterator[ExecRecord]:
     for ns in node_stats:
         if ns.memory or ns.output or ns.HasField("memory_stats"):
-            yield _exec_record(ns)
+            rec = _exec_record(ns)
         else:
-            yield ExecRecord(ns.node_name, ns.all_start_micros, ns.op_end_rel_micros)
+            rec = ExecRecord(ns.node_name, ns.all_start_micros, ns.op_end_rel_micros)
+        if labels:
+            rec.label = ns.timeline_label
+        yield rec

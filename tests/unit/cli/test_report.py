@@ -12,6 +12,7 @@ import pytest
 
 from tests.unit.cli import profiles
 from tests.unit.cli.conftest import Runner
+from tfprof_lite import Profiler
 from tfprof_lite.outputs import html as report
 from tfprof_lite.outputs.html import render_html, script_json, step_times
 
@@ -155,9 +156,16 @@ def test_advisor_failure_is_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def test_memory_slot_placeholder(page: str) -> None:
-    assert report.memory_timeline_section(profiles.profiler().model) is None
-    assert '<div class="slot" data-slot="memory"><p class="muted">Not available' in page
+def test_memory_section(page: str) -> None:
+    fragment = report.memory_timeline_section(profiles.profiler().model)
+    assert fragment is not None and fragment in page
+    assert '<div class="slot" data-slot="memory"><p class="muted">Step ' in page
+    assert '<svg class="chart memory"' in fragment and '<circle class="peak"' in fragment
+    assert "dense1/MatMul" in _parse(fragment).cells
+    # Node names stay text in the memory tables too.
+    assert profiles.SCRIPT_NAME not in fragment and profiles.CLOSE_NAME not in fragment
+    assert profiles.SCRIPT_NAME in _parse(fragment).cells
+    assert report.memory_timeline_section(Profiler(profiles.graph_def()).model) is None
 
 
 def test_deterministic() -> None:

@@ -1,0 +1,365 @@
+"""GPU kernel statistics: per kernel and launching op, how often and how long.
+
+Reads the GPU tracer's records as a RunMetadata carries them (kept per step in
+:class:`~tfprof_lite.model.execs.KernelColumns`):
+
+* kernels on ``/device:GPU:N/stream:all`` (a copy of each also sits on
+  ``/stream:N``, which is used only when a GPU has no ``stream:all``);
+* copies on ``/device:GPU:N/memcpy`` (copies also sit on
+  ``/stream:N<MemcpyH2D>`` or, in TF 1.x, on ``/stream:N``; used only without
+  a ``memcpy`` device);
+* ``cuStreamSynchronize`` calls on ``/sync`` and other activity on ``/stream:``.
+
+Names follow TensorFlow's GPU tracer: ``node_name`` is the launching op's
+annotation (``name:Type``) or, without one, the kernel name; ``timeline_label``
+is ``<kernel> regs:R shm:S grid:X,Y,Z block:X,Y,Z@@<annotation>`` for kernels
+(TF 2.x), ``<name> bytes:N`` (TF 2.x) or ``MEMCPYHtoD N bytes (...)`` (TF 1.x)
+for copies, and empty for TF 1.x kernels (the kernel is then "not recorded").
+
+A profile loaded from a ProfileProto keeps accelerator times per op but no
+kernel names: the report then lists one row per op and says so. A CPU-only
+profile gives an empty report with a note, not an error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tfprof_lite.model.execs import KIND_ACCELERATOR, KernelColumns
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.outputs.formats import format_memory, format_time
+
+__all__ = [
+    "KIND_KERNEL",
+    "KIND_MEMCPY",
+    "KIND_OTHER",
+    "KIND_SYNC",
+    "KernelReport",
+    "KernelStat",
+    "kernel_name",
+    "kernel_stats",
+]
+
+KIND_KERNEL = "kernel"
+KIND_MEMCPY = "memcpy"
+KIND_SYNC = "sync"
+KIND_OTHER = "other"
+
+#: Kernel name of a TF 1.x kernel record (its timeline_label is empty).
+NOT_RECORDED = "(kernel name not recorded)"
+#: Kernel name of the rows built from a ProfileProto's accelerator times.
+NOT_KEPT = "(kernel names not kept in a ProfileProto)"
+
+_DEVICE_RE = re.compile(r"(.*?)/(stream:[^/]*|memcpy|sync)", re.IGNORECASE)
+_GPU_RE = re.compile(r"gpu:(\d+)", re.IGNORECASE)
+_DIRECTION_RE = re.compile(r"(HtoD|H2D|DtoH|D2H|DtoD|D2D|P2P|HtoH|DtoA|AtoD)", re.IGNORECASE)
+_BYTES_RE = re.compile(r"bytes:(\d+)|(\d+) bytes")
+_DIRECTIONS = {
+    "htod": "HtoD",
+    "h2d": "HtoD",
+    "dtoh": "DtoH",
+    "d2h": "DtoH",
+    "dtod": "DtoD",
+    "d2d": "DtoD",
+    "p2p": "P2P",
+    "htoh": "HtoH",
+    "dtoa": "DtoA",
+    "atod": "AtoD",
+}
+
+
+@dataclass(frozen=True)
+class KernelStat:
+    """One kernel (or copy) launched by one op, over the chosen steps.
+
+    ``op`` is empty when nothing annotated the launch; ``bytes`` is the total
+    copied by a memcpy row (0 for kernels).
+    """
+
+    kernel: str
+    op: str
+    op_type: str
+    kind: str
+    count: int
+    total_micros: int
+    avg_micros: float
+    min_micros: int
+    max_micros: int
+    bytes: int
+    devices: list[str]
+
+
+@dataclass
+class KernelReport:
+    """Kernel rows (most total time first), their source and notes."""
+
+    kernels: list[KernelStat] = field(default_factory=list)
+    steps: int = 0
+    source: str = "none"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total_micros(self) -> int:
+        """Time of every row (kernels and copies), summed."""
+        return sum(k.total_micros for k in self.kernels)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        doc = asdict(self)
+        doc["total_micros"] = self.total_micros
+        return doc
+
+    def to_text(self) -> str:
+        """A table of the kernels, or why there is none."""
+        if not self.kernels:
+            return "\n".join(["no GPU kernel records", *self.notes]) + "\n"
+        lines = [
+            f"GPU kernels over {self.steps} step{'s' if self.steps != 1 else ''} "
+            f"({self.source}), total {format_time(self.total_micros)}",
+            f"{'count':>7} {'total':>10} {'avg':>10} {'min':>9} {'max':>9}  kind    kernel <- op",
+        ]
+        lines += [_row_text(k) for k in self.kernels]
+        lines += [f"note: {text}" for text in self.notes]
+        return "\n".join(lines) + "\n"
+
+
+def _row_text(k: KernelStat) -> str:
+    op = f"{k.op} ({k.op_type})" if k.op_type else k.op
+    launch = f" <- {op}" if op else " <- (no op annotation)"
+    copied = f" [{format_memory(k.bytes)}]" if k.bytes else ""
+    return (
+        f"{k.count:>7} {format_time(k.total_micros):>10} {format_time(round(k.avg_micros)):>10} "
+        f"{format_time(k.min_micros):>9} {format_time(k.max_micros):>9}  {k.kind:<7} "
+        f"{k.kernel}{copied}{launch}"
+    )
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def kernel_name(label: str, name: str, kind: str = KIND_KERNEL, annotated: bool = False) -> str:
+    """The kernel (or copy) name of a GPU tracer record.
+
+    Args:
+        label: the record's ``timeline_label``.
+        name: its ``node_name``.
+        kind: ``kernel``, ``memcpy``, ``sync`` or ``other``.
+        annotated: ``name`` is known to be an op (so not a kernel name).
+    """
+    if kind == KIND_MEMCPY:
+        match = _DIRECTION_RE.search(label) or _DIRECTION_RE.search(name)
+        if match is None:
+            return "Memcpy"
+        return "Memcpy" + _DIRECTIONS[match.group(1).lower()]
+    if kind == KIND_SYNC:
+        return name
+    if not label:
+        return NOT_RECORDED if annotated or ":" in name else name
+    text = label.split("@@", 1)[0]
+    cut = text.find(" regs:")
+    return (text[:cut] if cut >= 0 else text).strip() or NOT_RECORDED
+
+
+def _launcher(model: ProfileModel, name: str) -> tuple[str, str]:
+    """(op name, op type) of the op that launched a record; ``("", "")`` if none.
+
+    ``name:Type`` is an annotation; a bare name is an op only when it is a node
+    of the graph (the model also holds pseudo nodes, named like their op type,
+    for the kernel names it met in RunMetadata).
+    """
+    op, sep, rest = name.partition(":")
+    nid = model.index.get(op)
+    known = nid is not None and model.ops[nid] != op
+    if sep:
+        return op, model.ops[nid] if known and nid is not None else rest.split("#", 1)[0]
+    if known and nid is not None:
+        return op, model.ops[nid]
+    return "", ""
+
+
+def _copied_bytes(label: str) -> int:
+    match = _BYTES_RE.search(label)
+    if match is None:
+        return 0
+    return int(match.group(1) or match.group(2))
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def _kind(sub: str, name: str, label: str) -> str:
+    """What a record is, from its device (and, on ``stream:N``, its names)."""
+    if sub == "memcpy" or "<" in sub:
+        return KIND_MEMCPY
+    if sub == "sync":
+        return KIND_SYNC
+    if sub == "stream:":
+        return KIND_OTHER
+    if " regs:" in label:
+        return KIND_KERNEL
+    if ":memcpy" in name.lower() or label.lower().startswith("memcpy"):
+        return KIND_MEMCPY
+    return KIND_KERNEL
+
+
+def _gpu_name(prefix: str) -> str:
+    """``/device:GPU:N`` for any spelling of a GPU device prefix (the tracer's
+    devices may or may not carry the ``/job:.../task:N`` part)."""
+    match = _GPU_RE.search(prefix)
+    return f"/device:GPU:{match.group(1)}" if match else prefix
+
+
+def _selected(cols: KernelColumns) -> list[tuple[int, str, str]]:
+    """(record index, GPU, kind) of the records to count, one copy of each."""
+    parsed = []
+    has_all: set[str] = set()
+    has_memcpy: set[str] = set()
+    for i, dev in enumerate(cols.dev):
+        match = _DEVICE_RE.fullmatch(dev)
+        if match is None:
+            continue
+        gpu, sub = _gpu_name(match.group(1)), match.group(2).lower()
+        if sub == "stream:all":
+            has_all.add(gpu)
+        elif sub == "memcpy":
+            has_memcpy.add(gpu)
+        parsed.append((i, gpu, sub))
+    out = []
+    for i, gpu, sub in parsed:
+        kind = _kind(sub, cols.name[i], cols.label[i])
+        per_stream = sub not in ("stream:all", "memcpy", "sync", "stream:")
+        if per_stream and kind == KIND_MEMCPY and gpu in has_memcpy:
+            continue
+        if per_stream and kind == KIND_KERNEL and gpu in has_all:
+            continue
+        if sub == "stream:all" and kind == KIND_MEMCPY and gpu in has_memcpy:
+            continue
+        out.append((i, gpu, kind))
+    return out
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+@dataclass
+class _Acc:
+    count: int = 0
+    total: int = 0
+    low: int = 0
+    high: int = 0
+    nbytes: int = 0
+    devices: set[str] = field(default_factory=set)
+
+    def add(self, dur: int, nbytes: int, device: str) -> None:
+        self.low = dur if not self.count else min(self.low, dur)
+        self.high = max(self.high, dur)
+        self.count += 1
+        self.total += dur
+        self.nbytes += nbytes
+        self.devices.add(device)
+
+
+_Key = tuple[str, str, str, str]  # kind, kernel, op, op type
+
+
+def _copy_directions(cols: KernelColumns) -> dict[tuple[str, int, int], str]:
+    """(name, start, duration) -> the ``stream:N<MemcpyH2D>`` device text of each
+    copy there: TF 2.x names the direction only in that device."""
+    out: dict[tuple[str, int, int], str] = {}
+    for dev, name, start, dur in zip(cols.dev, cols.name, cols.start, cols.dur):
+        if "<" in dev:
+            out[(name, start, dur)] = dev[dev.index("<") :]
+    return out
+
+
+def _add_tracer_step(model: ProfileModel, cols: KernelColumns, acc: dict[_Key, _Acc]) -> bool:
+    chosen = _selected(cols)
+    directions = _copy_directions(cols)
+    for i, gpu, kind in chosen:
+        name, label = cols.name[i], cols.label[i]
+        op, op_type = _launcher(model, name)
+        if not op and "@@" in label:
+            # The raw annotation stack after "@@": "outer::inner#key=value#".
+            inner = label.split("@@", 1)[1].split("::")[-1].split("#", 1)[0]
+            op, op_type = _launcher(model, inner)
+        if kind == KIND_MEMCPY and _DIRECTION_RE.search(label + name) is None:
+            name = name + directions.get((name, cols.start[i], cols.dur[i]), "")
+        key = (kind, kernel_name(label, name, kind, bool(op)), op, op_type)
+        nbytes = _copied_bytes(label) if kind == KIND_MEMCPY else 0
+        acc.setdefault(key, _Acc()).add(cols.dur[i], nbytes, gpu)
+    return bool(chosen)
+
+
+def _add_profile_step(model: ProfileModel, step: int, acc: dict[_Key, _Acc]) -> bool:
+    execs = model.steps[step]
+    found = False
+    for nid, kind, dev, dur in zip(execs.t_node, execs.t_kind, execs.t_dev, execs.t_dur):
+        if kind == KIND_ACCELERATOR:
+            key = (KIND_KERNEL, NOT_KEPT, model.names[nid], model.ops[nid])
+            acc.setdefault(key, _Acc()).add(dur, 0, dev)
+            found = True
+    return found
+
+
+def _rows(acc: dict[_Key, _Acc]) -> list[KernelStat]:
+    rows = [
+        KernelStat(
+            kernel=kernel,
+            op=op,
+            op_type=op_type,
+            kind=kind,
+            count=a.count,
+            total_micros=a.total,
+            avg_micros=round(a.total / a.count, 2),
+            min_micros=a.low,
+            max_micros=a.high,
+            bytes=a.nbytes,
+            devices=sorted(a.devices),
+        )
+        for (kind, kernel, op, op_type), a in acc.items()
+    ]
+    return sorted(rows, key=lambda r: (-r.total_micros, r.kind, r.kernel, r.op))
+
+
+def kernel_stats(
+    model: ProfileModel, step: int | None = None, top: int | None = None
+) -> KernelReport:
+    """GPU kernel statistics over every traced step (or ``step`` only).
+
+    Args:
+        model: the profile.
+        step: one step number, or None for every step.
+        top: keep the ``top`` rows with the most time (None: all).
+    """
+    steps = model.sorted_steps() if step is None else [s for s in model.sorted_steps() if s == step]
+    acc: dict[_Key, _Acc] = {}
+    report = KernelReport()
+    from_tracer = from_profile = 0
+    for number in steps:
+        cols = model.steps[number].kernels
+        if len(cols) and _add_tracer_step(model, cols, acc):
+            from_tracer += 1
+        elif _add_profile_step(model, number, acc):
+            from_profile += 1
+    report.steps = from_tracer + from_profile
+    report.kernels = _rows(acc)[:top] if top is not None else _rows(acc)
+    report.source, report.notes = _source(from_tracer, from_profile)
+    return report
+
+
+def _source(from_tracer: int, from_profile: int) -> tuple[str, list[str]]:
+    if from_tracer and not from_profile:
+        return "GPU tracer records", []
+    if from_profile:
+        note = (
+            "kernel names are not kept in a ProfileProto: one row per op from its "
+            "accelerator (stream:all) time"
+        )
+        both = "GPU tracer records and accelerator times"
+        return (both if from_tracer else "accelerator times"), [note]
+    return "none", [
+        "the profile has no GPU stream or memcpy devices (a CPU-only run, or steps "
+        "traced without the GPU tracer)"
+    ]

@@ -1,0 +1,487 @@
+"""Memory profile: per step and allocator, bytes in use over time, the peak and
+what is live at the peak.
+
+Source, per step, best first:
+
+* **allocation records** (RunMetadata): every ``AllocatorMemoryUsed`` of every
+  op, with its ``allocation_records`` (time, signed bytes; negative = free) and
+  the op's output tensors (shape, dtype, allocator). The timeline is the running
+  sum of the records of one allocator, one point per distinct time.
+* **per-op bytes** (an allocator without allocation records, or a step loaded
+  from a ProfileProto, which keeps neither allocator names nor CPU allocation
+  records nor output tensor shapes): the ProfileProto's GPU allocation records
+  where present, otherwise an approximation (the op's requested bytes allocated
+  at its start, all but its residual bytes freed at its end), grouped per
+  device. Shapes then come from the graph. The report says so in ``notes`` and
+  per allocator (``exact``).
+
+Frees of memory allocated before the step (or before the first record) would
+drive the sum below zero: the lowest point is lifted to zero and that amount is
+``baseline_bytes``. At the peak, each op holds the net of its records up to the
+peak time (``by_op``: ops holding bytes, with their output tensors; ``by_scope``:
+the same grouped by name scope; both keep the largest ``top``); ``live_bytes``
+sums every op holding bytes and ``before_step_bytes`` is the rest of the peak
+(baseline not yet freed minus what ops freed of it), so
+``live_bytes + before_step_bytes == peak_bytes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tfprof_lite.model.execs import AllocatorColumns, StepExecs
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.outputs.formats import format_memory, format_time
+from tfprof_lite.proto.decode import memory_detail
+
+__all__ = [
+    "AllocatorMemory",
+    "LiveOp",
+    "LiveScope",
+    "LiveTensor",
+    "MemoryReport",
+    "StepMemory",
+    "dtype_name",
+    "memory_profile",
+]
+
+_DTYPES = {
+    1: "float32",
+    2: "float64",
+    3: "int32",
+    4: "uint8",
+    5: "int16",
+    6: "int8",
+    7: "string",
+    8: "complex64",
+    9: "int64",
+    10: "bool",
+    11: "qint8",
+    12: "quint8",
+    13: "qint32",
+    14: "bfloat16",
+    15: "qint16",
+    16: "quint16",
+    17: "uint16",
+    18: "complex128",
+    19: "float16",
+    20: "resource",
+    21: "variant",
+    22: "uint32",
+    23: "uint64",
+}
+
+#: Label of the top-level name scope (nodes whose names have no ``/``).
+TOP_SCOPE = "(top level)"
+
+
+def dtype_name(dtype: int) -> str:
+    """The numpy-style name of a DataType enum value (``""`` when unset)."""
+    if dtype <= 0:
+        return ""
+    return _DTYPES.get(dtype if dtype < 100 else dtype - 100, f"dtype{dtype}")
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class LiveTensor:
+    """An output tensor of an op holding memory at the peak.
+
+    ``shape`` is None when unknown; ``bytes`` is the larger of the requested and
+    allocated size.
+    """
+
+    node: str
+    slot: int
+    shape: list[int] | None
+    dtype: str
+    bytes: int
+
+    def label(self) -> str:
+        """``name:slot dtype[d0,d1]`` (shape ``?`` when unknown)."""
+        dims = "?" if self.shape is None else ",".join(str(d) for d in self.shape)
+        kind = self.dtype or "tensor"
+        return f"{self.node}:{self.slot} {kind}[{dims}]"
+
+
+@dataclass(frozen=True)
+class LiveOp:
+    """An op holding memory at the peak: its net bytes and its output tensors."""
+
+    name: str
+    op: str
+    scope: str
+    bytes: int
+    tensors: list[LiveTensor]
+
+
+@dataclass(frozen=True)
+class LiveScope:
+    """A name scope's ops holding memory at the peak; ``tensors``: the largest few."""
+
+    scope: str
+    bytes: int
+    ops: int
+    tensors: list[LiveTensor]
+
+
+@dataclass
+class AllocatorMemory:
+    """One allocator (or device, when allocator names are not kept) in one step.
+
+    Times are microseconds since the step's first record; ``timeline`` holds
+    ``(micros, bytes in use)`` points, the first at time 0. ``live_bytes`` and
+    ``live_ops`` cover every op holding memory at the peak; ``by_op`` and
+    ``by_scope`` list the largest few.
+    """
+
+    allocator: str
+    exact: bool
+    timeline: list[tuple[int, int]] = field(default_factory=list)
+    peak_bytes: int = 0
+    peak_micros: int = 0
+    baseline_bytes: int = 0
+    before_step_bytes: int = 0
+    allocations: int = 0
+    frees: int = 0
+    max_in_use_bytes: int = 0
+    live_bytes: int = 0
+    live_ops: int = 0
+    by_op: list[LiveOp] = field(default_factory=list)
+    by_scope: list[LiveScope] = field(default_factory=list)
+
+
+@dataclass
+class StepMemory:
+    """The memory profile of one step: one entry per allocator."""
+
+    step: int
+    start_micros: int
+    source: str
+    allocators: list[AllocatorMemory] = field(default_factory=list)
+
+
+@dataclass
+class MemoryReport:
+    """Memory profiles of the traced steps, with notes on what the data lacked."""
+
+    steps: list[StepMemory] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (timelines as ``[micros, bytes]`` pairs)."""
+        doc = asdict(self)
+        for step, step_doc in zip(self.steps, doc["steps"]):
+            for alloc, alloc_doc in zip(step.allocators, step_doc["allocators"]):
+                alloc_doc["timeline"] = [list(p) for p in alloc.timeline]
+        return doc
+
+    def to_text(self) -> str:
+        """Per step and allocator: the peak, what is live then, by op and by scope."""
+        lines: list[str] = []
+        if not self.steps:
+            lines.append("no memory records")
+        for step in self.steps:
+            lines.extend(_step_text(step))
+        lines += [f"note: {text}" for text in self.notes]
+        return "\n".join(lines) + "\n"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _step_text(step: StepMemory) -> list[str]:
+    lines = [f"step {step.step} ({step.source}):"]
+    if not step.allocators:
+        lines.append("  no memory records in this step")
+    for alloc in step.allocators:
+        lines.extend(_allocator_text(alloc))
+    return lines
+
+
+def _allocator_text(alloc: AllocatorMemory) -> list[str]:
+    how = "" if alloc.exact else " (approximate)"
+    lines = [
+        f"  {alloc.allocator}{how}: peak {format_memory(alloc.peak_bytes)} at "
+        f"+{format_time(alloc.peak_micros)}; {_plural(alloc.allocations, 'allocation')}, "
+        f"{_plural(alloc.frees, 'free')}, {_plural(len(alloc.timeline), 'timeline point')}"
+    ]
+    if alloc.max_in_use_bytes:
+        lines.append(
+            f"    allocator reported up to {format_memory(alloc.max_in_use_bytes)} in use "
+            "(including memory allocated before the step)"
+        )
+    if alloc.before_step_bytes:
+        lines.append(f"    held from before the step: {format_memory(alloc.before_step_bytes)}")
+    if alloc.by_op:
+        lines.append(
+            f"    live at the peak: {format_memory(alloc.live_bytes)} in "
+            f"{_plural(alloc.live_ops, 'op')}; by op:"
+        )
+    for op in alloc.by_op:
+        tensors = ", ".join(t.label() for t in op.tensors) or "no output tensors recorded"
+        lines.append(f"      {format_memory(op.bytes):>9}  {op.name} ({op.op}): {tensors}")
+    if alloc.by_scope:
+        lines.append("    live at the peak, by name scope:")
+    for scope in alloc.by_scope:
+        biggest = ", ".join(t.label() for t in scope.tensors)
+        lines.append(
+            f"      {format_memory(scope.bytes):>9}  {scope.scope} "
+            f"({_plural(scope.ops, 'op')})" + (f": {biggest}" if biggest else "")
+        )
+    return lines
+
+
+# --------------------------------------------------------------------------- series
+
+
+@dataclass
+class _Series:
+    """Signed byte events of one allocator in one step, and what explains them."""
+
+    label: str
+    exact: bool
+    nodes: list[int] = field(default_factory=list)
+    times: list[int] = field(default_factory=list)
+    deltas: list[int] = field(default_factory=list)
+    tensors: dict[int, list[LiveTensor]] = field(default_factory=dict)
+    max_in_use: int = 0
+
+    def add(self, node: int, micros: int, delta: int) -> None:
+        """One event."""
+        self.nodes.append(node)
+        self.times.append(micros)
+        self.deltas.append(delta)
+
+
+def _tensor(model: ProfileModel, cols: AllocatorColumns, i: int) -> LiveTensor:
+    nid, slot = cols.o_node[i], cols.o_slot[i]
+    shape = cols.o_shape[i]
+    dims = list(shape) if shape is not None else model.output_shapes[nid].get(slot)
+    size = max(cols.o_requested[i], cols.o_allocated[i])
+    return LiveTensor(model.names[nid], slot, dims, dtype_name(cols.o_dtype[i]), size)
+
+
+def _record_series(model: ProfileModel, execs: StepExecs) -> list[_Series]:
+    """One series per allocator named in the step's kept NodeExecStats."""
+    cols = execs.allocator_columns(memory_detail)
+    series = [_Series(name, exact=True) for name in cols.names]
+    for nid, aid, micros, nbytes in zip(cols.a_node, cols.a_alloc, cols.a_micros, cols.a_bytes):
+        series[aid].add(nid, micros, nbytes)
+    for i, aid in enumerate(cols.u_alloc):
+        s = series[aid]
+        s.max_in_use = max(s.max_in_use, cols.u_in_use[i])
+    for s in series:
+        if not s.times:
+            _approximate_from_use(s, cols, cols.index[s.label])
+    unnamed: dict[int, list[LiveTensor]] = {}
+    for i, aid in enumerate(cols.o_alloc):
+        if cols.o_allocated[i] or cols.o_requested[i]:
+            owner = series[aid].tensors if cols.names[aid] else unnamed
+            owner.setdefault(cols.o_node[i], []).append(_tensor(model, cols, i))
+    for s in series:
+        for nid, tensors in unnamed.items():
+            s.tensors.setdefault(nid, tensors)
+    return [s for s in series if s.times or s.max_in_use]
+
+
+def _approximate_from_use(s: _Series, cols: AllocatorColumns, aid: int) -> None:
+    """An allocator without allocation records: total bytes at the op's start,
+    all but the live bytes freed at its end."""
+    s.exact = False
+    for i, alloc in enumerate(cols.u_alloc):
+        if alloc == aid and cols.u_total[i]:
+            s.add(cols.u_node[i], cols.u_start[i], cols.u_total[i])
+            s.add(cols.u_node[i], cols.u_end[i], cols.u_live[i] - cols.u_total[i])
+
+
+def _profile_series(model: ProfileModel, execs: StepExecs) -> list[_Series]:
+    """Series per device from what a ProfileProto keeps (see the module docstring)."""
+    by_dev: dict[str, _Series] = {}
+
+    def series_of(nid: int, exact: bool) -> _Series:
+        dev = model.canonical_device[nid] or "unknown device"
+        s = by_dev.setdefault(dev, _Series(f"{dev} (allocator not kept)", exact=True))
+        s.exact = s.exact and exact
+        return s
+
+    for nid, events in execs.allocations.items():
+        s = series_of(nid, True)
+        for event in events:
+            s.add(nid, event.alloc_micros, event.alloc_bytes)
+    for mem in execs.memory:
+        s = series_of(mem.node, mem.node in execs.allocations)
+        s.max_in_use = max(s.max_in_use, mem.allocator_bytes_in_use)
+        _profile_tensors(model, s, mem.node, mem.output_memory)
+        if mem.node not in execs.allocations and mem.requested_bytes:
+            start = execs.all_start.get(mem.node, mem.memory_micros)
+            s.add(mem.node, start, mem.requested_bytes)
+            s.add(mem.node, mem.memory_micros, mem.residual_bytes - mem.requested_bytes)
+    return [s for s in by_dev.values() if s.times]
+
+
+def _profile_tensors(model: ProfileModel, s: _Series, nid: int, outputs: dict[int, Any]) -> None:
+    if nid in s.tensors:
+        return
+    shapes = model.output_shapes[nid]
+    s.tensors[nid] = [
+        LiveTensor(model.names[nid], slot, shapes.get(slot), "", out.bytes)
+        for slot, out in sorted(outputs.items())
+        if out.bytes
+    ]
+
+
+# --------------------------------------------------------------------------- profile
+
+
+def _timeline(s: _Series, start: int) -> tuple[list[tuple[int, int]], list[int], int]:
+    """Points ``(micros since origin, bytes)`` (the first, at 0, before any
+    record), the absolute time of each point, and the baseline."""
+    per_time: dict[int, int] = {}
+    for micros, delta in zip(s.times, s.deltas):
+        per_time[micros] = per_time.get(micros, 0) + delta
+    running, lowest, sums = 0, 0, []
+    for micros in sorted(per_time):
+        running += per_time[micros]
+        lowest = min(lowest, running)
+        sums.append((micros, running))
+    base = -lowest
+    origin = min(start, sums[0][0]) if sums else start
+    points = [(0, base)] + [(micros - origin, base + total) for micros, total in sums]
+    return points, [origin - 1] + [micros for micros, _ in sums], base
+
+
+def _peak_index(points: list[tuple[int, int]]) -> int:
+    """Index of the first highest point."""
+    best = 0
+    for i, point in enumerate(points):
+        if point[1] > points[best][1]:
+            best = i
+    return best
+
+
+def _held_at(s: _Series, until: int) -> dict[int, int]:
+    """Net bytes per node over the events at or before absolute time ``until``."""
+    held: dict[int, int] = {}
+    for nid, micros, delta in zip(s.nodes, s.times, s.deltas):
+        if micros <= until:
+            held[nid] = held.get(nid, 0) + delta
+    return held
+
+
+def _scope_of(name: str, depth: int | None) -> str:
+    parts = name.split("/")[:-1]
+    if depth is not None:
+        parts = parts[:depth]
+    return "/".join(parts) or TOP_SCOPE
+
+
+def _live_ops(
+    model: ProfileModel, s: _Series, held: dict[int, int], depth: int | None
+) -> list[LiveOp]:
+    ops = [
+        LiveOp(
+            name=model.names[nid],
+            op=model.ops[nid],
+            scope=_scope_of(model.names[nid], depth),
+            bytes=nbytes,
+            tensors=s.tensors.get(nid, []),
+        )
+        for nid, nbytes in held.items()
+        if nbytes > 0
+    ]
+    return sorted(ops, key=lambda op: (-op.bytes, op.name))
+
+
+def _live_scopes(ops: list[LiveOp], per_scope: int = 3) -> list[LiveScope]:
+    grouped: dict[str, list[LiveOp]] = {}
+    for op in ops:
+        grouped.setdefault(op.scope, []).append(op)
+    scopes = []
+    for scope, members in grouped.items():
+        tensors = sorted((t for op in members for t in op.tensors), key=lambda t: -t.bytes)
+        total = sum(op.bytes for op in members)
+        scopes.append(LiveScope(scope, total, len(members), tensors[:per_scope]))
+    return sorted(scopes, key=lambda sc: (-sc.bytes, sc.scope))
+
+
+def _allocator_memory(
+    model: ProfileModel, s: _Series, start: int, top: int, depth: int | None
+) -> AllocatorMemory:
+    points, when, base = _timeline(s, start)
+    index = _peak_index(points)
+    peak_rel, peak_bytes = points[index]
+    ops = _live_ops(model, s, _held_at(s, when[index]), depth)
+    return AllocatorMemory(
+        allocator=s.label,
+        exact=s.exact,
+        timeline=points,
+        peak_bytes=peak_bytes,
+        peak_micros=peak_rel,
+        baseline_bytes=base,
+        before_step_bytes=peak_bytes - sum(op.bytes for op in ops),
+        allocations=sum(1 for d in s.deltas if d > 0),
+        frees=sum(1 for d in s.deltas if d < 0),
+        max_in_use_bytes=s.max_in_use,
+        live_bytes=sum(op.bytes for op in ops),
+        live_ops=len(ops),
+        by_op=ops[:top],
+        by_scope=_live_scopes(ops)[:top],
+    )
+
+
+def _step_memory(
+    model: ProfileModel, step: int, top: int, depth: int | None
+) -> tuple[StepMemory, str | None]:
+    """One step's profile and a note on its source (None when nothing to add)."""
+    execs = model.steps[step]
+    start = min(execs.all_start.values(), default=0)
+    note = None
+    if execs.raw_stats:
+        series, source = _record_series(model, execs), "allocation records"
+        if any(not s.exact for s in series):
+            note = f"step {step}: some allocators have no allocation records; approximated"
+    else:
+        series, source = _profile_series(model, execs), "per-op bytes"
+        if series:
+            note = (
+                f"step {step}: no allocator data (a ProfileProto keeps no allocator names, "
+                "CPU allocation records or tensor shapes); per-device timeline from "
+                "per-op bytes, shapes from the graph"
+            )
+    if not series:
+        source = "no memory records"
+    out = StepMemory(step, start, source)
+    out.allocators = [_allocator_memory(model, s, start, top, depth) for s in series]
+    out.allocators.sort(key=lambda a: (-a.peak_bytes, a.allocator))
+    return out, note
+
+
+def memory_profile(
+    model: ProfileModel, step: int | None = None, top: int = 10, scope_depth: int | None = None
+) -> MemoryReport:
+    """The memory profile of every traced step (or of ``step`` only).
+
+    Args:
+        model: the profile.
+        step: one step number, or None for every step.
+        top: how many ops and scopes to list per allocator.
+        scope_depth: group ``by_scope`` on the first N name-scope levels
+            (None: the op's full scope).
+    """
+    report = MemoryReport()
+    steps = model.sorted_steps() if step is None else [s for s in model.sorted_steps() if s == step]
+    for number in steps:
+        profile, note = _step_memory(model, number, top, scope_depth)
+        report.steps.append(profile)
+        if note:
+            report.notes.append(note)
+    if not any(s.allocators for s in report.steps):
+        report.notes.append(
+            "no memory records: trace steps with FULL_TRACE (RunOptions.trace_level=3)"
+        )
+    return report

@@ -1,0 +1,184 @@
+"""The HTML report's memory section: timeline charts and what is live at the peak.
+
+Contract of :func:`memory_fragment`: an HTML fragment (inline SVG, no script,
+nothing loaded) built from :func:`tfprof_lite.analysis.memory.memory_profile`:
+
+* the step with the highest peak of any allocator is drawn: one step chart per
+  allocator (bytes in use over time since the step's first record, at most
+  :data:`MAX_POINTS` points; a bucket keeps its highest value so the peak
+  survives), the peak marked;
+* under each chart, a table of the ops live at the peak (bytes, op type,
+  output tensors with shapes) and a table of the name scopes;
+* a table of every step's peak per allocator, and the profile's notes;
+* the section covers the whole profile: the report's query options (step,
+  name filters) do not apply to it (its name cells carry the class ``mem``);
+* all profile text is HTML-escaped; None when the profile has no steps.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from tfprof_lite.analysis.memory import AllocatorMemory, MemoryReport, StepMemory, memory_profile
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.outputs.formats import format_memory, format_time
+
+__all__ = ["MAX_POINTS", "downsample", "memory_fragment", "timeline_svg"]
+
+#: The most points a chart draws.
+MAX_POINTS = 400
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def downsample(points: Sequence[tuple[int, int]], limit: int = MAX_POINTS) -> list[tuple[int, int]]:
+    """At most ``limit`` points of a step curve; each bucket keeps its highest point
+    (first on ties), so the peak is always kept. The last point is kept too."""
+    if len(points) <= limit:
+        return list(points)
+    size = -(-len(points) // (limit - 1))
+    kept = [max(points[i : i + size], key=lambda p: p[1]) for i in range(0, len(points), size)]
+    if kept[-1] != points[-1]:
+        kept.append(points[-1])
+    return kept
+
+
+def _step_path(points: Sequence[tuple[int, int]], x: float, y: float, sx: float, sy: float) -> str:
+    parts: list[str] = []
+    prev_y = None
+    for micros, nbytes in points:
+        px, py = x + micros * sx, y - nbytes * sy
+        if prev_y is None:
+            parts.append(f"M{px:.1f},{py:.1f}")
+        else:
+            parts.append(f"H{px:.1f}V{py:.1f}")
+        prev_y = py
+    return "".join(parts)
+
+
+def timeline_svg(alloc: AllocatorMemory, width: int = 760, height: int = 200) -> str:
+    """An inline SVG step chart of one allocator's bytes in use, peak marked."""
+    points = downsample(alloc.timeline)
+    left, bottom, top, right = 80, 28, 12, 12
+    base, plot_w = height - bottom, width - left - right
+    span = max(points[-1][0], 1)
+    peak = max(alloc.peak_bytes, 1)
+    sx, sy = plot_w / span, (base - top) / peak
+    parts = [
+        f'<svg class="chart memory" role="img" aria-label="{_esc(alloc.allocator)} bytes in use" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+    ]
+    for i in range(5):
+        y = base - (base - top) * i / 4
+        parts.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
+            f"{_esc(format_memory(round(peak * i / 4)))}</text>"
+        )
+    for i in range(5):
+        x = left + plot_w * i / 4
+        parts.append(
+            f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle">'
+            f"+{_esc(format_time(round(span * i / 4)))}</text>"
+        )
+    path = _step_path(points, left, base, sx, sy)
+    parts.append(f'<path class="mem" fill="none" stroke="currentColor" d="{path}"/>')
+    px, py = left + alloc.peak_micros * sx, base - alloc.peak_bytes * sy
+    tip = f"peak {format_memory(alloc.peak_bytes)} at +{format_time(alloc.peak_micros)}"
+    parts.append(
+        f'<circle class="peak" cx="{px:.1f}" cy="{py:.1f}" r="4" fill="currentColor">'
+        f"<title>{_esc(tip)}</title></circle></svg>"
+    )
+    return "".join(parts)
+
+
+def _ops_table(alloc: AllocatorMemory) -> str:
+    rows = "".join(
+        f'<tr><td class="name mem">{_esc(op.name)}</td><td>{_esc(op.op)}</td>'
+        f'<td data-v="{op.bytes}">{_esc(format_memory(op.bytes))}</td>'
+        f"<td>{_esc(', '.join(t.label() for t in op.tensors) or '--')}</td></tr>"
+        for op in alloc.by_op
+    )
+    return (
+        '<div class="scroll"><table class="data"><thead><tr><th>Op live at the peak</th>'
+        "<th>Op type</th><th>Bytes</th><th>Output tensors</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _scopes_table(alloc: AllocatorMemory) -> str:
+    rows = "".join(
+        f'<tr><td class="name mem">{_esc(sc.scope)}</td><td data-v="{sc.ops}">{sc.ops}</td>'
+        f'<td data-v="{sc.bytes}">{_esc(format_memory(sc.bytes))}</td>'
+        f"<td>{_esc(', '.join(t.label() for t in sc.tensors) or '--')}</td></tr>"
+        for sc in alloc.by_scope
+    )
+    return (
+        '<div class="scroll"><table class="data"><thead><tr><th>Name scope</th><th>Ops</th>'
+        f"<th>Bytes</th><th>Largest tensors</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _allocator_block(alloc: AllocatorMemory) -> str:
+    how = "" if alloc.exact else " (approximate)"
+    summary = (
+        f"peak {format_memory(alloc.peak_bytes)} at +{format_time(alloc.peak_micros)}; "
+        f"{alloc.allocations} allocations, {alloc.frees} frees"
+    )
+    if alloc.before_step_bytes:
+        summary += f"; {format_memory(alloc.before_step_bytes)} held from before the step"
+    parts = [
+        f"<h3>{_esc(alloc.allocator + how)}</h3>",
+        f'<p class="muted">{_esc(summary)}</p>',
+        timeline_svg(alloc),
+    ]
+    if alloc.by_op:
+        parts += [_ops_table(alloc), _scopes_table(alloc)]
+    return "".join(parts)
+
+
+def _peaks_table(report: MemoryReport) -> str:
+    rows = "".join(
+        f'<tr><td data-v="{step.step}">{step.step}</td>'
+        f'<td class="name mem">{_esc(a.allocator)}</td>'
+        f'<td data-v="{a.peak_bytes}">{_esc(format_memory(a.peak_bytes))}</td>'
+        f'<td data-v="{a.peak_micros}">+{_esc(format_time(a.peak_micros))}</td></tr>'
+        for step in report.steps
+        for a in step.allocators
+    )
+    return (
+        '<div class="scroll"><table class="data"><thead><tr><th>Step</th><th>Allocator</th>'
+        f"<th>Peak</th><th>At</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _highest(report: MemoryReport) -> StepMemory | None:
+    best: StepMemory | None = None
+    for step in report.steps:
+        if step.allocators and (
+            best is None or step.allocators[0].peak_bytes > best.allocators[0].peak_bytes
+        ):
+            best = step
+    return best
+
+
+def memory_fragment(model: ProfileModel) -> str | None:
+    """The memory section's HTML (see the module docstring)."""
+    if not model.steps:
+        return None
+    report = memory_profile(model)
+    notes = "".join(f"<li>{_esc(text)}</li>" for text in report.notes)
+    notes_html = f'<ul class="muted">{notes}</ul>' if notes else ""
+    shown = _highest(report)
+    if shown is None:
+        return f'<p class="muted">No memory records in the traced steps.</p>{notes_html}'
+    intro = (
+        f'<p class="muted">Step {shown.step} (the highest peak; source: {_esc(shown.source)}). '
+        "x axis: time since the step's first record; y axis: bytes in use that the "
+        "step's records explain.</p>"
+    )
+    blocks = "".join(_allocator_block(a) for a in shown.allocators)
+    return intro + blocks + "<h3>Peak per step</h3>" + _peaks_table(report) + notes_html
