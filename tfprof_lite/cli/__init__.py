@@ -6,10 +6,11 @@ Contract:
   ``scope/graph/op/code``, :mod:`~tfprof_lite.cli.shell`, :mod:`~tfprof_lite.cli.report`,
   :mod:`~tfprof_lite.cli.diff`, :mod:`~tfprof_lite.cli.advise`,
   :mod:`~tfprof_lite.cli.monitor`, :mod:`~tfprof_lite.cli.xla_compat`,
-  :mod:`~tfprof_lite.cli.overview`, :mod:`~tfprof_lite.cli.timeline`,
-  :mod:`~tfprof_lite.cli.pprof`, :mod:`~tfprof_lite.cli.hlo`); each exports its
-  click commands, collected in :data:`COMMANDS` (name -> command) and added to the
-  :func:`cli` group in that order.
+  :mod:`~tfprof_lite.cli.overview`, :mod:`~tfprof_lite.cli.memory`,
+  :mod:`~tfprof_lite.cli.timeline`, :mod:`~tfprof_lite.cli.pprof`,
+  :mod:`~tfprof_lite.cli.hlo`); each exports its click commands, collected in
+  :data:`COMMANDS` (name -> command) and added to the :func:`cli` group in that
+  order.
 * :func:`main` is the only place errors are turned into output: any
   :class:`~tfprof_lite.errors.TfprofLiteError`, click usage error or ``OSError``
   becomes exactly one line ``tfprof-lite: error: <file>: <problem>`` on stderr and
@@ -32,6 +33,7 @@ from tfprof_lite.cli.advise import ADVISE_COMMANDS
 from tfprof_lite.cli.common import use_color
 from tfprof_lite.cli.diff import DIFF_COMMANDS
 from tfprof_lite.cli.hlo import HLO_COMMANDS
+from tfprof_lite.cli.memory import MEMORY_COMMANDS
 from tfprof_lite.cli.monitor import MONITOR_COMMANDS
 from tfprof_lite.cli.overview import OVERVIEW_COMMANDS
 from tfprof_lite.cli.pprof import PPROF_COMMANDS
@@ -87,6 +89,7 @@ COMMANDS: dict[str, click.Command] = {
     **MONITOR_COMMANDS,
     **XLA_COMPAT_COMMANDS,
     **OVERVIEW_COMMANDS,
+    **MEMORY_COMMANDS,
     **TIMELINE_COMMANDS,
     **PPROF_COMMANDS,
     **HLO_COMMANDS,

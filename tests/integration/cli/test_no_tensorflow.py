@@ -140,6 +140,15 @@ def test_overview(venv_bin: Path, saved: tuple[Path, Path]) -> None:
     assert doc["steps"] == 3 and doc["top_ops"][0]["op"] == "MatMul"
 
 
+def test_memory_and_kernels(venv_bin: Path, saved: tuple[Path, Path]) -> None:
+    memory = _cli(venv_bin, "memory", str(saved[0]), "--json")
+    assert memory.returncode == 0, memory.stderr
+    assert [s["step"] for s in json.loads(memory.stdout)["steps"]] == [0, 1, 2]
+    kernels = _cli(venv_bin, "kernels", str(saved[0]))
+    assert kernels.returncode == 0, kernels.stderr
+    assert kernels.stdout.startswith("no GPU kernel records")
+
+
 def test_timeline(venv_bin: Path, saved: tuple[Path, Path], tmp_path: Path) -> None:
     target = tmp_path / "steps.json.gz"
     result = _cli(venv_bin, "timeline", str(saved[0]), "-o", str(target))
@@ -172,7 +181,7 @@ def test_hlo(venv_bin: Path, tmp_path: Path) -> None:
     assert svg.stderr.count("\n") == 1 and "pip install 'tfprof-lite[xla]'" in svg.stderr
 
 
-@pytest.mark.parametrize("command", ["overview", "timeline", "pprof"])
+@pytest.mark.parametrize("command", ["overview", "memory", "kernels", "timeline", "pprof"])
 def test_new_commands_fail_in_one_line(venv_bin: Path, tmp_path: Path, command: str) -> None:
     result = _cli(venv_bin, command, str(tmp_path / "missing"))
     assert result.returncode == 1
