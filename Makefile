@@ -59,8 +59,14 @@ test215:
 	@if [ "$${CI:-}" = "true" ]; then echo "test215: required in CI" >&2; exit 1; fi
 endif
 
+# Every benchmark script, one after the other (several minutes; see benchmarks/README.md).
+BENCH_SCRIPTS := bench_core bench_timeline bench_stream bench_capture bench_monitor
+
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_core.py
+	@set -e; for script in $(BENCH_SCRIPTS); do \
+		echo "== benchmarks/$$script.py"; \
+		$(BIN)/python benchmarks/$$script.py; \
+	done
 
 clean:
 	rm -rf $(VENV) $(VENV215) tfprof_out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -30,27 +30,15 @@ import platform
 import sys
 import tempfile
 import time
-import types
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from _common import OUT_DIR, ROOT, Model, build_model, runs, tf, tf1, timed, trace_steps
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from tensorflow.python.profiler import tfprof_logger  # noqa: E402
+import tfprof_lite
 
-import tfprof_lite  # noqa: E402
-
-tf1 = tf.compat.v1
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT_JSON = os.path.join(ROOT, "bench_out", "core.json")
-
-LAYERS_PER_BLOCK = 10  # each: Const w, Const b, MatMul, Add, Relu
-WIDTH = 4
-BATCH = 2
+OUT_JSON = os.path.join(OUT_DIR, "core.json")
 
 VIEWS = (
     ("scope", "profile_name_scope"),
@@ -58,103 +46,6 @@ VIEWS = (
     ("op", "profile_operations"),
     ("code", "profile_python"),
 )
-
-
-# ------------------------------------------------------------------ the model
-@dataclass
-class Model:
-    """The generated graph, what to fetch and the traced RunMetadata."""
-
-    graph: Any
-    fetches: list[Any]
-    init: Any
-    run_metas: list[Any] = field(default_factory=list)
-
-
-def _layer(x: Any, rng: np.random.Generator) -> Any:
-    with tf1.name_scope("dense"):
-        w = tf1.constant(rng.standard_normal((WIDTH, WIDTH)).astype(np.float32), name="w")
-        b = tf1.constant(rng.standard_normal((WIDTH,)).astype(np.float32), name="b")
-        return tf.nn.relu(tf.add(tf.matmul(x, w), b), name="relu")
-
-
-def _block(index: int, rng: np.random.Generator) -> tuple[Any, Any]:
-    with tf1.name_scope(f"block_{index}"):
-        init = rng.standard_normal((BATCH, WIDTH)).astype(np.float32)
-        var = tf1.Variable(init, name="x")
-        h = var.read_value() if hasattr(var, "read_value") else var
-        for j in range(LAYERS_PER_BLOCK):
-            with tf1.name_scope(f"layer_{j}"):
-                h = _layer(h, rng)
-        return tf.reduce_sum(h, name="sum"), var.initializer
-
-
-def _block_builder(index: int, distinct: bool) -> Callable[[int, np.random.Generator], Any]:
-    """``_block``, or a copy with its own code object (so its ops get call stacks
-    no other block shares) when ``distinct``."""
-    if not distinct:
-        return _block
-    code = _block.__code__.replace(co_filename=f"<block_{index}>")
-    builder: Callable[[int, np.random.Generator], Any] = types.FunctionType(
-        code, _block.__globals__, f"_block_{index}"
-    )
-    return builder
-
-
-def build_model(n_ops: int, distinct_stacks: bool = False) -> Model:
-    """A graph of at least ``n_ops`` ops in nested name scopes."""
-    graph = tf.Graph()
-    rng = np.random.default_rng(0)
-    with graph.as_default():
-        sums, inits = [], []
-        i = 0
-        while len(graph.get_operations()) < n_ops:
-            total, init = _block_builder(i, distinct_stacks)(i, rng)
-            sums.append(total)
-            inits.append(init)
-            i += 1
-        tf.add_n(sums, name="total")
-        init_all = tf1.group(*inits, name="init")
-        run_all = tf1.group(*_sinks(graph), name="run_all")
-    return Model(graph=graph, fetches=[run_all], init=init_all)
-
-
-def _sinks(graph: Any) -> list[Any]:
-    """Ops nothing consumes: running them all runs every op of the graph."""
-    used: set[str] = set()
-    for op in graph.get_operations():
-        used.update(t.op.name for t in op.inputs)
-        used.update(c.name for c in op.control_inputs)
-    return [op for op in graph.get_operations() if op.name not in used]
-
-
-def _session_config() -> Any:
-    """Single-threaded, no graph rewriting: every op of the graph really runs."""
-    config = tf1.ConfigProto(inter_op_parallelism_threads=1, intra_op_parallelism_threads=1)
-    config.graph_options.rewrite_options.disable_meta_optimizer = True
-    opt = config.graph_options.optimizer_options
-    opt.opt_level = tf1.OptimizerOptions.L0
-    opt.do_common_subexpression_elimination = False
-    opt.do_constant_folding = False
-    opt.do_function_inlining = False
-    return config
-
-
-def trace_steps(model: Model, steps: int) -> None:
-    """Run ``steps`` FULL_TRACE steps, keep their RunMetadata, settle the graph.
-
-    tfprof's ``add_step`` merges runtime shapes into the graph; that is applied
-    up front so TF and tfprof_lite see the very same graph.
-    """
-    with tf1.Session(graph=model.graph, config=_session_config()) as sess:
-        sess.run(model.init)
-        for _ in range(steps):
-            meta = tf1.RunMetadata()
-            options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
-            sess.run(model.fetches, options=options, run_metadata=meta)
-            model.run_metas.append(meta)
-    for meta in model.run_metas:
-        tfprof_logger._fill_missing_graph_shape(model.graph, meta)
 
 
 # ------------------------------------------------------------------ timings
@@ -182,21 +73,6 @@ class Side:
     texts: dict[str, str] = field(default_factory=dict)
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    start = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - start, value
-
-
-def _runs(fn: Callable[[], Any], repeat: int) -> list[float]:
-    """Seconds of ``repeat`` calls (a full garbage collection before each)."""
-    out = []
-    for _ in range(repeat):
-        gc.collect()
-        out.append(_timed(fn)[0])
-    return out
-
-
 def _queries(builder: Any) -> list[tuple[str, Callable[[str], dict[str, Any]]]]:
     """Option sets by name; each takes the report file path."""
     return [
@@ -219,8 +95,8 @@ def _time_views(prof: Any, name: str, builder: Any, tmp: str, repeat: int, side:
             path = os.path.join(tmp, f"{name}_{view}_{qname}.txt")
             opts = options(path)
             key = f"{method}[{qname}]"
-            runs = _runs(lambda m=method, o=opts: getattr(prof, m)(o), repeat)
-            side.best[key], side.first[key] = min(runs), runs[0]
+            times = runs(lambda m=method, o=opts: getattr(prof, m)(o), repeat)
+            side.best[key], side.first[key] = min(times), times[0]
             side.texts[key] = _read(path)
 
 
@@ -238,10 +114,10 @@ def run_side(
     """Time one implementation: construction, all add_step calls, every view query."""
     side = Side()
     gc.collect()
-    side.best["Profiler(graph)"], prof = _timed(lambda: factory(model.graph))
+    side.best["Profiler(graph)"], prof = timed(lambda: factory(model.graph))
     gc.collect()
     steps = f"add_step x{len(model.run_metas)}"
-    side.best[steps] = _timed(lambda: _add_steps(prof, model.run_metas))[0]
+    side.best[steps] = timed(lambda: _add_steps(prof, model.run_metas))[0]
     _time_views(prof, name, builder, tmp, repeat, side)
     prof = None  # TF's profiler is a process-wide singleton: release it here
     gc.collect()

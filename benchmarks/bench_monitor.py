@@ -45,6 +45,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from _common import SINGLE_THREAD, stub_run  # noqa: E402
 
 import tfprof_lite  # noqa: E402
 from tfprof_lite.capture import monitor as monitor_module  # noqa: E402
@@ -52,7 +53,7 @@ from tfprof_lite.capture import monitor as monitor_module  # noqa: E402
 tf1 = tf.compat.v1
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_JSON = os.path.join(ROOT, "bench_out", "monitor.json")
-CONFIG = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+CONFIG = SINGLE_THREAD
 #: name -> (level, sample_every) of the monitored configurations.
 CONFIGS = {"level1_nosample": (1, 0), "level1_sample": (1, 10), "level2_sample": (2, 10)}
 DEFAULT_SAMPLED_SHARE = 1 / (monitor_module.DEFAULT_EVERY * monitor_module.DEFAULT_SAMPLE_EVERY)
@@ -139,12 +140,6 @@ def measure(step: Step, steps: int, out_dir: str) -> dict[str, Any]:
     return result
 
 
-def _stub(
-    self: Any, fetches: Any, feed_dict: Any = None, options: Any = None, meta: Any = None
-) -> Any:
-    return None
-
-
 def wrapper_cost_us(calls: int = 200_000) -> dict[str, float]:
     """Per-call microseconds of a stub ``Session.run``: plain, monitored, inactive patch."""
     from tensorflow.python.client import session as tf_session
@@ -162,7 +157,7 @@ def wrapper_cost_us(calls: int = 200_000) -> dict[str, float]:
             sess.run(op)
         return (time.perf_counter() - start) / calls * 1e6
 
-    base.run = _stub
+    base.run = stub_run
     try:
         plain = min(loop() for _ in range(5))
         with tfprof_lite.Monitor(None, sample_every=0, stream=io.StringIO()):

@@ -201,8 +201,56 @@ def _same_device_twice() -> Any:
     return stats
 
 
+def _output_name_collision() -> Any:
+    """A node named like another node's second output ("split:1")."""
+    stats = _gpu_stats(1000)
+    stats.dev_stats[0].node_stats.extend(
+        [
+            _node("split:1", 1020, 2, "split:1 = Identity(mm)", ((GPU_BFC, 8, ()),)),
+            _node("use", 1050, 2, "use = Add(split:1, split:2)", ((GPU_BFC, 8, ()),)),
+        ]
+    )
+    return stats
+
+
+def _unique_names(t: int = 1000) -> Any:
+    """Unique node names without ":" (flows are drawn without reading every node's
+    outputs): partitioning "/_N" suffixes, a producer without outputs, outputs
+    that were not recorded, control inputs, two devices and overlapping lanes."""
+    stats = pb.StepStats()
+    one = ((GPU_BFC, 16, (2, 2)),)
+    devices = [
+        (
+            GPU,
+            [
+                _node("x", t + 2, 5, "x = _Recv()", ((HOST, 32, (2, 4)),)),
+                _node("noout", t + 3, 9, "noout = NoOp()"),
+                _node("mm", t + 7, 10, "mm = MatMul(x/_3, w/_1)", ((GPU_BFC, 32, (2, 4)),)),
+                _node("split", t + 8, 6, "split = Split(mm, noout/_2)", one * 3),
+                _node("use", t + 20, 2, "use = Add(split:1, split:2, split:3, split:01)", one),
+                _node("late", t + 21, 9, "late = Add(noout, ^use, missing, w)", one),
+                _node("cut", t + 22, 1, "cut = Identity(use/_7, split:2/_4)", one),
+            ],
+        ),
+        (
+            CPU,
+            [
+                _node("w", t, 2, "w = VariableV2()", (("cpu", 64, (4, 4)),)),
+                _node("loss", t + 31, 3, "loss = Sum(late, mm, x/_9)", (("cpu", 4, ()),)),
+            ],
+        ),
+    ]
+    for device, nodes in devices:
+        dev = stats.dev_stats.add()
+        dev.device = device
+        dev.node_stats.extend(nodes)
+    return stats
+
+
 HAND_CASES = {
     "gpu": lambda: _gpu_stats(1000),
+    "unique_names": _unique_names,
+    "output_name_collision": _output_name_collision,
     "gpu_big_times": lambda: _gpu_stats(1_600_000_000_000_000),
     "duplicate_device": _same_device_twice,
     "empty": pb.StepStats,
@@ -227,6 +275,35 @@ def test_repeated_calls_accumulate_like_tf() -> None:
         assert ours.generate_chrome_trace_format(*flags) == theirs.generate_chrome_trace_format(
             *flags
         )
+
+
+SEQUENCES = [
+    [(False, False, "schedule"), (True, True, "schedule")],
+    [(True, False, "schedule"), (False, True, "gpu")],
+    [(False, False, "all"), (False, False, "schedule"), (True, True, "gpu")],
+    [(True, False, "gpu"), (True, False, "schedule"), (False, True, "schedule")],
+]
+
+
+@pytest.mark.parametrize("flags", SEQUENCES)
+@pytest.mark.parametrize("case", ["gpu", "two_cpus"])
+def test_calls_without_memory_then_with_memory_like_tf(
+    case: str, flags: list[tuple[bool, bool, str]]
+) -> None:
+    """Tensor bookkeeping left pending by calls without show_memory is done by the
+    next call: memory events and maximums then equal TF's."""
+    if case == "gpu":
+        data = _gpu_stats(1000).SerializeToString()
+    else:
+        data = _step_stats_bytes(tf_models.ALL_CAPTURES["two_cpus"](), 0)
+    theirs = tf_timeline.Timeline(_tf_stats(data))
+    ours = tfprof_lite.Timeline(data)
+    for step_flags in flags:
+        assert ours.generate_chrome_trace_format(*step_flags) == (
+            theirs.generate_chrome_trace_format(*step_flags)
+        )
+    their_analysis = theirs.analyze_step_stats(True, True)
+    assert _maximums(ours.analyze_step_stats(True, True)) == _maximums(their_analysis)
 
 
 @pytest.mark.parametrize("kind", ["ours", "tf", "bytes"])

@@ -118,6 +118,17 @@ def _full_trace(options: Any) -> Any:
 class _SessionRun:
     """One ``BaseSession.run`` call seen by the context."""
 
+    __slots__ = (
+        "_trace_options",
+        "feed_dict",
+        "fetches",
+        "options",
+        "original",
+        "run_metadata",
+        "session",
+        "trace_meta",
+    )
+
     def __init__(self, original: Callable[..., Any], session: Any, args: tuple[Any, ...]):
         self.original = original
         self.session = session
@@ -423,20 +434,31 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
     # ------------------------------------------------------------- the steps
     def _execute(self, call: _Call) -> Any:
         """Run one step, tracing, dumping and profiling it as scheduled."""
-        assert self._clock is not None
+        clock = self._clock
+        assert clock is not None
         if not self._lock.acquire(blocking=False):
-            self._clock.skip()
+            clock.skip()
             return call.run(False)
         try:
-            token = self._clock.begin(call)
+            token = clock.begin(call)
+            if token is not None and not (
+                self._trace_next or self._dump_next or self._schedule.is_slow(*token)
+            ):
+                # The fast path of every untraced step: what _plan would decide, without
+                # building its arguments (the schedule's answer cannot fail).
+                try:
+                    result = call.run(False)
+                finally:
+                    self._counted(clock.commit(call, token))
+                return result
             plan = self._guard(self._plan_call, call, token) if token is not None else None
             traced = plan is not None and plan.decision.trace
             try:
                 result = call.run(traced)
             except BaseException:
-                self._counted(self._clock.commit(call, token))
+                self._counted(clock.commit(call, token))
                 raise
-            step = self._counted(self._clock.commit(call, token))
+            step = self._counted(clock.commit(call, token))
             if plan is not None:
                 self._finish(call, plan, step)
             return result

@@ -28,12 +28,17 @@ from tfprof_lite.outputs.io import create_temp_sibling
 
 __all__ = ["LaneAssigner", "TraceWriter", "dumps_event"]
 
-_HTML_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))  # stateless, reused
+_HTML_SAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"))
 
 
 def dumps_event(event: dict[str, Any]) -> str:
     """One event as compact, ASCII-only, HTML-safe JSON."""
-    return json.dumps(event, ensure_ascii=True, separators=(",", ":")).translate(_HTML_SAFE)
+    text: str = _ENCODER.encode(event)
+    for char, escaped in _HTML_SAFE:  # str.replace where needed: far cheaper than translate
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
 
 
 class TraceWriter:

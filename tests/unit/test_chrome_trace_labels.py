@@ -1,0 +1,63 @@
+"""The regex-free label split of ``outputs/chrome_trace.py`` equals TensorFlow's regex."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from tfprof_lite.outputs.chrome_trace import _op_labels, _split_op_label, parse_op_label
+
+TF_LABEL = re.compile(r"(.*) = (.*)\((.*)\)")  # tensorflow/python/client/timeline.py
+PIECES = ["a", "b", " ", "=", "(", ")", "\n", " = ", ", ", ":", "é", '"', "\\"]
+
+
+def _expected(label: str) -> tuple[str, str, list[str]]:
+    match = TF_LABEL.match(label)
+    if match is None:
+        return "unknown", "unknown", []
+    name, op, inputs = match.groups()
+    return name, op, inputs.split(", ") if inputs else []
+
+
+def _labels() -> list[str]:
+    rng = random.Random(7)
+    made = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 14))) for _ in range(20000)]
+    return [
+        "",
+        "x = Const()",
+        "mm = MatMul(x/_3, w/read)",
+        "a = b = Op(c)",
+        "a = Op(b(c), d)",
+        "a = Op(x) trailing",
+        "a = Op(x)\nb = Op(y)",
+        "\na = Op(x)",
+        " = (",
+        " = ()",
+        "not a label",
+        *made,
+    ]
+
+
+@pytest.mark.parametrize("label", _labels()[:11])
+def test_known_labels(label: str) -> None:
+    assert parse_op_label(label) == _expected(label)
+
+
+def test_random_labels() -> None:
+    labels = _labels()
+    assert [parse_op_label(label) for label in labels] == [_expected(x) for x in labels]
+    names = ["RecvTensor" if i % 50 == 0 else f"n{i}" for i in range(len(labels))]
+    ops, inputs = _op_labels(names, labels)
+    for name, label, op, text in zip(names, labels, ops, inputs):
+        if name == "RecvTensor":
+            assert (op, text) == ("RecvTensor", "")
+            continue
+        match = TF_LABEL.match(label)
+        assert (op, text) == ((match.group(2), match.group(3)) if match else ("unknown", ""))
+
+
+def test_split_positions() -> None:
+    assert _split_op_label("n = Op(a, b)") == (1, 6, 11)
+    assert _split_op_label("no match")[0] == -1
