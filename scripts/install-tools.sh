@@ -3,12 +3,22 @@
 #   - pprof (google/pprof), built from Debian's golang packages into ./.tools/pprof
 #   - chromium (Debian's package), the headless browser the HTML report tests drive
 #   - Graphviz's `dot` (Debian package graphviz), which tfprof_lite.xla renders HLO dumps with
-# Usage: scripts/install-tools.sh   (idempotent; needs apt-get, i.e. root on Debian)
+# Usage: scripts/install-tools.sh       all three (`make tools`, `make test`)
+#        scripts/install-tools.sh dot   Graphviz only (`make run`: the quickstart draws
+#                                       an XLA graph with it, or writes DOT text without)
+# Idempotent; needs apt-get, i.e. root on Debian.
 # Outside CI a failure only warns (the tests that need a tool then skip);
 # with CI=true it is an error.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p .tools
+
+case "${1:-all}" in
+  all | dot) ;;
+  *)
+    echo "usage: $0 [dot]" >&2
+    exit 2
+    ;;
+esac
 
 fail() {
   echo "install-tools: $*" >&2
@@ -32,6 +42,11 @@ apt_install() {
   fi
   echo "install-tools: dot ready ($(dot -V 2>&1))"
 ) || exit 1
+if [ "${1:-all}" = "dot" ]; then
+  exit 0
+fi
+
+mkdir -p .tools
 
 if [ ! -x .tools/pprof ]; then
   dpkg -s golang-go golang-github-google-pprof-dev >/dev/null 2>&1 \

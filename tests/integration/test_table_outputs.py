@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import tfprof_lite
+from tests.integration.table_checks import assert_op_rows_match_text, report_lines
 from tfprof_lite.outputs.formats import format_memory, format_number, format_time
 
 pytestmark = pytest.mark.tf
@@ -84,19 +84,14 @@ def test_json_and_csv_match_tree_text(prof: Any, view: str, tmp_path: Path) -> N
 
 
 def test_json_matches_op_text(prof: Any, tmp_path: Path) -> None:
-    builder = B().select(["bytes", "micros"]).order_by("micros")
+    builder = B().select(["bytes", "micros", "params", "float_ops", "occurrence"])
+    builder = builder.order_by("micros")
     _run(prof, "op", f"file:outfile={tmp_path / 'r.txt'}", builder)
     _run(prof, "op", f"json:outfile={tmp_path / 'r.json'}", builder)
-    lines = (tmp_path / "r.txt").read_text().split("Profile:\n", 1)[1].splitlines()[1:]
+    lines = report_lines((tmp_path / "r.txt").read_text())
     rows = json.loads((tmp_path / "r.json").read_text())["rows"]
-    assert len(rows) == len(lines)
-    for row, line in zip(rows, lines):
-        assert line.startswith(row["name"])
-        fields = re.findall(r"(\S+) \(([\d.]+)%, ([\d.]+)%\)", line[len(row["name"]) :])
-        assert fields[0][0] == format_memory(row["requested_bytes_self"])
-        assert fields[1][0] == format_time(row["exec_micros_self"])
-        assert abs(float(fields[1][1]) - row["exec_micros_total_pct"]) < 0.006
-        assert abs(float(fields[1][2]) - row["exec_micros_self_pct"]) < 0.006
+    assert rows and len(rows) == len(lines)
+    assert_op_rows_match_text(rows, lines)
 
 
 @pytest.mark.parametrize("view", ["scope", "code", "op"])
