@@ -66,6 +66,23 @@ class Checker(abc.ABC):
         """
         return None
 
+    def int_option(self, options: dict[str, str], key: str, default: int, minimum: int = 0) -> int:
+        """``options[key]`` (or ``default``) as an integer of at least ``minimum``.
+
+        Raises:
+            InvalidOptionError: not an integer, or below ``minimum``.
+        """
+        text = options.get(key, str(default))
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise InvalidOptionError(
+                f"{self.name}: {key} must be an integer >= {minimum}, got {text!r}"
+            )
+        return value
+
     @abc.abstractmethod
     def check(self, model: ProfileModel) -> list[str] | None:
         """Examine ``model``.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.analysis.memory import AllocatorMemory, memory_profile
-from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.outputs.formats import format_memory, format_time
 
@@ -27,10 +26,7 @@ class MemoryChecker(Checker):
 
     def configure(self, options: dict[str, str]) -> None:
         """Read ``top``."""
-        text = options.get("top", "3")
-        if not text.isdigit():
-            raise InvalidOptionError(f"{self.name}: top must be a whole number, got {text!r}")
-        self.top = int(text)
+        self.top = self.int_option(options, "top", 3)
 
     def check(self, model: ProfileModel) -> list[str] | None:
         """The reports; None when the profile has no traced steps."""

@@ -32,18 +32,6 @@ from tfprof_lite.model.profile import ProfileModel
 __all__ = ["XlaCompatibilityChecker"]
 
 
-def _positive(name: str, text: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = minimum - 1
-    if value < minimum:
-        raise InvalidOptionError(
-            f"XlaCompatibilityChecker: {name} must be an integer >= {minimum}, got {text!r}"
-        )
-    return value
-
-
 class XlaCompatibilityChecker(Checker):
     """XLA kernel coverage of the profiled graph, per scope, with the blocking ops."""
 
@@ -57,8 +45,8 @@ class XlaCompatibilityChecker(Checker):
             raise InvalidOptionError(
                 f"{self.name}: target must be one of {', '.join(TARGETS)}, got {self.target!r}"
             )
-        self.depth = _positive("scope_depth", options.get("scope_depth", "1"), 1)
-        self.max_ops = _positive("max_ops", options.get("max_ops", "10"), 0)
+        self.depth = self.int_option(options, "scope_depth", 1, minimum=1)
+        self.max_ops = self.int_option(options, "max_ops", 10)
 
     def check(self, model: ProfileModel) -> list[str]:
         """The report lines (one explanatory line when the profile has no XLA data)."""

@@ -50,7 +50,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from tfprof_lite.capture.oplog import is_tf_graph
+from tfprof_lite.capture.oplog import is_tf_graph, recorded_outputs
 from tfprof_lite.errors import InvalidOptionError, MissingDependencyError
 from tfprof_lite.model.devices import DEVICE_CANONICAL, classify_device
 from tfprof_lite.model.flops import (
@@ -289,36 +289,21 @@ class _TfFilledGraph:
     """A ``tf.Graph`` as TensorFlow's flops formulas see it after ``tfprof_logger``'s
     ``_fill_missing_graph_shape(graph, run_meta)``, without mutating the graph.
 
-    TensorFlow's rule: for each record (in proto order) naming a graph op whose
-    recorded output count equals the op's, every not fully defined output shape is
-    merged with the recorded one (output ``i`` = the ``i``-th recorded output).
+    Every not fully defined output shape is merged with the recorded one, by
+    TensorFlow's rule (:func:`~tfprof_lite.capture.oplog.recorded_outputs`).
     """
 
     def __init__(self, graph: Any, run_meta: Any) -> None:
-        self._graph = graph
-        self._shapes: dict[str, Any] = {}
-        for dev in run_meta.step_stats.dev_stats:
-            for ns in dev.node_stats:
-                if ns.output:
-                    self._fill(ns)
-
-    def _fill(self, ns: Any) -> None:
         from tensorflow.python.framework import tensor_shape
 
-        try:
-            op = self._graph.get_operation_by_name(ns.node_name)
-        except (KeyError, ValueError):
-            return
-        if len(ns.output) != len(op.outputs):
-            return
-        for i, out in enumerate(ns.output):
-            tensor = op.outputs[i]
+        self._graph = graph
+        self._shapes: dict[str, Any] = {}
+        for _, _, tensor, dims in recorded_outputs(graph, run_meta):
             current = self._shapes.get(tensor.name, tensor.get_shape())
             if current.is_fully_defined():
                 continue
-            recorded = tensor_shape.TensorShape([d.size for d in out.tensor_description.shape.dim])
             try:
-                self._shapes[tensor.name] = current.merge_with(recorded)
+                self._shapes[tensor.name] = current.merge_with(tensor_shape.TensorShape(dims))
             except ValueError:
                 continue
 

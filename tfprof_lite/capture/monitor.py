@@ -68,6 +68,7 @@ from tfprof_lite.analysis.monitoring import (
     window_stats,
 )
 from tfprof_lite.capture import profile_context as _pc
+from tfprof_lite.capture.patching import AttributePatch
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import NodeSpec
 
@@ -82,7 +83,6 @@ DEFAULT_EVERY = 100
 #: Default sampling period (windows).
 DEFAULT_SAMPLE_EVERY = 10
 
-_MISSING = object()
 _RUN_IDS = itertools.count()
 _active: Optional[Monitor] = None
 _active_lock = threading.Lock()
@@ -474,38 +474,20 @@ def monitor_for(
     raise ValueError(f"monitor must be 0, 1, 2 or a tfprof_lite.Monitor; got {spec!r}")
 
 
-class _MonitorPatch:
+class _MonitorPatch(AttributePatch):
     """``BaseSession.run`` and ``BaseSession._Callable.__call__`` while monitoring."""
 
     def __init__(self) -> None:
-        self._saved: list[tuple[type, str, Any, Any]] = []
+        super().__init__("monitoring")
 
     @classmethod
     def install(cls) -> _MonitorPatch:
         """Patch the two entry points (over any ``ProfileContext`` patch)."""
         base = importlib.import_module("tensorflow.python.client.session").BaseSession
         patch = cls()
-        patch._set(base, "run", _run_wrapper(base.run))
-        patch._set(base._Callable, "__call__", _call_wrapper(base._Callable.__call__))
+        patch.set(base, "run", _run_wrapper(base.run))
+        patch.set(base._Callable, "__call__", _call_wrapper(base._Callable.__call__))
         return patch
-
-    def _set(self, owner: type, name: str, wrapper: Any) -> None:
-        previous = owner.__dict__.get(name, _MISSING)
-        setattr(owner, name, wrapper)
-        self._saved.append((owner, name, previous, wrapper))
-
-    def remove(self) -> None:
-        """Put back what was there (unless someone replaced our wrapper)."""
-        for owner, name, previous, wrapper in reversed(self._saved):
-            if owner.__dict__.get(name) is not wrapper:
-                log.warning(
-                    "tfprof_lite: %s.%s was replaced while monitoring", owner.__name__, name
-                )
-            elif previous is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, previous)
-        self._saved.clear()
 
 
 def _run_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
 
-__all__ = ["TRAINABLE_VARIABLES", "OpLogBuilder", "fill_missing_shapes", "is_tf_graph"]
+__all__ = [
+    "TRAINABLE_VARIABLES",
+    "OpLogBuilder",
+    "fill_missing_shapes",
+    "is_tf_graph",
+    "recorded_outputs",
+]
 
 log = logging.getLogger("tfprof_lite")
 
@@ -33,14 +41,13 @@ def is_tf_graph(obj: object) -> bool:
     return False
 
 
-def fill_missing_shapes(graph: Any, run_meta: Any) -> set[str]:
-    """Merge RunMetadata output shapes into not-fully-defined graph shapes.
+def recorded_outputs(graph: Any, run_meta: Any) -> Iterator[tuple[str, Any, Any, list[int]]]:
+    """The recorded output shapes TensorFlow's tfprof merges into a graph.
 
-    Returns the names of the ops whose output shapes changed.
+    TensorFlow's rule: for each record (in proto order) naming a graph op whose
+    recorded output count equals the op's, output ``i`` is the ``i``-th recorded
+    output. Yields ``(node_name, op, tensor, recorded dims)``.
     """
-    from tensorflow.python.framework import tensor_shape
-
-    changed: set[str] = set()
     for dev in run_meta.step_stats.dev_stats:
         for ns in dev.node_stats:
             if not ns.output:
@@ -52,17 +59,28 @@ def fill_missing_shapes(graph: Any, run_meta: Any) -> set[str]:
             if len(ns.output) != len(op.outputs):
                 continue
             for i, out in enumerate(ns.output):
-                tensor = op.outputs[i]
-                if tensor.get_shape().is_fully_defined():
-                    continue
                 dims = [d.size for d in out.tensor_description.shape.dim]
-                try:
-                    merged = tensor.get_shape().merge_with(tensor_shape.TensorShape(dims))
-                except ValueError as err:
-                    sys.stderr.write(f"Node {ns.node_name} incompatible shapes: {err}.\n")
-                    continue
-                tensor.set_shape(merged)
-                changed.add(op.name)
+                yield ns.node_name, op, op.outputs[i], dims
+
+
+def fill_missing_shapes(graph: Any, run_meta: Any) -> set[str]:
+    """Merge RunMetadata output shapes into not-fully-defined graph shapes.
+
+    Returns the names of the ops whose output shapes changed.
+    """
+    from tensorflow.python.framework import tensor_shape
+
+    changed: set[str] = set()
+    for node_name, op, tensor, dims in recorded_outputs(graph, run_meta):
+        if tensor.get_shape().is_fully_defined():
+            continue
+        try:
+            merged = tensor.get_shape().merge_with(tensor_shape.TensorShape(dims))
+        except ValueError as err:
+            sys.stderr.write(f"Node {node_name} incompatible shapes: {err}.\n")
+            continue
+        tensor.set_shape(merged)
+        changed.add(op.name)
     return changed
 
 
@@ -109,11 +127,11 @@ class OpLogBuilder:
         data = self._frames.get(frame)
         if data is None:
             filename, lineno, funcname, line = frame
-            body = _int_field(2, lineno if lineno else -1) + _int_field(5, -1)
-            body += _int_field(6, self._string_id(filename) if filename else 0)
-            body += _int_field(7, self._string_id(funcname) if funcname else 0)
-            body += _int_field(8, self._string_id(line) if line else 0)
-            data = _len_field(1, body)
+            body = int_field(2, lineno if lineno else -1) + int_field(5, -1)
+            body += int_field(6, self._string_id(filename) if filename else 0)
+            body += int_field(7, self._string_id(funcname) if funcname else 0)
+            body += int_field(8, self._string_id(line) if line else 0)
+            data = len_field(1, body)
             self._frames[frame] = data
         return data
 
@@ -127,7 +145,7 @@ class OpLogBuilder:
         data = self._stacks.get(key, stack)
         if data is None:
             body = b"".join([self._frame(tuple(f)) for f in stack])
-            data = b"\x22" + _varint(len(body)) + body if body else b""
+            data = b"\x22" + varint(len(body)) + body if body else b""
             self._stacks.put(key, stack, data)
         return data
 
@@ -176,7 +194,7 @@ class OpLogBuilder:
         entries = b"".join([entry.encode(name) for name, entry in logged.items()])
         strings = b"".join(
             [
-                _len_field(2, _int_field(1, sid) + _str_field(2, text))
+                len_field(2, int_field(1, sid) + str_field(2, text))
                 for text, sid in self._strings.items()
             ]
         )
@@ -208,13 +226,13 @@ class _Entry:
 
     def encode(self, name: str) -> bytes:
         """The framed ``OpLogProto.log_entries`` element."""
-        body = _str_field(1, name)
+        body = str_field(1, name)
         if self.float_ops:
-            body += b"\x10" + _varint(self.float_ops)
+            body += b"\x10" + varint(self.float_ops)
         for text in self.types:
-            body += _str_field(3, text)
+            body += str_field(3, text)
         body += self.code  # already framed (field 4)
-        return b"\x0a" + _varint(len(body)) + body
+        return b"\x0a" + varint(len(body)) + body
 
 
 class _Stacks:
@@ -276,36 +294,6 @@ def _has_flops_function(op_type: str) -> bool:
     except LookupError:
         return False
     return True
-
-
-def _varint(value: int) -> bytes:
-    if 0 <= value < 128:
-        return _BYTE[value]
-    value &= _U64  # negative numbers as 64-bit two's complement (10 bytes)
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _int_field(number: int, value: int) -> bytes:
-    """A varint field; empty for 0 (proto3 does not write defaults)."""
-    return _varint(number << 3) + _varint(value) if value else b""
-
-
-def _len_field(number: int, data: bytes) -> bytes:
-    return _varint((number << 3) | 2) + _varint(len(data)) + data
-
-
-def _str_field(number: int, text: str) -> bytes:
-    data = text.encode("utf-8")
-    return _varint((number << 3) | 2) + _varint(len(data)) + data
-
-
-_U64 = (1 << 64) - 1
-_BYTE = [bytes((i,)) for i in range(128)]
 
 
 def graph_def_message(graph: Any) -> Any:

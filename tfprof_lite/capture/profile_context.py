@@ -50,6 +50,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
+from tfprof_lite.capture.patching import AttributePatch
 from tfprof_lite.capture.schedule import (
     MAX_TRACED_STEPS,
     WARMUP_STEPS,
@@ -71,7 +72,6 @@ STEP_SOURCES = ("run_count", "global_step")
 _OPTIONS_ATTR = "_tfprof_lite_callable_options"
 _TWIN_ATTR = "_tfprof_lite_traced_twin"
 _FULL_TRACE = 3  # RunOptions.FULL_TRACE
-_MISSING = object()
 
 _active: Optional[ProfileContext] = None
 _active_lock = threading.Lock()
@@ -500,14 +500,14 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         self._record(plan, step, graph, call.trace_meta)
 
 
-class _Patch:
+class _Patch(AttributePatch):
     """The TensorFlow methods replaced while a context is active."""
 
     def __init__(self, base: type, callable_cls: type, originals: _Originals) -> None:
+        super().__init__("profiling")
         self.base = base
         self.callable_cls = callable_cls
         self.originals = originals
-        self._saved: list[tuple[type, str, Any, Any]] = []
 
     @classmethod
     def install(cls) -> _Patch:
@@ -522,32 +522,10 @@ class _Patch:
             make_callable=base._make_callable_from_options,
         )
         patch = cls(base, callable_cls, originals)
-        patch._set(base, "run", _run_wrapper(originals))
-        patch._set(base, "_make_callable_from_options", _make_callable_wrapper(originals))
-        patch._set(callable_cls, "__call__", _call_wrapper(originals))
+        patch.set(base, "run", _run_wrapper(originals))
+        patch.set(base, "_make_callable_from_options", _make_callable_wrapper(originals))
+        patch.set(callable_cls, "__call__", _call_wrapper(originals))
         return patch
-
-    def _set(self, owner: type, name: str, wrapper: Any) -> None:
-        previous = owner.__dict__.get(name, _MISSING)
-        setattr(owner, name, wrapper)
-        self._saved.append((owner, name, previous, wrapper))
-
-    def remove(self) -> None:
-        """Put back exactly what was there (unless someone replaced our wrapper)."""
-        for owner, name, previous, wrapper in reversed(self._saved):
-            if owner.__dict__.get(name) is not wrapper:
-                log.warning(
-                    "tfprof_lite: %s.%s was replaced while profiling; leaving the "
-                    "replacement in place",
-                    owner.__name__,
-                    name,
-                )
-                continue
-            if previous is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, previous)
-        self._saved.clear()
 
 
 def _run_wrapper(originals: _Originals) -> Callable[..., Any]:

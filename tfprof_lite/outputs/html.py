@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import html
 import io
 import json
 import logging
@@ -38,6 +37,7 @@ from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.outputs.formats import format_memory, format_number, format_time
 from tfprof_lite.outputs.html_assets import CSS, JS
+from tfprof_lite.outputs.html_svg import esc, y_grid
 from tfprof_lite.views import make_view
 from tfprof_lite.views.node import ShowNode
 from tfprof_lite.views.result import ViewResult
@@ -86,11 +86,6 @@ _ADVICE_CHECKERS = (
     "ExpensiveOperationChecker",
     "JobChecker",
 )
-
-
-def esc(text: object) -> str:
-    """HTML-escapes ``text`` (quotes too)."""
-    return html.escape(str(text), quote=True)
 
 
 def script_json(data: Any) -> str:
@@ -371,13 +366,7 @@ def step_chart_svg(steps: Sequence[StepTime], width: int = 760, height: int = 22
         f'<svg class="chart" role="img" aria-label="time per step" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}">'
     ]
-    for i in range(5):
-        y = base - (base - top) * i / 4
-        parts.append(
-            f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
-            f"{esc(format_time(round(peak * i / 4)))}</text>"
-        )
+    parts += y_grid(left, width - 10, base, top, peak, format_time)
     every = max(1, len(steps) // 20)
     for i, step in enumerate(steps):
         x = left + i * slot

@@ -17,21 +17,17 @@ nothing loaded) built from :func:`tfprof_lite.analysis.memory.memory_profile`:
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from tfprof_lite.analysis.memory import AllocatorMemory, MemoryReport, StepMemory, memory_profile
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.outputs.formats import format_memory, format_time
+from tfprof_lite.outputs.html_svg import esc, y_grid
 
 __all__ = ["MAX_POINTS", "downsample", "memory_fragment", "timeline_svg"]
 
 #: The most points a chart draws.
 MAX_POINTS = 400
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def downsample(points: Sequence[tuple[int, int]], limit: int = MAX_POINTS) -> list[tuple[int, int]]:
@@ -68,21 +64,15 @@ def timeline_svg(alloc: AllocatorMemory, width: int = 760, height: int = 200) ->
     peak = max(alloc.peak_bytes, 1)
     sx, sy = plot_w / span, (base - top) / peak
     parts = [
-        f'<svg class="chart memory" role="img" aria-label="{_esc(alloc.allocator)} bytes in use" '
+        f'<svg class="chart memory" role="img" aria-label="{esc(alloc.allocator)} bytes in use" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
     ]
-    for i in range(5):
-        y = base - (base - top) * i / 4
-        parts.append(
-            f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
-            f"{_esc(format_memory(round(peak * i / 4)))}</text>"
-        )
+    parts += y_grid(left, width - right, base, top, peak, format_memory)
     for i in range(5):
         x = left + plot_w * i / 4
         parts.append(
             f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle">'
-            f"+{_esc(format_time(round(span * i / 4)))}</text>"
+            f"+{esc(format_time(round(span * i / 4)))}</text>"
         )
     path = _step_path(points, left, base, sx, sy)
     parts.append(f'<path class="mem" fill="none" stroke="currentColor" d="{path}"/>')
@@ -90,16 +80,16 @@ def timeline_svg(alloc: AllocatorMemory, width: int = 760, height: int = 200) ->
     tip = f"peak {format_memory(alloc.peak_bytes)} at +{format_time(alloc.peak_micros)}"
     parts.append(
         f'<circle class="peak" cx="{px:.1f}" cy="{py:.1f}" r="4" fill="currentColor">'
-        f"<title>{_esc(tip)}</title></circle></svg>"
+        f"<title>{esc(tip)}</title></circle></svg>"
     )
     return "".join(parts)
 
 
 def _ops_table(alloc: AllocatorMemory) -> str:
     rows = "".join(
-        f'<tr><td class="name mem">{_esc(op.name)}</td><td>{_esc(op.op)}</td>'
-        f'<td data-v="{op.bytes}">{_esc(format_memory(op.bytes))}</td>'
-        f"<td>{_esc(', '.join(t.label() for t in op.tensors) or '--')}</td></tr>"
+        f'<tr><td class="name mem">{esc(op.name)}</td><td>{esc(op.op)}</td>'
+        f'<td data-v="{op.bytes}">{esc(format_memory(op.bytes))}</td>'
+        f"<td>{esc(', '.join(t.label() for t in op.tensors) or '--')}</td></tr>"
         for op in alloc.by_op
     )
     return (
@@ -111,9 +101,9 @@ def _ops_table(alloc: AllocatorMemory) -> str:
 
 def _scopes_table(alloc: AllocatorMemory) -> str:
     rows = "".join(
-        f'<tr><td class="name mem">{_esc(sc.scope)}</td><td data-v="{sc.ops}">{sc.ops}</td>'
-        f'<td data-v="{sc.bytes}">{_esc(format_memory(sc.bytes))}</td>'
-        f"<td>{_esc(', '.join(t.label() for t in sc.tensors) or '--')}</td></tr>"
+        f'<tr><td class="name mem">{esc(sc.scope)}</td><td data-v="{sc.ops}">{sc.ops}</td>'
+        f'<td data-v="{sc.bytes}">{esc(format_memory(sc.bytes))}</td>'
+        f"<td>{esc(', '.join(t.label() for t in sc.tensors) or '--')}</td></tr>"
         for sc in alloc.by_scope
     )
     return (
@@ -131,8 +121,8 @@ def _allocator_block(alloc: AllocatorMemory) -> str:
     if alloc.before_step_bytes:
         summary += f"; {format_memory(alloc.before_step_bytes)} held from before the step"
     parts = [
-        f"<h3>{_esc(alloc.allocator + how)}</h3>",
-        f'<p class="muted">{_esc(summary)}</p>',
+        f"<h3>{esc(alloc.allocator + how)}</h3>",
+        f'<p class="muted">{esc(summary)}</p>',
         timeline_svg(alloc),
     ]
     if alloc.by_op:
@@ -143,9 +133,9 @@ def _allocator_block(alloc: AllocatorMemory) -> str:
 def _peaks_table(report: MemoryReport) -> str:
     rows = "".join(
         f'<tr><td data-v="{step.step}">{step.step}</td>'
-        f'<td class="name mem">{_esc(a.allocator)}</td>'
-        f'<td data-v="{a.peak_bytes}">{_esc(format_memory(a.peak_bytes))}</td>'
-        f'<td data-v="{a.peak_micros}">+{_esc(format_time(a.peak_micros))}</td></tr>'
+        f'<td class="name mem">{esc(a.allocator)}</td>'
+        f'<td data-v="{a.peak_bytes}">{esc(format_memory(a.peak_bytes))}</td>'
+        f'<td data-v="{a.peak_micros}">+{esc(format_time(a.peak_micros))}</td></tr>'
         for step in report.steps
         for a in step.allocators
     )
@@ -170,13 +160,13 @@ def memory_fragment(model: ProfileModel) -> str | None:
     if not model.steps:
         return None
     report = memory_profile(model)
-    notes = "".join(f"<li>{_esc(text)}</li>" for text in report.notes)
+    notes = "".join(f"<li>{esc(text)}</li>" for text in report.notes)
     notes_html = f'<ul class="muted">{notes}</ul>' if notes else ""
     shown = _highest(report)
     if shown is None:
         return f'<p class="muted">No memory records in the traced steps.</p>{notes_html}'
     intro = (
-        f'<p class="muted">Step {shown.step} (the highest peak; source: {_esc(shown.source)}). '
+        f'<p class="muted">Step {shown.step} (the highest peak; source: {esc(shown.source)}). '
         "x axis: time since the step's first record; y axis: bytes in use that the "
         "step's records explain.</p>"
     )

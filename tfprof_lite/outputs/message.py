@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
 from tfprof_lite.views.node import ShowNode, self_matrix
 from tfprof_lite.views.result import ViewResult
 from tfprof_lite.views.stats import (
@@ -83,28 +84,6 @@ def view_message(result: ViewResult) -> Any:
     return _code_message(result)
 
 
-# ---------------------------------------------------------------- wire format
-def _varint(value: int) -> bytes:
-    if 0 <= value < 128:
-        return _BYTE[value]
-    value &= (1 << 64) - 1  # negative numbers as 64-bit two's complement
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _str_field(number: int, text: str) -> bytes:
-    data = text.encode("utf-8")
-    size = len(data)
-    return _varint((number << 3) | 2) + (_BYTE[size] if size < 128 else _varint(size)) + data
-
-
-_BYTE = [bytes((i,)) for i in range(128)]
-
-
 def _varint_lengths(values: U64Array) -> IntArray:
     lengths = np.ones(values.shape, dtype=np.int64)
     for k in range(1, 10):
@@ -144,7 +123,7 @@ def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
     rows, cols = values.shape
     flat = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64).ravel()
     cells = np.flatnonzero(flat)
-    tags = [_varint(number << 3) for number in fields]
+    tags = [varint(number << 3) for number in fields]
     data, ends = _pack(flat[cells], tags, cells % cols)
     first = np.searchsorted(cells // cols, np.arange(rows + 1))
     bounds = np.concatenate(([0], ends))[first].tolist()
@@ -154,7 +133,7 @@ def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
 def _framing(tag: bytes, lengths: IntArray) -> list[bytes]:
     """``tag`` + varint length for each of ``lengths`` (each distinct one encoded once)."""
     distinct, where = np.unique(lengths, return_inverse=True)
-    heads = np.array([tag + _varint(n) for n in distinct.tolist()], dtype=object)
+    heads = np.array([tag + varint(n) for n in distinct.tolist()], dtype=object)
     out: list[bytes] = heads[where.ravel()].tolist()
     return out
 
@@ -179,15 +158,7 @@ def _shape_bytes(dims: list[int]) -> bytes:
     """A TensorShapeProto: dims, or ``unknown_rank`` for no dims."""
     if not dims:
         return b"\x18\x01"
-    return b"".join(b"\x12" + _len_prefixed(_int_field(1, d)) for d in dims)
-
-
-def _int_field(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value) if value else b""
-
-
-def _len_prefixed(data: bytes) -> bytes:
-    return _varint(len(data)) + data
+    return b"".join(len_field(2, int_field(1, d)) for d in dims)
 
 
 def _node_static(model: ProfileModel) -> list[bytes]:
@@ -200,8 +171,8 @@ def _node_static(model: ProfileModel) -> list[bytes]:
         for nid, (name, device) in enumerate(zip(model.names, model.canonical_device)):
             field = devices.get(device)
             if field is None:
-                field = devices[device] = _str_field(10, device)
-            parts = [_str_field(1, name), field]
+                field = devices[device] = str_field(10, device)
+            parts = [str_field(1, name), field]
             if model.inputs[nid]:
                 for pos, dims in model.input_shapes(nid).items():
                     key = (pos, tuple(dims))
@@ -217,8 +188,8 @@ def _node_static(model: ProfileModel) -> list[bytes]:
 
 def _input_shape_entry(pos: int, dims: list[int]) -> bytes:
     """One ``input_shapes`` map entry (field 16)."""
-    body = _int_field(1, pos) + b"\x12" + _len_prefixed(_shape_bytes(dims))
-    return b"\x82\x01" + _len_prefixed(body)
+    body = int_field(1, pos) + len_field(2, _shape_bytes(dims))
+    return len_field(16, body)
 
 
 class _NodeFields:
@@ -239,7 +210,7 @@ class _NodeFields:
     def framed(self) -> list[bytes]:
         if self._framed is None:
             self._framed = [
-                _MULTI_GRAPH_NODE + _varint(len(h) + len(t)) + h + t
+                _MULTI_GRAPH_NODE + varint(len(h) + len(t)) + h + t
                 for h, t in zip(self.head, self.total)
             ]
         return self._framed
@@ -350,7 +321,7 @@ def _name_fields(model: ProfileModel, names: list[str]) -> list[bytes]:
     for name in names:
         field = known.get(name)
         if field is None:
-            field = known[name] = _str_field(1, name)
+            field = known[name] = str_field(1, name)
         out.append(field)
     return out
 
@@ -406,7 +377,7 @@ def _multi_own(nodes: Sequence[ShowNode], result: ViewResult) -> list[bytes]:
         _stat_matrix([n.self_ for n in nodes]), _stat_matrix([n.total for n in nodes])
     )
     return [
-        b"".join([_str_field(1, n.name), tail, *[framed[nid] for nid in n.graph_nodes]])
+        b"".join([str_field(1, n.name), tail, *[framed[nid] for nid in n.graph_nodes]])
         for n, tail in zip(nodes, stats)
     ]
 

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 import tfprof_lite
+from tests.integration.cli.runner import fails, invoke
 from tfprof_lite.analysis.overview import overview
-from tfprof_lite.cli import cli, main
 from tfprof_lite.proto import messages as pb
 
 pytestmark = pytest.mark.tf
@@ -67,33 +66,16 @@ def saved(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     return _save(request.param, tmp_path_factory.mktemp(request.param))
 
 
-def _invoke(*args: object) -> Result:
-    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result
-
-
-def _fails(capsys: pytest.CaptureFixture[str], *args: object) -> str:
-    """Runs the CLI as the entry point does; asserts one error line and exit 1."""
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    err = capsys.readouterr().err
-    assert code == 1, err
-    assert err.startswith("tfprof-lite: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    return err
-
-
 # ---------------------------------------------------------------- overview
 @pytest.mark.parametrize("which", ["profile", "directory", "tf_profile"])
 def test_overview_equals_the_analysis(saved: Saved, which: str) -> None:
     path = getattr(saved, which)
     model = tfprof_lite.Profiler.load(saved.tf_profile if which == "tf_profile" else saved.profile)
     expected = overview(model.model)
-    text = _invoke("overview", path).output
+    text = invoke("overview", path).output
     assert text == expected.to_text()
     assert f"steps: {len(saved.steps)}," in text
-    doc = json.loads(_invoke("overview", path, "--json").output)
+    doc = json.loads(invoke("overview", path, "--json").output)
     assert doc == json.loads(json.dumps(expected.to_dict()))
     assert doc["steps"] == len(saved.steps)
     assert doc["avg_step_micros"] == expected.avg_step_micros > 0
@@ -105,9 +87,9 @@ def test_overview_equals_the_analysis(saved: Saved, which: str) -> None:
 
 
 def test_overview_top_and_raw_protos(saved: Saved) -> None:
-    doc = json.loads(_invoke("overview", saved.profile, "--top", 3, "--json").output)
+    doc = json.loads(invoke("overview", saved.profile, "--top", 3, "--json").output)
     assert len(doc["top_ops"]) == 3
-    raw = _invoke("overview", "--run-meta", ",".join(map(str, saved.run_metas))).output
+    raw = invoke("overview", "--run-meta", ",".join(map(str, saved.run_metas))).output
     assert raw.startswith(f"steps: {len(saved.steps)}, average step time: ")
     assert "top ops by self time (per step):" in raw
 
@@ -123,7 +105,7 @@ def _events(path: Path) -> list[dict[str, Any]]:
 
 def test_timeline_has_every_step(saved: Saved, tmp_path: Path) -> None:
     target = tmp_path / "steps.json.gz"
-    out = _invoke("timeline", saved.profile, "-o", target).output
+    out = invoke("timeline", saved.profile, "-o", target).output
     events = _events(target)
     assert f"Wrote {target} ({len(events)} events, {len(saved.steps)} steps)" in out
     slices = {e["args"]["step"] for e in events if e.get("cat") == "Step"}
@@ -140,7 +122,7 @@ def test_timeline_has_every_step(saved: Saved, tmp_path: Path) -> None:
 def test_timeline_one_step_from_a_directory(saved: Saved, tmp_path: Path) -> None:
     step = saved.steps[-1]
     target = tmp_path / "one.json"
-    _invoke("timeline", saved.directory, "--step", step, "-o", target)
+    invoke("timeline", saved.directory, "--step", step, "-o", target)
     events = _events(target)
     assert {e["args"]["step"] for e in events if e.get("ph") == "X"} == {step}
 
@@ -150,7 +132,7 @@ def test_timeline_memory_and_dataflow_match_tensorflow(saved: Saved, tmp_path: P
 
     target = tmp_path / "mem.json"
     metas = ",".join(map(str, saved.run_metas))
-    _invoke(
+    invoke(
         "timeline",
         "--run-meta",
         metas,
@@ -173,7 +155,7 @@ def test_timeline_memory_and_dataflow_match_tensorflow(saved: Saved, tmp_path: P
 # ---------------------------------------------------------------- pprof
 def test_pprof_code_view_is_tensorflows(saved: Saved, tmp_path: Path) -> None:
     mine = tmp_path / "code.pb.gz"
-    out = _invoke("pprof", saved.tf_profile, "-o", mine).output
+    out = invoke("pprof", saved.tf_profile, "-o", mine).output
     assert "code view, tfprof format" in out
     theirs = tmp_path / "tf.pb.gz"
     oracle = tf_oracle.oracle_for(tf_models.ALL_CAPTURES[saved.name]())
@@ -189,7 +171,7 @@ def test_pprof_code_view_is_tensorflows(saved: Saved, tmp_path: Path) -> None:
 def test_pprof_extended_views_read_by_pprof(saved: Saved, view: str, tmp_path: Path) -> None:
     path = tmp_path / f"{view}.pb.gz"
     step = saved.steps[0]
-    _invoke(
+    invoke(
         "pprof",
         saved.profile,
         "--view",
@@ -240,11 +222,11 @@ def test_missing_and_corrupt_files(
 ) -> None:
     out = [] if command == "overview" else ["-o", tmp_path / "out"]
     missing = tmp_path / "nothing" / "profile_3"
-    err = _fails(capsys, command, missing, *out)
+    err = fails(capsys, command, missing, *out)
     assert err == f"tfprof-lite: error: {missing}: cannot read (No such file or directory)\n"
     corrupt = tmp_path / "profile_5"
     corrupt.write_bytes(saved.profile.read_bytes()[:-40] + b"\xff" * 7)
-    err = _fails(capsys, command, corrupt, *out)
+    err = fails(capsys, command, corrupt, *out)
     assert err.startswith(f"tfprof-lite: error: {corrupt}: ")
     assert "corrupt or truncated" in err
     assert not (tmp_path / "out").exists()
@@ -254,11 +236,11 @@ def test_missing_and_corrupt_files(
 def test_missing_step(
     command: str, saved: Saved, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    err = _fails(capsys, command, saved.profile, "--step", 999, "-o", tmp_path / "x")
+    err = fails(capsys, command, saved.profile, "--step", 999, "-o", tmp_path / "x")
     have = ", ".join(map(str, sorted(saved.steps)))
     assert (
         err == f"tfprof-lite: error: {saved.profile}: no step 999 in this profile (steps: {have})\n"
     )
-    err = _fails(capsys, command, saved.directory, "--step", 999, "-o", tmp_path / "x")
+    err = fails(capsys, command, saved.directory, "--step", 999, "-o", tmp_path / "x")
     assert "no profile_999 here" in err
     assert not (tmp_path / "x").exists()

@@ -16,10 +16,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
+from tests.integration.cli.runner import fails, invoke
 from tfprof_lite import xla
-from tfprof_lite.cli import cli, main
 
 pytestmark = pytest.mark.tf
 test_xla = pytest.importorskip("tests.integration.test_xla")
@@ -65,12 +64,6 @@ def _train_module(dump_dir: Path) -> xla.HloModuleDump:
     return max(dumps, key=lambda d: d.path.stat().st_size)
 
 
-def _invoke(*args: object) -> Result:
-    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result
-
-
 def _svg_nodes(path: Path) -> list[str]:
     ns = {"svg": "http://www.w3.org/2000/svg"}
     root = ET.parse(path).getroot()
@@ -78,17 +71,8 @@ def _svg_nodes(path: Path) -> list[str]:
     return [g.findtext("svg:title", default="", namespaces=ns) for g in groups]
 
 
-def _fails(capsys: pytest.CaptureFixture[str], *args: object) -> str:
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    err = capsys.readouterr().err
-    assert code == 1, err
-    assert err.startswith("tfprof-lite: error: ") and err.count("\n") == 1, err
-    return err
-
-
 def test_lists_every_module(dump_dir: Path) -> None:
-    out = _invoke("hlo", dump_dir).output
+    out = invoke("hlo", dump_dir).output
     lines = out.splitlines()
     assert lines[0].split() == ["module", "cluster", "stages", "formats", "name"]
     modules = {d.module_id: d for d in xla.find_dumps(dump_dir)}
@@ -103,7 +87,7 @@ def test_lists_every_module(dump_dir: Path) -> None:
 def test_renders_a_module_to_svg(dump_dir: Path, tmp_path: Path) -> None:
     module = _train_module(dump_dir)
     target = tmp_path / "train.svg"
-    out = _invoke("hlo", dump_dir, "--module", module.cluster, "-o", target).output
+    out = invoke("hlo", dump_dir, "--module", module.cluster, "-o", target).output
     assert out == (
         f"Wrote {target} (module_{module.module_id:04d} {module.cluster}, "
         "cpu_after_optimizations)\n"
@@ -117,11 +101,11 @@ def test_renders_a_module_to_svg(dump_dir: Path, tmp_path: Path) -> None:
 def test_png_into_a_directory_and_node_cap(dump_dir: Path, tmp_path: Path) -> None:
     module = _train_module(dump_dir)
     name = f"module_{module.module_id:04d}"
-    _invoke("hlo", dump_dir, "-m", name, "--format", "png", "-o", tmp_path)
+    invoke("hlo", dump_dir, "-m", name, "--format", "png", "-o", tmp_path)
     png = tmp_path / f"{xla.output_stem(module)}.png"
     assert png.read_bytes().startswith(PNG_SIGNATURE)
     capped = tmp_path / "capped.svg"
-    _invoke("hlo", dump_dir, "-m", name, "--stage", "before", "--max-nodes", 8, "-o", capped)
+    invoke("hlo", dump_dir, "-m", name, "--stage", "before", "--max-nodes", 8, "-o", capped)
     nodes = _svg_nodes(capped)
     assert len(nodes) == 9 and "tfprof_lite_note" in nodes  # 8 kept + the note
 
@@ -129,36 +113,34 @@ def test_png_into_a_directory_and_node_cap(dump_dir: Path, tmp_path: Path) -> No
 @needs_dot
 def test_focus_on_an_instruction(dump_dir: Path, tmp_path: Path) -> None:
     module = _train_module(dump_dir)
-    names = _invoke(
-        "hlo", dump_dir, "-m", module.cluster, "--list-instructions"
-    ).output.splitlines()
+    names = invoke("hlo", dump_dir, "-m", module.cluster, "--list-instructions").output.splitlines()
     assert names == xla.list_instructions(module)
     focus = next(n for n in names if n.startswith("MatMul") or n.startswith("dot"))
     target = tmp_path / "focus.svg"
-    _invoke("hlo", dump_dir, "-m", module.cluster, "--focus", focus, "--radius", 1, "-o", target)
+    invoke("hlo", dump_dir, "-m", module.cluster, "--focus", focus, "--radius", 1, "-o", target)
     full = tmp_path / "full.svg"
-    _invoke("hlo", dump_dir, "-m", module.cluster, "--all-nodes", "--expand-fusions", "-o", full)
+    invoke("hlo", dump_dir, "-m", module.cluster, "--all-nodes", "--expand-fusions", "-o", full)
     assert 1 < len(_svg_nodes(target)) < len(_svg_nodes(full))
 
 
 def test_dot_text_needs_no_graphviz(dump_dir: Path, tmp_path: Path) -> None:
     module = _train_module(dump_dir)
     target = tmp_path / "m.dot"
-    _invoke("hlo", dump_dir, "-m", module.cluster, "--format", "dot", "-o", target)
+    invoke("hlo", dump_dir, "-m", module.cluster, "--format", "dot", "-o", target)
     assert target.read_text(encoding="utf-8") == xla.prepare_dot(module)
 
 
 def test_errors_are_one_line(
     dump_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    err = _fails(capsys, "hlo", dump_dir, "--module", "cluster_99")
+    err = fails(capsys, "hlo", dump_dir, "--module", "cluster_99")
     assert err.startswith(f"tfprof-lite: error: {dump_dir}: no HLO module 'cluster_99' (modules: ")
-    err = _fails(capsys, "hlo", tmp_path / "missing")
+    err = fails(capsys, "hlo", tmp_path / "missing")
     assert "cannot list the dump directory" in err and "--xla_dump_to=" in err
-    err = _fails(capsys, "hlo", tmp_path)
+    err = fails(capsys, "hlo", tmp_path)
     assert "no HLO module dumps in this directory" in err
     module = _train_module(dump_dir)
-    err = _fails(capsys, "hlo", dump_dir, "-m", module.cluster, "--focus", "no_such_instruction")
+    err = fails(capsys, "hlo", dump_dir, "-m", module.cluster, "--focus", "no_such_instruction")
     assert "no_such_instruction" in err
 
 

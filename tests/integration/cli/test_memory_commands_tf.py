@@ -6,22 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 import tfprof_lite
+from tests.integration.cli.runner import fails, invoke
 from tfprof_lite.analysis.kernels import kernel_stats
 from tfprof_lite.analysis.memory import memory_profile
-from tfprof_lite.cli import cli, main
 
 pytestmark = pytest.mark.tf
 tf_models = pytest.importorskip("tests.integration.tf_models")
 from tests.unit.test_memory_kernels import _tf2_gpu_meta  # noqa: E402
-
-
-def _invoke(*args: object) -> Result:
-    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +35,8 @@ def test_memory_matches_the_analysis(dense: tuple[list[Path], tfprof_lite.Profil
     paths, prof = dense
     metas = ",".join(map(str, paths))
     expected = memory_profile(prof.model, None, 10, None)
-    assert _invoke("memory", "--run-meta", metas).output == expected.to_text()
-    doc = json.loads(_invoke("memory", "--run-meta", metas, "--json").output)
+    assert invoke("memory", "--run-meta", metas).output == expected.to_text()
+    doc = json.loads(invoke("memory", "--run-meta", metas, "--json").output)
     assert doc == json.loads(json.dumps(expected.to_dict()))
     assert [s["step"] for s in doc["steps"]] == prof.model.sorted_steps()
     cpu = doc["steps"][0]["allocators"][0]
@@ -55,7 +48,7 @@ def test_memory_one_step_and_top(dense: tuple[list[Path], tfprof_lite.Profiler])
     last = prof.model.sorted_steps()[-1]
     metas = ",".join(map(str, paths))
     doc = json.loads(
-        _invoke("memory", "--run-meta", metas, "--step", last, "--top", 2, "--json").output
+        invoke("memory", "--run-meta", metas, "--step", last, "--top", 2, "--json").output
     )
     assert [s["step"] for s in doc["steps"]] == [last]
     assert all(len(a["by_op"]) <= 2 for a in doc["steps"][0]["allocators"])
@@ -65,16 +58,13 @@ def test_missing_step_is_one_line(
     dense: tuple[list[Path], tfprof_lite.Profiler], capsys: pytest.CaptureFixture[str]
 ) -> None:
     paths, _ = dense
-    capsys.readouterr()
-    assert main(["memory", "--run-meta", str(paths[0]), "--step", "999"]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("tfprof-lite: error: ") and "no step 999" in err
-    assert err.count("\n") == 1
+    err = fails(capsys, "memory", "--run-meta", paths[0], "--step", "999")
+    assert "no step 999" in err
 
 
 def test_kernels_on_cpu_profile_say_why(dense: tuple[list[Path], tfprof_lite.Profiler]) -> None:
     paths, prof = dense
-    text = _invoke("kernels", "--run-meta", ",".join(map(str, paths))).output
+    text = invoke("kernels", "--run-meta", ",".join(map(str, paths))).output
     assert text == kernel_stats(prof.model).to_text()
     assert "no GPU kernel records" in text
 
@@ -82,9 +72,9 @@ def test_kernels_on_cpu_profile_say_why(dense: tuple[list[Path], tfprof_lite.Pro
 def test_kernels_on_gpu_records(tmp_path: Path) -> None:
     meta = tmp_path / "gpu.pb"
     meta.write_bytes(_tf2_gpu_meta().SerializeToString())
-    text = _invoke("kernels", "--run-meta", meta).output
+    text = invoke("kernels", "--run-meta", meta).output
     assert "volta_sgemm_128x64_nn <- a/mm (MatMul)" in text
-    doc = json.loads(_invoke("kernels", "--run-meta", meta, "--top", 2, "--json").output)
+    doc = json.loads(invoke("kernels", "--run-meta", meta, "--top", 2, "--json").output)
     prof = tfprof_lite.Profiler()
     prof.add_step(0, meta.read_bytes())
     assert doc == json.loads(json.dumps(kernel_stats(prof.model, top=2).to_dict()))

@@ -18,50 +18,33 @@ from tfprof_lite.cli.common import split_tfprof_args
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import UsageError
 
+#: Every command, in the order ``--help`` lists them.
+EXPECTED_COMMANDS = [
+    "scope",
+    "graph",
+    "op",
+    "code",
+    "advise",
+    "shell",
+    "report",
+    "diff",
+    "monitor",
+    "xla-compat",
+    "overview",
+    "memory",
+    "kernels",
+    "timeline",
+    "pprof",
+    "hlo",
+]
+
 
 def test_registry_lists_every_command() -> None:
-    assert list(COMMANDS) == [
-        "scope",
-        "graph",
-        "op",
-        "code",
-        "advise",
-        "shell",
-        "report",
-        "diff",
-        "monitor",
-        "xla-compat",
-        "overview",
-        "memory",
-        "kernels",
-        "timeline",
-        "pprof",
-        "hlo",
-    ]
+    assert list(COMMANDS) == EXPECTED_COMMANDS
     assert set(cli.commands) == set(COMMANDS)
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "scope",
-        "graph",
-        "op",
-        "code",
-        "advise",
-        "shell",
-        "report",
-        "diff",
-        "monitor",
-        "xla-compat",
-        "overview",
-        "memory",
-        "kernels",
-        "timeline",
-        "pprof",
-        "hlo",
-    ],
-)
+@pytest.mark.parametrize("command", EXPECTED_COMMANDS)
 def test_every_command_has_help_with_an_example(run: Runner, command: str) -> None:
     result = run(command, "--help")
     assert result.code == 0
