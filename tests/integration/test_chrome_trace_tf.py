@@ -247,9 +247,40 @@ def _unique_names(t: int = 1000) -> Any:
     return stats
 
 
+def _staggered_chain(escaped: bool, t: int = 1000, size: int = 40) -> Any:
+    """Each node starts before the previous one ends (nodes alternate two lanes)
+    and uses the two nodes before it, so most inputs get a flow; every fifth node
+    recorded no output, some names need JSON escaping (``escaped``), and a second
+    device uses the first one's nodes."""
+    stats = pb.StepStats()
+    one = ((GPU_BFC, 16, (2, 2)),)
+    names = [f'n{i}"\\é' if escaped and i % 7 == 3 else f"n{i}" for i in range(size)]
+    gpu = [
+        _node(
+            name,
+            t + 2 * i,
+            3,
+            f"{name} = Add({', '.join(names[max(i - 2, 0) : i])})",
+            () if i % 5 == 4 else one,
+        )
+        for i, name in enumerate(names)
+    ]
+    cpu = [
+        _node(f"c{i}", t + 200 + i, 1, f"c{i} = Sum({names[i]}, {names[-1 - i]})", one)
+        for i in range(size // 2)
+    ]
+    for device, nodes in ((GPU, gpu), (CPU, cpu)):
+        dev = stats.dev_stats.add()
+        dev.device = device
+        dev.node_stats.extend(nodes)
+    return stats
+
+
 HAND_CASES = {
     "gpu": lambda: _gpu_stats(1000),
     "unique_names": _unique_names,
+    "staggered_chain": lambda: _staggered_chain(escaped=False),
+    "staggered_chain_escaped": lambda: _staggered_chain(escaped=True),
     "output_name_collision": _output_name_collision,
     "gpu_big_times": lambda: _gpu_stats(1_600_000_000_000_000),
     "duplicate_device": _same_device_twice,

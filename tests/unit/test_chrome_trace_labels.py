@@ -1,13 +1,20 @@
-"""The regex-free label split of ``outputs/chrome_trace.py`` equals TensorFlow's regex."""
+"""The regex-free label split of ``outputs/chrome_trace.py`` equals TensorFlow's regex;
+the collector pause around building a trace."""
 
 from __future__ import annotations
 
+import gc
 import random
 import re
 
 import pytest
 
-from tfprof_lite.outputs.chrome_trace import _op_labels, _split_op_label, parse_op_label
+from tfprof_lite.outputs.chrome_trace import (
+    _collection_paused,
+    _op_labels,
+    _split_op_label,
+    parse_op_label,
+)
 
 TF_LABEL = re.compile(r"(.*) = (.*)\((.*)\)")  # tensorflow/python/client/timeline.py
 PIECES = ["a", "b", " ", "=", "(", ")", "\n", " = ", ", ", ":", "é", '"', "\\"]
@@ -45,8 +52,11 @@ def test_known_labels(label: str) -> None:
     assert parse_op_label(label) == _expected(label)
 
 
-def test_random_labels() -> None:
-    labels = _labels()
+@pytest.mark.parametrize("newlines", [True, False], ids=["with-newlines", "one-line"])
+def test_random_labels(newlines: bool) -> None:
+    """Labels with a newline are split one by one; a column without is split at once."""
+    labels = _labels() if newlines else [x for x in _labels() if "\n" not in x]
+    assert any("\n" in label for label in labels) is newlines
     assert [parse_op_label(label) for label in labels] == [_expected(x) for x in labels]
     names = ["RecvTensor" if i % 50 == 0 else f"n{i}" for i in range(len(labels))]
     ops, inputs = _op_labels(names, labels)
@@ -61,3 +71,20 @@ def test_random_labels() -> None:
 def test_split_positions() -> None:
     assert _split_op_label("n = Op(a, b)") == (1, 6, 11)
     assert _split_op_label("no match")[0] == -1
+
+
+def test_collection_paused_restores_the_collector() -> None:
+    """Garbage collection is off while a trace is built and as it was afterwards."""
+    was = gc.isenabled()
+    try:
+        for before in (True, False):
+            (gc.enable if before else gc.disable)()
+            with _collection_paused():
+                assert not gc.isenabled()
+            assert gc.isenabled() is before
+        gc.enable()
+        with pytest.raises(ValueError), _collection_paused():
+            raise ValueError("inside")
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()

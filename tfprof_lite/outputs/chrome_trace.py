@@ -29,11 +29,13 @@ add an ``args.kernel`` entry; this module behaves like the CUDA/CPU builds.
 How it is fast (the text is still TensorFlow's, byte for byte): node fields are read
 into per-device columns (one ``operator.attrgetter`` pass per field), so few Python
 objects are kept per node (the garbage collector's full passes over TensorFlow's
-objects are what a large step otherwise pays for); op events are runs of those
-columns written by a template, other events by a small encoder for dicts of
+objects are what a large step otherwise pays for), and labels are split a column
+at a time; op events are runs of those columns, a device's events written once by
+a template and sliced per run, other events by a small encoder for dicts of
 strings and ints (anything else goes through :func:`json.dumps`), instead of the
 pure-Python indenting ``json`` encoder; a TensorFlow message is read in place
-instead of being converted (it is never written to). Without ``show_memory`` the
+instead of being converted (it is never written to). Cyclic garbage collection is
+paused while a trace is built and written. Without ``show_memory`` the
 per-tensor bookkeeping (allocators, sizes, last uses) does not change the trace of
 the call: it is left pending and done at the start of the next call on the same
 instance, so repeated calls still see TensorFlow's state.
@@ -41,13 +43,15 @@ instance, so repeated calls still see TensorFlow's state.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import accumulate, chain, compress, repeat
 from json.encoder import encode_basestring_ascii
-from operator import add, attrgetter
+from operator import add, attrgetter, itemgetter, not_
 from typing import Any, Callable, NamedTuple, Union
 
 from tfprof_lite.capture.oplog import is_tf_graph
@@ -87,6 +91,11 @@ _PLAIN_INPUT_KEYS: list[str] = []
 _FLOW_EVENT = (
     f'{{{_LINE3}"ph": "%s",{_LINE3}"cat": "DataFlow",{_LINE3}"name": %s,{_LINE3}"pid": %s,'
     f'{_LINE3}"tid": %s,{_LINE3}"ts": %s,{_LINE3}"id": %s{_LINE2}}}'
+)
+#: A flow's start and end events as one part of the event list; ``%`` (name, pid,
+#: tid, ts, id, name, pid, tid, ts, id).
+_FLOW_EVENTS = (
+    _FLOW_EVENT.replace('"%s"', '"s"', 1) + "," + _LINE2 + _FLOW_EVENT.replace('"%s"', '"t"', 1)
 )
 
 
@@ -191,6 +200,21 @@ class _Device(NamedTuple):
     plain: bool  # no string of shown, ops and inputs needs escaping in JSON
 
 
+def _plain_op_events(dev: _Device) -> list[str]:
+    """The written op events of every node of a plain device (see ``_PLAIN_OP_EVENT``)."""
+    rows = zip(
+        dev.ops,
+        repeat(dev.device_pid),
+        dev.lanes,
+        dev.starts,
+        dev.durs,
+        dev.shown,
+        dev.ops,
+        _plain_inputs(dev.inputs),
+    )
+    return list(map(_PLAIN_OP_EVENT.__mod__, rows))
+
+
 class _OpRun(NamedTuple):
     """The op events of nodes ``[lo, hi)`` of a device, in a formatter's event list."""
 
@@ -212,25 +236,25 @@ class _OpRun(NamedTuple):
 
     def pretty(self, out: list[str], ops: dict[str, str], cache: dict[int, list[str]]) -> None:
         """Append each event's indented text to ``out`` (``ops``: encoded op names;
-        ``cache``: a device's written inputs, by ``id``, for the trace being written).
+        ``cache``: a plain device's written op events, by ``id``, for the trace being
+        written).
 
-        Plain strings (no escaping needed; the usual case) go into one template per
-        event by ``map``, the inputs of an event written as ``"".join`` of keys and
-        names first. When a string needs escaping, the inputs are encoded as one
-        string and split again: the encoding maps ``,`` and space to themselves and
-        nothing else to them, so the pieces are the encoded inputs.
+        Plain strings (no escaping needed; the usual case): every op event of the
+        device is written once, by ``map`` over one template (the inputs of an event
+        written as ``"".join`` of keys and names first), and each run takes its
+        slice. When a string needs escaping, the inputs are encoded as one string
+        and split again: the encoding maps ``,`` and space to themselves and nothing
+        else to them, so the pieces are the encoded inputs.
         """
         pid = self.dev.device_pid
         append = out.append
         if self.dev.plain:
-            pieces = cache.get(id(self.dev))
-            if pieces is None:
-                pieces = cache[id(self.dev)] = _plain_inputs(self.dev.inputs)
-            op_names, tids, starts, durs, nodes, _inputs = self._column_lists()
-            if self.lo or self.hi != len(pieces):
-                pieces = pieces[self.lo : self.hi]
-            rows = zip(op_names, repeat(pid), tids, starts, durs, nodes, op_names, pieces)
-            out.extend(map(_PLAIN_OP_EVENT.__mod__, rows))
+            written = cache.get(id(self.dev))
+            if written is None:
+                written = cache[id(self.dev)] = _plain_op_events(self.dev)
+            if self.lo or self.hi != len(written):
+                written = written[self.lo : self.hi]
+            out.extend(written)
             return
         plain = _op_event_template(0)
         for op, tid, ts, dur, node, inputs in self._columns():
@@ -277,8 +301,9 @@ class _Flow(NamedTuple):
         """Append both events' indented text to ``out``."""
         name, flow_id, (ts, pid, tid), (end_ts, end_pid, end_tid) = self
         name = _encode_str(name)
-        out.append(_FLOW_EVENT % ("s", name, pid, tid, ts, flow_id))
-        out.append(_FLOW_EVENT % ("t", name, end_pid, end_tid, end_ts, flow_id))
+        out.append(
+            _FLOW_EVENTS % (name, pid, tid, ts, flow_id, name, end_pid, end_tid, end_ts, flow_id)
+        )
 
     def events(self) -> Iterator[Event]:
         """Both events as the dicts TensorFlow builds."""
@@ -292,6 +317,78 @@ class _Flow(NamedTuple):
                 "ts": ts,
                 "id": self.flow_id,
             }
+
+
+class _FlowSources(NamedTuple):
+    """Node columns of all devices of a trace, end to end (positions index them)."""
+
+    pids: Sequence[int]
+    lanes: Sequence[int]
+    starts: Sequence[int]
+    durs: Sequence[int]
+
+
+class _FlowingOps(NamedTuple):
+    """All op events of a device with the flows into its nodes: flow ``k`` (ids
+    from ``first_id`` on) comes right after the op event of node ``targets[k]``,
+    from output ``names[k]`` of the node at position ``sources[k]``."""
+
+    dev: _Device
+    targets: list[int]
+    names: list[str]
+    sources: list[int]
+    columns: _FlowSources
+    first_id: int
+
+    def _flow_columns(self) -> tuple[Iterable[Any], ...]:
+        """Columns of the flows: (name, pid, tid, ts, id) of the start, then (pid,
+        tid, ts) of the end."""
+        columns, sources, targets = self.columns, self.sources, self.targets
+        ids = range(self.first_id, self.first_id + len(sources))
+        ends = map(
+            add, map(columns.starts.__getitem__, sources), map(columns.durs.__getitem__, sources)
+        )
+        origin_pids = map(columns.pids.__getitem__, sources)
+        origin_tids = map(columns.lanes.__getitem__, sources)
+        tids = map(self.dev.lanes.__getitem__, targets)
+        starts = map(self.dev.starts.__getitem__, targets)
+        pid = repeat(self.dev.device_pid)
+        return self.names, origin_pids, origin_tids, ends, ids, pid, tids, starts
+
+    def _merged(self, op_events: Sequence[Any], flows: Iterable[Any]) -> Iterator[Any]:
+        """The op events with the flows after their targets."""
+        done = 0
+        for target, flow in zip(self.targets, flows):
+            if done <= target:
+                yield from op_events[done : target + 1]
+                done = target + 1
+            yield flow
+        yield from op_events[done:]
+
+    def pretty(self, out: list[str], ops: dict[str, str], cache: dict[int, list[str]]) -> None:
+        """Append the events' indented text to ``out`` (see :meth:`_OpRun.pretty`)."""
+        op_events: list[str] = []
+        _OpRun(self.dev, 0, len(self.dev.names)).pretty(op_events, ops, cache)
+        names, pids, tids, starts, ids, end_pids, end_tids, end_starts = self._flow_columns()
+        encoded = list(map(_encode_str, names))
+        numbers = list(ids)
+        rows = zip(
+            encoded, pids, tids, starts, numbers, encoded, end_pids, end_tids, end_starts, numbers
+        )
+        out.extend(self._merged(op_events, list(map(_FLOW_EVENTS.__mod__, rows))))
+
+    def events(self) -> Iterator[Event]:
+        """Each event as the dict TensorFlow builds."""
+        op_events = list(_OpRun(self.dev, 0, len(self.dev.names)).events())
+        flows = [
+            _Flow(name, i, (ts, pid, tid), (end_ts, end_pid, end_tid))
+            for name, pid, tid, ts, i, end_pid, end_tid, end_ts in zip(*self._flow_columns())
+        ]
+        for item in self._merged(op_events, flows):
+            if isinstance(item, _Flow):
+                yield from item.events()
+            else:
+                yield item
 
 
 class AllocationMaximum(NamedTuple):
@@ -327,7 +424,7 @@ class ChromeTraceFormatter:
     def __init__(self, show_memory: bool = False) -> None:
         self._show_memory = show_memory
         self._metadata: list[Event] = []
-        self._events: list[Union[Event, _OpRun, _Flow]] = []
+        self._events: list[Union[Event, _OpRun, _Flow, _FlowingOps]] = []
 
     @staticmethod
     def _event(ph: str, category: str, name: str, pid: int, tid: int, ts: int) -> Event:
@@ -422,6 +519,11 @@ class ChromeTraceFormatter:
 
     def format_to_string(self, pretty: bool = False) -> str:
         """The trace as JSON (``pretty``: indented by 4, as TensorFlow writes it)."""
+        with _collection_paused():
+            return self._format(pretty)
+
+    def _format(self, pretty: bool) -> str:
+        """:meth:`format_to_string`, without its pause of garbage collection."""
         if not pretty:
             events = [
                 event
@@ -550,8 +652,11 @@ def _assign_lanes(starts: Sequence[int], durs: Sequence[int]) -> list[int]:
         if start > lane_ends[0]:
             lane = 0
         else:
-            lane = next((i for i, last in enumerate(lane_ends) if start > last), len(lane_ends))
-            if lane == len(lane_ends):
+            for lane, last in enumerate(lane_ends):  # noqa: B007 (the lane found is used)
+                if start > last:
+                    break
+            else:
+                lane = len(lane_ends)
                 lane_ends.append(0)
         lane_ends[lane] = start + dur
         lanes.append(lane)
@@ -561,27 +666,59 @@ def _assign_lanes(starts: Sequence[int], durs: Sequence[int]) -> list[int]:
 def _op_labels(names: Sequence[str], labels: Sequence[str]) -> tuple[list[str], list[str]]:
     """(ops, input texts) from ``name = Op(a, b)`` labels (``RecvTensor``: no inputs).
 
-    :func:`_split_op_label` inlined: this runs once per node of a step.
+    :func:`_split_op_label` done for all labels at once: ``rpartition`` at the last
+    ``)``, then at the last ``(`` before it, then at the last `` = `` before that
+    (each mapped over the whole column). Labels that do not match, and
+    ``RecvTensor`` nodes, are then set one by one. Labels with a newline (the
+    pattern stops there) go through :func:`_split_op_label`.
     """
+    if "\n" in "".join(labels):
+        return _op_labels_one_by_one(names, labels)
+    closes = map(str.rpartition, labels, repeat(")"))
+    opens = list(map(str.rpartition, map(_first, closes), repeat("(")))
+    equals = list(map(str.rpartition, map(_first, opens), repeat(" = ")))
+    ops = list(map(_last, equals))
+    inputs = list(map(_last, opens))
+    unmatched = list(compress(range(len(equals)), map(not_, map(_middle, equals))))
+    for index in chain(unmatched, _indices(names, "RecvTensor")):
+        ops[index] = "RecvTensor" if names[index] == "RecvTensor" else "unknown"
+        inputs[index] = ""
+    return ops, inputs
+
+
+def _op_labels_one_by_one(
+    names: Sequence[str], labels: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """:func:`_op_labels` label by label."""
     ops: list[str] = []
     inputs: list[str] = []
-    add_op = ops.append
-    add_inputs = inputs.append
-    rfind = str.rfind
-    newlines = "\n" in "".join(labels)
     for name, label in zip(names, labels):
-        if newlines and "\n" in label:
-            label = label[: label.index("\n")]
-        close = rfind(label, ")")
-        start = rfind(label, "(", 0, close) if close > 0 else -1
-        eq = rfind(label, " = ", 0, start) if start > 0 else -1
+        eq, start, close = _split_op_label(label)
         if eq < 0 or name == "RecvTensor":
-            add_op("RecvTensor" if name == "RecvTensor" else "unknown")
-            add_inputs("")
+            ops.append("RecvTensor" if name == "RecvTensor" else "unknown")
+            inputs.append("")
         else:
-            add_op(label[eq + 3 : start])
-            add_inputs(label[start + 1 : close])
+            ops.append(label[eq + 3 : start])
+            inputs.append(label[start + 1 : close])
     return ops, inputs
+
+
+def _indices(items: Sequence[str], value: str) -> list[int]:
+    """Where ``value`` is in ``items``."""
+    if value not in items:
+        return []
+    return [index for index, item in enumerate(items) if item == value]
+
+
+_first: Callable[[tuple[str, str, str]], str] = itemgetter(0)
+_middle: Callable[[tuple[str, str, str]], str] = itemgetter(1)
+_last: Callable[[tuple[str, str, str]], str] = itemgetter(2)
+
+
+def _output_counts(devices: Sequence[_Device]) -> Iterator[int]:
+    """The number of recorded outputs of every node of ``devices``, in order."""
+    for dev in devices:
+        yield from map(len, map(_outputs, dev.stats.node_stats))
 
 
 class Timeline:
@@ -799,10 +936,18 @@ class Timeline:
                     return position, int(digits)
             return None
 
+        every_count: list[int] = []  # all nodes' output counts, once many are needed
+        one_by_one = len(names) // 4  # reads before one pass over all nodes is cheaper
+
         def produced(position: int, index: int) -> bool:
             """Whether the producer at ``position`` recorded output ``index``."""
+            if every_count:
+                return index < every_count[position]
             count = counts.get(position)
             if count is None:
+                if len(counts) >= one_by_one:
+                    every_count.extend(_output_counts(devices))
+                    return index < every_count[position]
                 number = bisect_right(firsts, position) - 1
                 node = devices[number].stats.node_stats[position - firsts[number]]
                 count = counts[position] = len(node.output)
@@ -826,39 +971,44 @@ class Timeline:
                     return None
             return name, found[0]
 
-        trace = self._chrome_trace
+        columns = _FlowSources(
+            pids,
+            lanes,
+            list(chain.from_iterable(dev.starts for dev in devices)),
+            list(chain.from_iterable(dev.durs for dev in devices)),
+        )
         get = positions.get
         for dev in devices:
             pid = dev.device_pid
-            done = 0
+            targets: list[int] = []
+            flow_names: list[str] = []
+            sources: list[int] = []
             for index, (text, tid) in enumerate(zip(dev.inputs, dev.lanes)):
                 if not text:
                     continue
                 for input_name in text.split(", "):
                     position = get(input_name)
-                    if (
-                        position is not None
-                        and lanes[position] == tid
-                        and pids[position] == pid
-                        and "/_" not in input_name
-                    ):
-                        continue  # the common case: the producer is on the same lane
-                    hit = source(input_name, pid, tid)
-                    if hit is None:
-                        continue
-                    name, position = hit
-                    if pids[position] == pid and lanes[position] == tid:
-                        continue
-                    number = bisect_right(firsts, position) - 1
-                    local = position - firsts[number]
-                    producer = devices[number]
-                    end = producer.starts[local] + producer.durs[local]
-                    trace._emit_op_run(dev, done, index + 1)
-                    done = index + 1
-                    flow_id = self._alloc_flow_id()
-                    origin = (end, pids[position], lanes[position])
-                    trace._emit_flow(name, flow_id, origin, (dev.starts[index], pid, tid))
-            trace._emit_op_run(dev, done, len(dev.names))
+                    if position is not None and "/_" not in input_name:
+                        if lanes[position] == tid and pids[position] == pid:
+                            continue  # the common case: the producer is on the same lane
+                        if not (every_count[position] if every_count else produced(position, 0)):
+                            continue
+                        name = input_name
+                    else:
+                        hit = source(input_name, pid, tid)
+                        if hit is None:
+                            continue
+                        name, position = hit
+                        if pids[position] == pid and lanes[position] == tid:
+                            continue
+                    targets.append(index)
+                    flow_names.append(name)
+                    sources.append(position)
+            first_id = self._next_flow_id
+            self._next_flow_id += len(targets)
+            self._chrome_trace._events.append(
+                _FlowingOps(dev, targets, flow_names, sources, columns, first_id)
+            )
         return True
 
     def _show_compute(
@@ -949,6 +1099,11 @@ class Timeline:
         Returns:
             The trace formatter and the per-allocator maximums.
         """
+        with _collection_paused():
+            return self._analyze(show_dataflow, show_memory, op_time)
+
+    def _analyze(self, show_dataflow: bool, show_memory: bool, op_time: str) -> StepStatsAnalysis:
+        """:meth:`analyze_step_stats`, without its pause of garbage collection."""
         self._track_pending()
         self._preprocess_op_time(op_time)
         self._allocate_pids()
@@ -975,6 +1130,24 @@ class Timeline:
             show_dataflow=show_dataflow, show_memory=show_memory, op_time=op_time
         )
         return analysis.chrome_trace.format_to_string(pretty=True)
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Cyclic garbage collection off inside (as it was before, after).
+
+    Building a trace creates many objects and frees none that form cycles, so a
+    collection in between finds nothing to free; in a process holding a large
+    graph, the passes it triggers over the older objects cost a noticeable part
+    of a step's trace (about a sixth with ``show_memory``).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _maximum(series: list[tuple[int, int, str]], index: int, total: int) -> AllocationMaximum:
