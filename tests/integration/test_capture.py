@@ -216,6 +216,24 @@ def test_exceptions_restore_session_run(tmp_path: Path, pristine: Any) -> None:
     assert pctx.profiler is not None and pctx.profiler.model.sorted_steps() == [2]
 
 
+def test_failing_untraced_step_is_counted(tmp_path: Path, pristine: Any) -> None:
+    """An untraced step (the wrapper's short path) that raises still counts as a
+    step and leaves the context usable: the step after next is traced."""
+    model = build_model()
+    with (
+        ProfileContext(tmp_path, trace_steps=[3], dump_steps=[]) as pctx,
+        tf1.Session(graph=model.graph) as sess,
+    ):
+        sess.run(model.init)  # step 0
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            sess.run(model.train_op)  # step 1: x not fed
+        sess.run(model.train_op, feed_dict=model.feed())  # step 2
+        sess.run(model.train_op, feed_dict=model.feed())  # step 3: traced
+        sess.run(model.train_op, feed_dict=model.feed())  # step 4
+    assert pctx.profiler is not None and pctx.profiler.model.sorted_steps() == [3]
+    assert patched_attributes() == pristine
+
+
 def test_nesting_is_refused(tmp_path: Path, pristine: Any) -> None:
     with ProfileContext(tmp_path):
         inner = ProfileContext(tmp_path / "inner")

@@ -432,6 +432,37 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
             self._final_dump()
 
     # ------------------------------------------------------------- the steps
+    def _begin_untraced(self) -> int | None:
+        """Start a ``Session.run`` step that is sure to run untouched, if it is one.
+
+        With steps counted by runs, the schedule tells before the call whether the
+        next step is traced, dumped or profiled; when it is none of these (most
+        steps), the run is counted here and its number returned, with the
+        context's lock held until :meth:`_end_untraced`: the wrapper then calls
+        TensorFlow's ``run`` directly, with no per-call record (what
+        :meth:`_execute` would do, with less code on every step). Returns None,
+        having done nothing, otherwise.
+        """
+        clock = self._clock
+        if type(clock) is not _RunCountClock or not self._lock.acquire(blocking=False):
+            return None
+        with clock._lock:
+            step = clock.next_step
+            fast = not (self._trace_next or self._dump_next or self._schedule.is_slow(step, step))
+            if fast:
+                clock.next_step = step + 1
+        if not fast:
+            self._lock.release()
+            return None
+        return step
+
+    def _end_untraced(self, step: int) -> None:
+        """End a step begun by :meth:`_begin_untraced`."""
+        try:
+            self._counted(step)
+        finally:
+            self._lock.release()
+
     def _execute(self, call: _Call) -> Any:
         """Run one step, tracing, dumping and profiling it as scheduled."""
         clock = self._clock
@@ -542,8 +573,14 @@ def _run_wrapper(originals: _Originals) -> Callable[..., Any]:
         context = _active
         if context is None:
             return original(self, fetches, feed_dict, options, run_metadata)
-        call = _SessionRun(original, self, (fetches, feed_dict, options, run_metadata))
-        return context._execute(call)
+        step = context._begin_untraced()
+        if step is None:
+            call = _SessionRun(original, self, (fetches, feed_dict, options, run_metadata))
+            return context._execute(call)
+        try:
+            return original(self, fetches, feed_dict, options, run_metadata)
+        finally:
+            context._end_untraced(step)
 
     return run
 
