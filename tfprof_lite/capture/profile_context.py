@@ -241,6 +241,16 @@ class _RunCountClock:
             self.next_step += 1
         return step, step
 
+    def begin_if(self, untouched: Callable[[int, int], bool]) -> int | None:
+        """Count the next run and return its step when ``untouched(step, step)``
+        says it runs untouched; otherwise count nothing and return None."""
+        with self._lock:
+            step = self.next_step
+            if not untouched(step, step):
+                return None
+            self.next_step = step + 1
+        return step
+
     def skip(self) -> None:
         """Count a run that is not profiled (another thread is profiling)."""
         with self._lock:
@@ -446,15 +456,14 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         clock = self._clock
         if type(clock) is not _RunCountClock or not self._lock.acquire(blocking=False):
             return None
-        with clock._lock:
-            step = clock.next_step
-            fast = not (self._trace_next or self._dump_next or self._schedule.is_slow(step, step))
-            if fast:
-                clock.next_step = step + 1
-        if not fast:
+        step = clock.begin_if(self._untouched)
+        if step is None:
             self._lock.release()
-            return None
         return step
+
+    def _untouched(self, step: int, ordinal: int) -> bool:
+        """Whether a step runs untouched: not traced, dumped or profiled."""
+        return not (self._trace_next or self._dump_next or self._schedule.is_slow(step, ordinal))
 
     def _end_untraced(self, step: int) -> None:
         """End a step begun by :meth:`_begin_untraced`."""
@@ -472,9 +481,7 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
             return call.run(False)
         try:
             token = clock.begin(call)
-            if token is not None and not (
-                self._trace_next or self._dump_next or self._schedule.is_slow(*token)
-            ):
+            if token is not None and self._untouched(*token):
                 # The fast path of every untraced step: what _plan would decide, without
                 # building its arguments (the schedule's answer cannot fail).
                 try:

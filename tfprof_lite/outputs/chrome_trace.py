@@ -663,8 +663,11 @@ def _assign_lanes(starts: Sequence[int], durs: Sequence[int]) -> list[int]:
     return lanes
 
 
-def _op_labels(names: Sequence[str], labels: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(ops, input texts) from ``name = Op(a, b)`` labels (``RecvTensor``: no inputs).
+def _op_labels(
+    names: Sequence[str], labels: Sequence[str], one_line: bool = False
+) -> tuple[list[str], list[str]]:
+    """(ops, input texts) from ``name = Op(a, b)`` labels (``RecvTensor``: no inputs;
+    ``one_line``: the labels are known to have no newline).
 
     :func:`_split_op_label` done for all labels at once: ``rpartition`` at the last
     ``)``, then at the last ``(`` before it, then at the last `` = `` before that
@@ -672,7 +675,7 @@ def _op_labels(names: Sequence[str], labels: Sequence[str]) -> tuple[list[str], 
     ``RecvTensor`` nodes, are then set one by one. Labels with a newline (the
     pattern stops there) go through :func:`_split_op_label`.
     """
-    if "\n" in "".join(labels):
+    if not one_line and "\n" in "".join(labels):
         return _op_labels_one_by_one(names, labels)
     closes = map(str.rpartition, labels, repeat(")"))
     opens = list(map(str.rpartition, map(_first, closes), repeat("(")))
@@ -820,6 +823,8 @@ class Timeline:
                 for stats, lane in zip(nodes, lanes):
                     stats.thread_id = lane
             device = dev.device
+            # shown names, ops and inputs are parts of these (or "unknown"):
+            plain = _is_plain(chain(names, labels))
             if _is_gputrace_device(device):
                 kernels = [parse_kernel_label(*pair) for pair in zip(labels, names)]
                 shown = [kernel[0] for kernel in kernels]
@@ -827,11 +832,8 @@ class Timeline:
                 inputs = [""] * len(names)
             else:
                 shown = names
-                ops, inputs = _op_labels(names, labels)
+                ops, inputs = _op_labels(names, labels, one_line=plain)
             pids = (self._device_pids[device], self._tensor_pids[device])
-            # ops, inputs and (unless from kernel labels) shown names are parts of these:
-            texts = (names, labels) if shown is names else (names, labels, shown, ops)
-            plain = _is_plain(chain.from_iterable(texts))
             devices.append(
                 _Device(dev, *pids, names, starts, durs, lanes, shown, ops, inputs, plain)
             )
@@ -991,7 +993,7 @@ class Timeline:
                     if position is not None and "/_" not in input_name:
                         if lanes[position] == tid and pids[position] == pid:
                             continue  # the common case: the producer is on the same lane
-                        if not (every_count[position] if every_count else produced(position, 0)):
+                        if not produced(position, 0):
                             continue
                         name = input_name
                     else:
