@@ -494,6 +494,32 @@ class TfOracle:
         return self._advise(options)[1]
 
 
+class LiveTf(TfOracle):
+    """TF's tfprof on a live ``tf.Graph``, fed step by step by the test.
+
+    Unlike `TfOracle` it cannot rebuild itself (its state is the graph's history,
+    not a capture), so it refuses to be used once another profiler replaced it.
+    """
+
+    def __init__(self, graph: tf.Graph) -> None:
+        """``tf.compat.v1.profiler.Profiler(graph)`` made the current global profiler."""
+        global _current
+        close_current()
+        self.capture = None  # type: ignore[assignment]
+        self._profiler = _UnmanagedProfiler(graph)
+        self._generation = _pywrap.generation
+        _current = self
+
+    def _activate(self) -> _UnmanagedProfiler:
+        if not self.is_current or self._profiler is None:
+            raise AssertionError("TF's global profiler was replaced during a live test")
+        return self._profiler
+
+    def add_step(self, step: int, run_meta: Any) -> None:
+        """``Profiler.add_step`` (merges the step's shapes into the graph)."""
+        self._activate().add_step(step, run_meta)
+
+
 def oracle_for(capture: Capture) -> TfOracle:
     """The current oracle if it is for ``capture``, else a new (current) one."""
     if _current is not None and _current.capture is capture and _current.is_current:

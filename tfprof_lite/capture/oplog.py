@@ -4,9 +4,12 @@ For every op: its registered ``flops`` statistic (``ops.get_stats_for_node_def``
 and, optionally, its Python traceback; trainable variables get the type
 ``_trainable_variables``. With a RunMetadata, unknown output shapes of the graph
 are first refined from the recorded tensor shapes (this mutates the graph, as
-TensorFlow's profiler does). :class:`OpLogBuilder` does the same work
-incrementally: after the first call it only revisits ops that are new or whose
-shapes a RunMetadata refined.
+TensorFlow's profiler does). TensorFlow re-derives every op's FLOPs on each
+``add_step``; :class:`OpLogBuilder` gives the same entries incrementally: after
+the first call it revisits only new ops and the ops whose FLOPs can still change,
+those with a registered FLOP function and an input or output shape that was not
+fully known when they were last counted (refined shapes reach them whoever
+refined the graph: this builder, TensorFlow's own profiler, or the user).
 """
 
 from __future__ import annotations
@@ -101,6 +104,8 @@ class OpLogBuilder:
         self._stacks = _Stacks()
         self._flops_types = _FlopsTypes()
         self._frames: dict[tuple[str, int, str, str], bytes] = {}
+        # Ops counted while a shape they read was unknown, in graph order.
+        self._unsettled: dict[str, Any] = {}
 
     def _string_id(self, text: str) -> int:
         sid = self._strings.get(text)
@@ -150,7 +155,10 @@ class OpLogBuilder:
         return data
 
     def _entry(self, op: Any, with_trace: bool, op_type: str) -> tuple[_Entry | None, bool]:
-        flops, missing = self._flops(op, self._flops_types(op_type))
+        registered = self._flops_types(op_type)
+        flops, missing = self._flops(op, registered)
+        if registered:
+            self._settle(op)
         if not with_trace:
             return (_Entry(flops) if flops else None), missing
         return _Entry(flops, code=self._code_def(op, op_type)), missing
@@ -158,13 +166,16 @@ class OpLogBuilder:
     def build(self, run_meta: Any = None, user_op_log: Any = None) -> Any:
         """The op log for the current graph state (our OpLogProto message).
 
-        The first call covers every op; later calls cover new ops and ops whose
-        shapes ``run_meta`` refined (the only entries whose values can change).
+        The first call covers every op; later calls cover new ops and the ops
+        whose FLOPs were counted while a shape they read was unknown (the only
+        entries whose values can change; ``run_meta``, or anyone else, may have
+        refined those shapes since).
         """
-        changed = fill_missing_shapes(self.graph, run_meta) if run_meta is not None else set()
+        if run_meta is not None:
+            fill_missing_shapes(self.graph, run_meta)
         all_ops = self.graph.get_operations()
         fresh = all_ops[self._seen_ops :]
-        revisit = [op for op in all_ops[: self._seen_ops] if op.name in changed] if changed else []
+        revisit = list(self._unsettled.values())
         first = self._seen_ops == 0
         self._seen_ops = len(all_ops)
         logged: dict[str, _Entry] = {}
@@ -178,6 +189,13 @@ class OpLogBuilder:
         if missing and run_meta is None:
             sys.stderr.write(f"{missing} ops no flops stats due to incomplete shapes.\n")
         return self._merge(logged, user_op_log)
+
+    def _settle(self, op: Any) -> None:
+        """Track whether ``op``'s FLOPs can still change as shapes get refined."""
+        if _shapes_known(op):
+            self._unsettled.pop(op.name, None)
+        else:
+            self._unsettled[op.name] = op
 
     def _add_trainable(self, logged: dict[str, _Entry], every: bool) -> None:
         from tensorflow.python.framework import ops
@@ -281,6 +299,12 @@ class _FlopsTypes:
         if hit is None:
             hit = self._known[op_type] = _has_flops_function(op_type)
         return hit
+
+
+def _shapes_known(op: Any) -> bool:
+    """Whether every input and output shape of ``op`` is fully defined."""
+    tensors = list(op.inputs) + list(op.outputs)
+    return all(t.get_shape().is_fully_defined() for t in tensors)
 
 
 def _has_flops_function(op_type: str) -> bool:
