@@ -261,21 +261,34 @@ class Profiler:
         write_atomic(filename, self.serialize_to_string())
 
     @classmethod
-    def load(cls, source: str | os.PathLike[str] | bytes) -> Profiler:
+    def load(
+        cls,
+        source: str | os.PathLike[str] | bytes | bytearray,
+        *,
+        max_input_size: int | str | None = None,
+    ) -> Profiler:
         """A profiler on a saved profile: a ``profile_<step>`` file path or its bytes.
 
+        Args:
+            source: the file (a regular file, read once) or its bytes.
+            max_input_size: the largest file accepted, in bytes or as ``"8GiB"``;
+                default ``$TFPROF_LITE_MAX_INPUT_SIZE``, else 2 GiB.
+
         Raises:
-            InvalidInputError: the file is missing, empty or not a ProfileProto.
+            InvalidInputError: the file is missing, not a regular file, over the
+                size limit, empty or not a ProfileProto.
+            InvalidOptionError: ``max_input_size`` is not a size.
         """
+        from tfprof_lite.outputs.io import read_input
+
         what = "profile"
         if isinstance(source, (str, os.PathLike)):
             what = os.fspath(source)
-            try:
-                with open(source, "rb") as handle:
-                    source = handle.read()
-            except OSError as err:
-                raise InvalidInputError(f"{what}: cannot read ({err.strerror})") from err
+            source = read_input(what, "a saved profile", max_input_size)
+            if not source:
+                raise InvalidInputError(f"{what}: the file is empty, expected a ProfileProto")
         message = parse(pb.ProfileProto, source, what)
+        del source  # the parsed message replaces the bytes
         if not len(message.nodes):
             raise InvalidInputError(f"{what}: the profile has no nodes; is it a ProfileProto?")
         prof = cls.__new__(cls)

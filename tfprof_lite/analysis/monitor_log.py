@@ -19,8 +19,10 @@ Contract:
   re-reading it from the start if it shrinks; it stops when ``stop()`` returns
   true (checked at every poll) or after ``idle_timeout`` seconds without data.
 
-Raises :class:`~tfprof_lite.errors.InvalidInputError` for a file that cannot be
-read.
+Files are read through :func:`tfprof_lite.outputs.io.read_input` /
+:func:`~tfprof_lite.outputs.io.open_input` (regular files only, at most the input
+limit; bytes that are not UTF-8 are replaced, so such lines are skipped). Raises
+:class:`~tfprof_lite.errors.InvalidInputError` for a file that cannot be read.
 """
 
 from __future__ import annotations
@@ -33,12 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfprof_lite.analysis.monitoring import MonitorSummary, WindowRecord, summarize
-from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.outputs.io import max_input_size, open_input, read_input
 
 __all__ = ["MONITOR_FILE", "MonitorLog", "MonitorRun", "follow", "monitor_path", "read_runs"]
 
 #: The file name the monitor writes in its profile directory.
 MONITOR_FILE = "monitor.jsonl"
+_FOLLOW_CHUNK = 1 << 20
 
 
 def monitor_path(path: str | os.PathLike[str]) -> str:
@@ -107,6 +110,20 @@ def _add(log: MonitorLog, doc: dict[str, Any]) -> None:
         run.end = doc
 
 
+def _records(data: bytearray) -> Iterator[dict[str, Any] | None]:
+    """Each non-blank line of ``data`` as a record, or None when it is not a JSON
+    object; one line is copied at a time, and only lines starting with ``{`` are
+    decoded (bytes that are not UTF-8 replaced)."""
+    start, end = 0, len(data)
+    while start < end:
+        stop = data.find(b"\n", start)
+        stop = end if stop < 0 else stop
+        line = data[start:stop].strip()
+        start = stop + 1
+        if line:
+            yield parse_record(line.decode("utf-8", "replace")) if line[:1] == b"{" else None
+
+
 def read_runs(path: str | os.PathLike[str]) -> MonitorLog:
     """Every run recorded in ``path`` (a ``monitor.jsonl`` file or its directory).
 
@@ -114,16 +131,9 @@ def read_runs(path: str | os.PathLike[str]) -> MonitorLog:
         InvalidInputError: the file does not exist or cannot be read.
     """
     target = monitor_path(path)
-    try:
-        with open(target, encoding="utf-8") as handle:
-            lines = handle.readlines()
-    except OSError as err:
-        raise InvalidInputError(f"{target}: cannot read ({err.strerror})") from err
+    data = read_input(target, "a monitor log")
     log = MonitorLog(target)
-    for line in lines:
-        if not line.strip():
-            continue
-        doc = parse_record(line)
+    for doc in _records(data):
         if doc is None:
             log.skipped += 1
             continue
@@ -132,12 +142,24 @@ def read_runs(path: str | os.PathLike[str]) -> MonitorLog:
 
 
 def _complete_lines(handle: Any, pending: str) -> tuple[list[str], str]:
-    """Whole lines newly readable from ``handle`` and the unfinished rest."""
-    data = pending + handle.read()
+    """Whole lines newly readable from ``handle`` (at most :data:`_FOLLOW_CHUNK`
+    characters per call) and the unfinished rest; a partial line longer than the
+    input limit is dropped."""
+    data = pending + handle.read(_FOLLOW_CHUNK)
     if not data:
         return [], ""
     lines = data.split("\n")
-    return [line for line in lines[:-1] if line.strip()], lines[-1]
+    rest = lines[-1] if len(lines[-1]) <= max_input_size() else ""
+    return [line for line in lines[:-1] if line.strip()], rest
+
+
+def _open_follow(target: str, from_start: bool) -> Any:
+    """The monitor log opened for following; a non-regular file is an error."""
+    fd = open_input(target, "a monitor log")
+    handle = open(fd, encoding="utf-8", errors="replace")  # noqa: SIM115 - kept while following
+    if not from_start:
+        handle.seek(0, os.SEEK_END)
+    return handle
 
 
 def follow(
@@ -156,9 +178,7 @@ def follow(
     try:
         while not stop():
             if handle is None and os.path.exists(target):
-                handle = open(target, encoding="utf-8")  # noqa: SIM115 - kept open while following
-                if not from_start:
-                    handle.seek(0, os.SEEK_END)
+                handle = _open_follow(target, from_start)
             lines: list[str] = []
             if handle is not None:
                 if os.path.getsize(target) < handle.tell():  # truncated / replaced

@@ -14,9 +14,14 @@ Contract:
 * :func:`main` is the only place errors are turned into output: any
   :class:`~tfprof_lite.errors.TfprofLiteError`, click usage error or ``OSError``
   becomes exactly one line ``tfprof-lite: error: <file>: <problem>`` on stderr and
-  the exit code 1 (bad input) or 2 (usage: unknown option, missing argument,
+  the exit code 1 (bad input: a file that is missing, unreadable, not a regular
+  file, too large, empty, corrupt, or lacks what an option names) or 2 (usage: an
+  unknown option, a malformed option value in either syntax, a missing argument,
   conflicting inputs); success is 0. A closed stdout pipe (``| head``) ends quietly
-  with 0. No traceback is printed for any of these.
+  with 0. SIGTERM becomes :class:`Terminated` so cleanup runs (temporary files are
+  removed), then one line and exit 143. No traceback is printed for any of these.
+* Every command takes ``--max-input-size SIZE``
+  (:func:`~tfprof_lite.cli.common.input_limit_option`).
 * Colour: ``--color``/``--no-color`` force it; otherwise output is coloured only on
   a terminal and when ``NO_COLOR`` is unset (see :func:`~tfprof_lite.cli.common.use_color`).
 """
@@ -25,12 +30,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from types import FrameType
 
 import click
 
 from tfprof_lite.cli.advise import ADVISE_COMMANDS
-from tfprof_lite.cli.common import use_color
+from tfprof_lite.cli.common import input_limit_option, use_color
 from tfprof_lite.cli.diff import DIFF_COMMANDS
 from tfprof_lite.cli.hlo import HLO_COMMANDS
 from tfprof_lite.cli.memory import MEMORY_COMMANDS
@@ -44,7 +53,10 @@ from tfprof_lite.cli.views import VIEW_COMMANDS
 from tfprof_lite.cli.xla_compat import XLA_COMPAT_COMMANDS
 from tfprof_lite.errors import TfprofLiteError
 
-__all__ = ["COMMANDS", "cli", "main"]
+__all__ = ["COMMANDS", "TERMINATED_EXIT", "Terminated", "cli", "main"]
+
+#: The exit code after SIGTERM (128 + 15, as a shell reports a SIGTERM death).
+TERMINATED_EXIT = 128 + signal.SIGTERM
 
 
 @click.group(context_settings={"help_option_names": ["--help", "-h"]})
@@ -95,7 +107,33 @@ COMMANDS: dict[str, click.Command] = {
     **HLO_COMMANDS,
 }
 for _name, _command in COMMANDS.items():
+    _command.params.append(input_limit_option())
     cli.add_command(_command, _name)
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived while a command ran.
+
+    Raised in the main thread by the handler :func:`main` installs, so that every
+    ``finally`` block and cleanup handler (temporary files) runs before the exit.
+    """
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_as_exception() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _color_flag(argv: list[str]) -> bool | None:
@@ -137,7 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     """Runs the CLI and returns the process exit code (0 ok, 1 bad input, 2 usage)."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        code = cli.main(args=args, prog_name="tfprof-lite", standalone_mode=False)
+        with _sigterm_as_exception():
+            code = cli.main(args=args, prog_name="tfprof-lite", standalone_mode=False)
+    except Terminated:
+        return _fail("terminated (SIGTERM); nothing was left half-written", TERMINATED_EXIT, args)
     except TfprofLiteError as err:
         return _fail(str(err), err.exit_code, args)
     except click.exceptions.Abort:

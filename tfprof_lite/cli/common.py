@@ -8,10 +8,14 @@ Contract:
   ``--name=value`` / ``--kebab-name value`` whose name is one of tfprof's 21 options
   (:data:`~tfprof_lite.options.options.OPTION_NAMES`) and not a long option the
   command declares itself; those pieces are kept in ``ctx.meta`` and turned into
-  :class:`~tfprof_lite.options.options.Options` by :func:`query_options`. A
+  :class:`~tfprof_lite.options.options.Options` by :func:`query_options`; an invalid
+  value is a :class:`~tfprof_lite.errors.UsageError` (exit 2), as click's own. A
   single-dash spelling of a declared long option (``-output x`` for ``--output``)
   is rewritten for click; any other single-dash word (``-foo``) is a usage error
   naming it, with a close match when there is one.
+* :func:`input_limit_option` is the ``--max-input-size SIZE`` option added to every
+  command: it bounds every file the command reads for the rest of the command
+  (:func:`tfprof_lite.outputs.io.input_size_limit`).
 * :func:`use_color` decides whether output to a stream is coloured: ``--color`` /
   ``--no-color`` on the group win, then ``NO_COLOR`` in the environment, then
   whether the stream is a terminal. :func:`style` applies click styles only then.
@@ -31,15 +35,23 @@ from typing import Any, TextIO
 
 import click
 
-from tfprof_lite.errors import UsageError
+from tfprof_lite.errors import InvalidOptionError, UsageError
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.cli_syntax import apply_cli_options, parse_bool
 from tfprof_lite.options.options import OPTION_NAMES, Options
+from tfprof_lite.outputs.io import (
+    DEFAULT_MAX_INPUT_SIZE,
+    MAX_INPUT_SIZE_ENV,
+    format_size,
+    input_size_limit,
+    max_input_size,
+)
 
 __all__ = [
     "TFPROF_OPTIONS_HELP",
     "TfprofCommand",
     "cli_defaults",
+    "input_limit_option",
     "query_options",
     "split_tfprof_args",
     "style",
@@ -186,12 +198,37 @@ def query_options(ctx: click.Context, base: Options | None = None) -> Options:
         Validated options (unknown ``-order_by``/``-select`` values rejected).
 
     Raises:
-        InvalidOptionError: an invalid value, in tfprof's words.
+        UsageError: an invalid value, in tfprof's words (exit code 2, as for
+            values click rejects).
     """
     pieces: list[str] = ctx.meta.get(_META_KEY, [])
-    opts = apply_cli_options(base if base is not None else cli_defaults(), pieces)
-    opts.validate_strict()
+    try:
+        opts = apply_cli_options(base if base is not None else cli_defaults(), pieces)
+        opts.validate_strict()
+    except InvalidOptionError as err:
+        raise UsageError(str(err)) from err
     return opts
+
+
+def _apply_input_limit(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Sets the input limit for the rest of the command (``--max-input-size``)."""
+    try:
+        limit = max_input_size(value)
+    except InvalidOptionError as err:
+        raise click.BadParameter(str(err), ctx, param) from err
+    ctx.with_resource(input_size_limit(limit))
+
+
+def input_limit_option() -> click.Option:
+    """The ``--max-input-size SIZE`` option every command gets (see docs/cli.md)."""
+    return click.Option(
+        ["--max-input-size"],
+        metavar="SIZE",
+        expose_value=False,
+        callback=_apply_input_limit,
+        help=f"Refuse input files larger than SIZE, e.g. 8GiB (default: "
+        f"${MAX_INPUT_SIZE_ENV}, else {format_size(DEFAULT_MAX_INPUT_SIZE).replace(' ', '')}).",
+    )
 
 
 def use_color(stream: TextIO | None = None, forced: bool | None = None) -> bool:

@@ -16,6 +16,9 @@ Contract:
   ``-o PATH`` (a directory: the default name inside it; default: the current
   directory, named ``module_<id>.<cluster>.<stage>.<format>``), written
   atomically. ``--list-instructions`` prints the names ``--focus`` accepts.
+* Links in the dump other than relative links and ``#`` anchors are dropped
+  before drawing (:mod:`tfprof_lite.xla.links`), so neither the SVG nor the
+  ``--format dot`` text can carry ``javascript:`` or absolute URLs.
 * Without Graphviz's ``dot`` program (or the ``graphviz`` package) the error is
   one line saying what to install (exit 1). No TensorFlow is needed.
 """
@@ -24,17 +27,16 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
-from tfprof_lite.cli.common import style
+from tfprof_lite.cli.common import TfprofCommand, style
 from tfprof_lite.cli.progress import Spinner
-from tfprof_lite.errors import InvalidOptionError, TfprofLiteError
-from tfprof_lite.outputs.io import write_stdout
+from tfprof_lite.errors import InvalidOptionError
+from tfprof_lite.outputs.io import require_regular_file, write_stdout
 from tfprof_lite.xla import (
     DEFAULT_MAX_NODES,
     FORMATS,
@@ -47,7 +49,7 @@ from tfprof_lite.xla import (
     list_instructions,
     output_stem,
     parse_dump_name,
-    render,
+    render_file,
 )
 
 __all__ = ["HLO_COMMANDS", "format_modules", "hlo_command", "pick_module"]
@@ -141,6 +143,8 @@ def _select(target: str, module: str | None, stage: str | None) -> HloModuleDump
     """The dump to draw, or None after listing the modules of ``target``."""
     if os.path.isfile(target):
         return parse_dump_name(target) or Path(target)
+    if os.path.exists(target) and not os.path.isdir(target):
+        require_regular_file(target, "an HLO dump directory or .dot file")
     dumps = find_dumps(target)
     if not dumps:
         raise HloDumpError(
@@ -173,26 +177,17 @@ class _Shrink:
 
 
 def _draw(dump: HloModuleDump | Path, target: Path, fmt: str, shrink: _Shrink) -> None:
-    """Renders into a temporary directory next to ``target``, then renames into place."""
-    parent = target.parent
-    try:
-        scratch = tempfile.TemporaryDirectory(prefix=".tfprof_lite-hlo-", dir=parent)
-    except OSError as err:
-        raise TfprofLiteError(
-            f"cannot write {target}: {err.strerror}; create the directory or pick another path"
-        ) from err
-    with scratch as tmp:
-        (written,) = render(
-            dump,
-            tmp,
-            (fmt,),
-            max_nodes=shrink.max_nodes,
-            focus=shrink.focus,
-            radius=shrink.radius,
-            collapse_fusions=shrink.collapse_fusions,
-            strip_styles=shrink.strip_styles,
-        )
-        os.replace(written, target)
+    """Renders straight into ``target`` (atomically, through a temporary sibling)."""
+    render_file(
+        dump,
+        target,
+        fmt,
+        max_nodes=shrink.max_nodes,
+        focus=shrink.focus,
+        radius=shrink.radius,
+        collapse_fusions=shrink.collapse_fusions,
+        strip_styles=shrink.strip_styles,
+    )
 
 
 def _describe(dump: HloModuleDump | Path) -> str:
@@ -202,7 +197,12 @@ def _describe(dump: HloModuleDump | Path) -> str:
     return dump.name
 
 
-@click.command("hlo", short_help="List XLA HLO dumps; draw one module with Graphviz.")
+@click.command(
+    "hlo",
+    cls=TfprofCommand,
+    takes_query_options=False,
+    short_help="List XLA HLO dumps; draw one module with Graphviz.",
+)
 @click.argument("target", metavar="DIR", type=click.Path())
 @click.option("--module", "-m", metavar="NAME", help="Module to draw (id, name or cluster).")
 @click.option("--stage", type=click.Choice(tuple(_STAGES)), help="Default: after if dumped.")

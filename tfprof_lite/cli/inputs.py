@@ -8,6 +8,10 @@ Contract:
   it, ``--graph GRAPHDEF --run-meta RM1,RM2 [--op-log OPLOG]`` (TF's
   ``--graph_path``/``--run_meta_path``/``--op_log_path`` spellings work too; run
   metadata file *i* becomes step *i*, as in TF's ``profiler``).
+* Every file is read once through :func:`tfprof_lite.outputs.io.read_input`: only
+  regular files (a directory, FIFO or device is refused before it is opened), at
+  most the input limit (``--max-input-size``, ``TFPROF_LITE_MAX_INPUT_SIZE``, 2 GiB
+  by default).
 * Files are binary protos (``SerializeToString``) or, with a ``.pbtxt``-like suffix
   (or when they do not parse as binary but do as text), protobuf text format.
 * A directory means its newest ``profile_<step>`` file (highest step), or
@@ -26,6 +30,7 @@ Contract:
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from collections.abc import Callable
@@ -38,6 +43,7 @@ from google.protobuf import text_format
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidInputError, UsageError
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.outputs.io import read_input
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
@@ -57,6 +63,8 @@ __all__ = [
 #: File suffixes read as protobuf text format.
 TEXT_SUFFIXES = (".pbtxt", ".pbtext", ".prototxt", ".textproto", ".txtpb", ".txt")
 _PROFILE_FILE = re.compile(r"profile_(\d+)")
+_NON_BLANK = re.compile(rb"\S")
+_UTF8_CHUNK = 1 << 20
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -125,16 +133,15 @@ def input_options(func: _F) -> _F:
     return func
 
 
-def read_file(path: str) -> bytes:
-    """The bytes of ``path``; a missing or unreadable file is one clear error."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except IsADirectoryError as err:
-        raise InvalidInputError(f"{path}: is a directory, expected a file") from err
-    except OSError as err:
-        reason = err.strerror or type(err).__name__
-        raise InvalidInputError(f"{path}: cannot read ({reason})") from err
+def read_file(path: str, what: str = "a file") -> bytearray:
+    """The bytes of ``path`` (:func:`~tfprof_lite.outputs.io.read_input`): a missing,
+    unreadable, non-regular or oversized file is one clear error."""
+    return read_input(path, what)
+
+
+def _blank(data: bytes | bytearray) -> bool:
+    """True when ``data`` is empty or only whitespace (without copying it)."""
+    return _NON_BLANK.search(data) is None
 
 
 # What each message type looks like when it holds real data, and where it belongs.
@@ -170,7 +177,7 @@ def _plausible(name: str, message: Any) -> bool:
     return next(check for kind, _, check, _ in _KINDS if kind == name)(message)
 
 
-def _looks_like(data: bytes, expected: str, text: bool = False) -> str | None:
+def _looks_like(data: bytes | bytearray, expected: str, text: bool = False) -> str | None:
     """The hint for the first other message type ``data`` plausibly is, if any
     (``text``: read ``data`` as text format)."""
     for name, cls, check, hint in _KINDS:
@@ -194,9 +201,20 @@ def _is_text_path(path: str) -> bool:
     return path.lower().endswith(TEXT_SUFFIXES)
 
 
-def _parse_text(cls: Any, data: bytes, path: str) -> Any:
+def _check_utf8(data: bytes | bytearray) -> None:
+    """Raises UnicodeDecodeError unless ``data`` is UTF-8, a chunk at a time, so a
+    large binary file fails at its first bad byte without a full-size decode."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with memoryview(data) as view:
+        for start in range(0, len(view), _UTF8_CHUNK):
+            decoder.decode(view[start : start + _UTF8_CHUNK])
+    decoder.decode(b"", final=True)
+
+
+def _parse_text(cls: Any, data: bytes | bytearray, path: str) -> Any:
     name = cls.DESCRIPTOR.name
     try:
+        _check_utf8(data)
         text = data.decode("utf-8")
         return text_format.Parse(text, cls())
     except UnicodeDecodeError as err:
@@ -206,7 +224,7 @@ def _parse_text(cls: Any, data: bytes, path: str) -> Any:
         raise InvalidInputError(f"{path}: not a valid text-format {name} ({detail})") from err
 
 
-def _parse_binary_or_text(cls: Any, data: bytes, path: str) -> Any:
+def _parse_binary_or_text(cls: Any, data: bytes | bytearray, path: str) -> Any:
     try:
         return parse(cls, data, path)
     except InvalidInputError as err:
@@ -224,16 +242,22 @@ def _parse_binary_or_text(cls: Any, data: bytes, path: str) -> Any:
         ) from err
 
 
-def parse_file(cls: Any, path: str) -> Any:
+def parse_file(cls: Any, path: str, data: bytes | bytearray | None = None) -> Any:
     """Reads ``path`` as a ``cls`` message (binary or text format) holding real data.
 
+    Args:
+        cls: the message class.
+        path: the file, named in errors.
+        data: the file's bytes when already read (else ``path`` is read).
+
     Raises:
-        InvalidInputError: missing/unreadable/empty file, bytes that do not parse, or
-            a message that is empty or is plainly of another type.
+        InvalidInputError: missing/unreadable/non-regular/oversized/empty file, bytes
+            that do not parse, or a message that is empty or plainly of another type.
     """
     name = cls.DESCRIPTOR.name
-    data = read_file(path)
-    if not data.strip():
+    if data is None:
+        data = read_file(path, _a(name))
+    if _blank(data):
         raise InvalidInputError(f"{path}: the file is empty, expected {_a(name)}")
     if _is_text_path(path):
         try:
@@ -276,13 +300,13 @@ def resolve_profile_path(path: str, step: int = -1) -> str:
 
 
 def _load_saved(path: str) -> Profiler:
-    data = read_file(path)
-    if _is_text_path(path):
-        data = parse_file(pb.ProfileProto, path).SerializeToString()
+    data: bytes | bytearray = read_file(path, "a saved profile")
+    if _is_text_path(path) or _blank(data):
+        data = parse_file(pb.ProfileProto, path, data).SerializeToString()
     try:
         return Profiler.load(data)
     except InvalidInputError:
-        parse_file(pb.ProfileProto, path)  # raises the error that names the file
+        parse_file(pb.ProfileProto, path, data)  # raises the error that names the file
         raise
     except (KeyError, IndexError, ValueError, TypeError) as err:
         raise InvalidInputError(

@@ -31,6 +31,7 @@ import click
 
 from tfprof_lite.analysis.monitor_log import MonitorRun, follow, monitor_path, read_runs
 from tfprof_lite.analysis.monitoring import MonitorSummary, WindowRecord
+from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.outputs.io import write_stdout
 
@@ -99,7 +100,12 @@ def follow_lines(
     return printed
 
 
-@click.command("monitor", short_help="Live or finished monitoring lines of a run.")
+@click.command(
+    "monitor",
+    cls=TfprofCommand,
+    takes_query_options=False,
+    short_help="Live or finished monitoring lines of a run.",
+)
 @click.argument("target", metavar="DIR", type=click.Path())
 @click.option("--follow", "-f", "following", is_flag=True, help="Keep printing new lines.")
 @click.option("--new-only", is_flag=True, help="With --follow: skip the lines already written.")

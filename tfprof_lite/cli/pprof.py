@@ -42,7 +42,7 @@ from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options, OutputSpec
 from tfprof_lite.outputs import pprof, pprof_extended
-from tfprof_lite.outputs.io import write_atomic
+from tfprof_lite.outputs.io import check_output_path, write_atomic
 from tfprof_lite.profiler import Profiler, run_query
 from tfprof_lite.views import make_view
 from tfprof_lite.views.result import ViewResult
@@ -154,6 +154,7 @@ def pprof_command(
     """
     given = query_options(ctx, Options.from_dict(ProfileOptionBuilder().build()))
     opts = pprof_options(given, view, select, step, extended)
+    check_output_path(output)  # before the profile is loaded
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, step)
     with Spinner(f"writing {output}"):

@@ -21,7 +21,7 @@ from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.outputs.html import render_html
-from tfprof_lite.outputs.io import write_atomic
+from tfprof_lite.outputs.io import check_output_path, write_atomic
 
 __all__ = ["REPORT_COMMANDS"]
 
@@ -65,6 +65,7 @@ def report_command(
       tfprof-lite report tfprof_out -o step2.html -step 2 --title "step 2"
     """
     opts = query_options(ctx, Options.from_dict(ProfileOptionBuilder().build()))
+    check_output_path(output)  # before the profile is loaded
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, opts.step)
     source = profile or graph or "run metadata"

@@ -38,7 +38,7 @@ from tfprof_lite.cli.inputs import (
 )
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidInputError, UsageError
-from tfprof_lite.outputs.io import write_atomic
+from tfprof_lite.outputs.io import check_output_path, write_atomic
 from tfprof_lite.outputs.steps_trace import write_steps_trace
 from tfprof_lite.proto import messages as pb
 
@@ -159,6 +159,7 @@ def timeline_command(
       tfprof-lite timeline tfprof_out --step 3 -o step3.json
       tfprof-lite timeline --run-meta rm0.pb --show-memory --show-dataflow -o rm0.json
     """
+    check_output_path(output)  # before the profile is loaded
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     spec.check()
     if show_memory or show_dataflow:

@@ -3,7 +3,9 @@
 :class:`TraceWriter` writes ``{"traceEvents": [...]}`` one event at a time to a
 temporary file (gzip-compressed when the path ends in ``.gz``) and renames it
 into place on :meth:`TraceWriter.close`, so memory stays flat however many events
-are written and no half-written trace is ever visible. Every string is escaped
+are written and no half-written trace is ever visible; whatever ends the write
+early (an exception, ``KeyboardInterrupt``, a failed rename) removes the
+temporary file, and errors name the destination. Every string is escaped
 by :func:`json.dumps` with ASCII output, and ``<``, ``>`` and ``&`` are escaped too,
 so names with quotes, backslashes, control characters or ``</script>`` survive
 ``json.loads`` and can be embedded in HTML.
@@ -16,6 +18,7 @@ extra lane.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -24,7 +27,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from tfprof_lite.errors import TfprofLiteError
-from tfprof_lite.outputs.io import create_temp_sibling
+from tfprof_lite.outputs.io import check_output_path, create_temp_sibling, discard_temp
 
 __all__ = ["LaneAssigner", "TraceWriter", "dumps_event"]
 
@@ -45,22 +48,35 @@ class TraceWriter:
     """Write a Chrome trace event by event; use as a context manager.
 
     Args:
-        path: destination; ``.gz`` selects gzip compression.
+        path: destination (not a directory); ``.gz`` selects gzip compression.
+
+    Raises:
+        TfprofLiteError: ``path`` is a directory, or cannot be written (naming it).
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
+        self.path = check_output_path(path)
         try:
             fd, self._tmp = create_temp_sibling(self.path)
         except OSError as err:
-            raise TfprofLiteError(f"cannot write {self.path}: {err.strerror}") from err
+            raise self._error(err) from err
         raw: IO[bytes] = os.fdopen(fd, "wb")
         self._raw = raw
         self._out: IO[bytes] = raw
-        if self.path.endswith(".gz"):
-            self._out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
-        self._out.write(b'{"traceEvents":[')
         self.count = 0
+        try:
+            if self.path.endswith(".gz"):
+                self._out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
+            self._out.write(b'{"traceEvents":[')
+        except BaseException as err:
+            self.abort()
+            if isinstance(err, OSError):
+                raise self._error(err) from err
+            raise
+
+    def _error(self, err: OSError) -> TfprofLiteError:
+        """One line naming the destination (never the temporary file)."""
+        return TfprofLiteError(f"cannot write {self.path}: {err.strerror or err}")
 
     def write(self, event: dict[str, Any]) -> None:
         """Append one event."""
@@ -74,20 +90,30 @@ class TraceWriter:
             self.write(event)
 
     def close(self) -> None:
-        """Finish the JSON document and move the file into place."""
-        self._out.write(b'\n],"displayTimeUnit":"ns"}\n')
-        if self._out is not self._raw:
-            self._out.close()
-        self._raw.close()
-        os.replace(self._tmp, self.path)
+        """Finish the JSON document and move the file into place.
+
+        Raises:
+            TfprofLiteError: the file could not be finished or renamed; the
+                temporary file is removed and the message names the destination.
+        """
+        try:
+            self._out.write(b'\n],"displayTimeUnit":"ns"}\n')
+            if self._out is not self._raw:
+                self._out.close()
+            self._raw.close()
+            os.replace(self._tmp, self.path)
+        except BaseException as err:
+            self.abort()
+            if isinstance(err, OSError):
+                raise self._error(err) from err
+            raise
 
     def abort(self) -> None:
-        """Drop the partial file."""
-        if self._out is not self._raw:
-            self._out.close()
-        self._raw.close()
-        if os.path.exists(self._tmp):
-            os.unlink(self._tmp)
+        """Drop the partial file (safe to call more than once)."""
+        for stream in (self._out, self._raw):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+        discard_temp(self._tmp)
 
     def __enter__(self) -> TraceWriter:
         return self

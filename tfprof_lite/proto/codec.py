@@ -57,7 +57,7 @@ def parse(cls: type[_M], data: object, what: str) -> _M:
     factory: Any = cls
     expected: str = factory.DESCRIPTOR.name
     if isinstance(data, (bytes, bytearray, memoryview)):
-        raw = bytes(data)
+        raw = data if isinstance(data, (bytes, bytearray)) else bytes(data)  # no copy
     else:
         descriptor: Any = getattr(type(data), "DESCRIPTOR", None)
         serialize: Any = getattr(data, "SerializeToString", None)

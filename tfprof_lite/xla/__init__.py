@@ -6,7 +6,9 @@ For TF1-style sessions with JIT on (``global_jit_level = ON_1`` plus
 
 * :func:`find_dumps` lists the HLO module dumps of ``DIR`` as
   :class:`HloModuleDump` records (module id, cluster, stage, format);
-* :func:`render` draws one module with Graphviz's ``dot`` (SVG, PNG, ...) after
+* :func:`render` (or :func:`render_file`, into one named file) draws one module
+  with Graphviz's ``dot`` (SVG, PNG, ...), links other than relative ones and
+  anchors dropped (:mod:`tfprof_lite.xla.links`), after
   shrinking it (:func:`prepare_dot`: oversized styles stripped, fusions
   collapsed, optional focus on one instruction, node cap);
 * :func:`cluster_times` reads a profile (``Profiler`` or ``ProfileModel``) and
@@ -43,6 +45,7 @@ from tfprof_lite.xla.render import (
     output_stem,
     prepare_dot,
     render,
+    render_file,
 )
 from tfprof_lite.xla.timing import (
     KIND_LAUNCH,
@@ -75,4 +78,5 @@ __all__ = [
     "parse_dump_name",
     "prepare_dot",
     "render",
+    "render_file",
 ]

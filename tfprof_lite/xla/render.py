@@ -1,13 +1,18 @@
 """Rendering HLO module dumps to SVG, PNG (or any Graphviz format).
 
-Contract: :func:`prepare_dot` reads one ``.dot`` dump, applies the shrinking
+Contract: :func:`prepare_dot` reads one ``.dot`` dump (through the bounded
+reader :func:`tfprof_lite.outputs.io.read_input`), drops every link that is not
+relative (:func:`tfprof_lite.xla.links.sanitize_graph`), applies the shrinking
 steps of :mod:`tfprof_lite.xla.shrink` (strip oversized styles, collapse
 fusions, focus on one instruction, cap the node count, add a note saying what
 was left out) and returns DOT text; :func:`render` runs Graphviz's ``dot`` on it
 through the ``graphviz`` Python package (``Source(...).pipe``) once per format
 and writes each result atomically (:func:`tfprof_lite.outputs.io.write_atomic`)
-as ``<out_dir>/module_<id>.<cluster>.<stage>[.focus-<name>].<format>``. The
-format ``"dot"`` writes the prepared DOT text itself and needs no Graphviz.
+as ``<out_dir>/module_<id>.<cluster>.<stage>[.focus-<name>].<format>``
+(:func:`render_file`: one format into one named file). The format ``"dot"``
+writes the prepared DOT text itself and needs no Graphviz. An SVG (or image map)
+is checked once more for unsafe links before it is written
+(:func:`tfprof_lite.xla.links.check_drawing`).
 
 Errors: a missing ``graphviz`` package or ``dot`` program raises
 :class:`~tfprof_lite.errors.MissingDependencyError`; an unreadable or
@@ -19,6 +24,7 @@ unparsable dump :class:`~tfprof_lite.xla.errors.HloDumpError`; an unknown
 
 from __future__ import annotations
 
+import gzip
 import importlib
 import os
 import re
@@ -27,9 +33,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from tfprof_lite.errors import InvalidOptionError, MissingDependencyError, TfprofLiteError
-from tfprof_lite.outputs.io import write_atomic
-from tfprof_lite.xla import shrink
+from tfprof_lite.errors import (
+    InvalidInputError,
+    InvalidOptionError,
+    MissingDependencyError,
+    TfprofLiteError,
+)
+from tfprof_lite.outputs.io import read_input, require_text, write_atomic
+from tfprof_lite.xla import links, shrink
 from tfprof_lite.xla.dot import DotGraph, parse_dot, write_dot
 from tfprof_lite.xla.dumps import HloModuleDump, parse_dump_name
 from tfprof_lite.xla.errors import HloDumpError, RenderError
@@ -41,6 +52,7 @@ __all__ = [
     "output_stem",
     "prepare_dot",
     "render",
+    "render_file",
 ]
 
 #: Default node cap of :func:`render` and :func:`prepare_dot`.
@@ -50,6 +62,7 @@ DEFAULT_MAX_NODES = 500
 DumpLike = Union[HloModuleDump, str, os.PathLike[str]]
 
 _INSTALL_DOT = "install Graphviz (Debian/Ubuntu: apt-get install graphviz)"
+_LINKED_FORMATS = ("svg", "cmapx", "imap")
 
 
 def _dot_file(dump: DumpLike) -> tuple[Path, HloModuleDump | None]:
@@ -69,10 +82,16 @@ def _dot_file(dump: DumpLike) -> tuple[Path, HloModuleDump | None]:
 
 
 def _read(path: Path) -> str:
+    """The text of a ``.dot`` dump, read through the bounded input reader."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as err:
-        raise HloDumpError(f"{path}: cannot read the dump ({err.strerror})") from err
+        data = read_input(path, "an HLO .dot dump")
+    except InvalidInputError as err:
+        raise HloDumpError(str(err).replace(": cannot read (", ": cannot read the dump (")) from err
+    try:
+        require_text(data, path, "an HLO .dot dump")
+    except InvalidInputError as err:
+        raise HloDumpError(str(err)) from None
+    return data.decode("utf-8", errors="replace")
 
 
 def _check_options(max_nodes: int | None, radius: int) -> None:
@@ -111,10 +130,13 @@ def prepare_dot(
     """
     _check_options(max_nodes, radius)
     path, _record = _dot_file(dump)
+    text = _read(path)
     try:
-        graph = parse_dot(_read(path))
+        graph = parse_dot(text)
     except HloDumpError as err:
         raise HloDumpError(f"{path.name}: {err}") from None
+    del text
+    links.sanitize_graph(graph)
     index = shrink.instruction_index(graph)
     if strip_styles:
         shrink.strip_styles(graph)
@@ -227,8 +249,45 @@ def render(
     stem = output_stem(dump, focus)
     written: list[Path] = []
     for fmt in formats:
-        data = source.encode("utf-8") if fmt == "dot" else _run_dot(gv, source, fmt, stem)
         target = out / f"{stem}.{fmt}"
-        write_atomic(target, data)
+        write_atomic(target, _drawing(gv, source, fmt, stem))
         written.append(target)
     return written
+
+
+def _drawing(gv: Any, source: str, fmt: str, name: str) -> bytes:
+    """The bytes of one format: the DOT text itself, or ``dot``'s output (checked
+    for unsafe links when it is SVG or an image map)."""
+    if fmt == "dot":
+        return source.encode("utf-8")
+    data = _run_dot(gv, source, fmt, name)
+    if fmt.startswith(_LINKED_FORMATS):
+        links.check_drawing(gzip.decompress(data) if fmt == "svgz" else data, f"{name}.{fmt}")
+    return data
+
+
+def render_file(
+    dump: DumpLike,
+    target: str | os.PathLike[str],
+    fmt: str = "svg",
+    *,
+    max_nodes: int | None = DEFAULT_MAX_NODES,
+    focus: str | None = None,
+    radius: int = 2,
+    collapse_fusions: bool = True,
+    strip_styles: bool = True,
+) -> Path:
+    """Draw one HLO module dump in one format into the file ``target`` (written
+    atomically; its directory must exist). Options as in :func:`prepare_dot`."""
+    gv = _check_formats((fmt,))
+    source = prepare_dot(
+        dump,
+        max_nodes=max_nodes,
+        focus=focus,
+        radius=radius,
+        collapse_fusions=collapse_fusions,
+        strip_styles=strip_styles,
+    )
+    path = Path(target)
+    write_atomic(path, _drawing(gv, source, fmt, output_stem(dump, focus)))
+    return path

@@ -112,12 +112,12 @@ def test_split_tfprof_args() -> None:
         (["--foo"], 2, "No such option '--foo'"),
         (["-foo", "3"], 2, "no such option: -foo"),
         (["-max_dept", "3"], 2, "did you mean -max_depth?"),
-        (["-max_depth", "x"], 1, "Invalid option '-max_depth' value: 'x'"),
-        (["-order_by", "fast"], 1, "Invalid option '-order_by' value: 'fast'"),
-        (["-select", "micro"], 1, "Invalid option '-select' value: 'micro'"),
-        (["-output", "file"], 1, "Missing required output_options for file"),
-        (["-show_name_regexes", "("], 1, "invalid regular expression"),
-        (["-max_depth"], 1, "Invalid option '-max_depth' value: ''"),
+        (["-max_depth", "x"], 2, "Invalid option '-max_depth' value: 'x'"),
+        (["-order_by", "fast"], 2, "Invalid option '-order_by' value: 'fast'"),
+        (["-select", "micro"], 2, "Invalid option '-select' value: 'micro'"),
+        (["-output", "file"], 2, "Missing required output_options for file"),
+        (["-show_name_regexes", "("], 2, "invalid regular expression"),
+        (["-max_depth"], 2, "Invalid option '-max_depth' value: ''"),
     ],
 )
 def test_option_errors(
