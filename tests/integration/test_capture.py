@@ -254,8 +254,63 @@ def test_profiling_errors_never_break_the_loop(
     ):
         session_loop(model, 3)
     assert pctx.profiler is not None and pctx.profiler.model.sorted_steps() == [1]
-    failures = [r for r in caplog.records if "profiling failed" in r.getMessage()]
-    assert len(failures) == 2  # the two dumps
+    messages = [r.getMessage() for r in caplog.records if r.name == "tfprof_lite"]
+    assert messages == [
+        "tfprof_lite: profiling failed (training continues) while writing a profile_<step> "
+        f"file: profile_dir {blocker} is not a directory; pass a directory path "
+        "[repeats of this failure are counted, not logged]",
+        "tfprof_lite: 2 profiling failures in total, training was not affected: "
+        "writing a profile_<step> file (TfprofLiteError): 2",
+    ]
+
+
+def test_repeated_failures_are_logged_once_per_kind(
+    tmp_path: Path, pristine: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """30 traced steps whose debug file cannot be written and 6 failing dumps:
+    one warning per kind, one summary with the counts at exit; every trace kept."""
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    model = build_model()
+    with (
+        caplog.at_level(logging.WARNING, logger="tfprof_lite"),
+        ProfileContext(
+            blocker / "sub", trace_steps=range(1, 31), dump_steps=range(1, 7), debug=True
+        ) as pctx,
+    ):
+        session_loop(model, 35)
+    assert pctx.profiler is not None and pctx.profiler.model.sorted_steps() == list(range(1, 31))
+    messages = [r.getMessage() for r in caplog.records if r.name == "tfprof_lite"]
+    assert len(messages) == 3, messages
+    assert "while writing a run_meta_<step> file: cannot create profile_dir" in messages[0]
+    assert "while writing a profile_<step> file: cannot create profile_dir" in messages[1]
+    assert messages[2] == (
+        "tfprof_lite: 36 profiling failures in total, training was not affected: "
+        "writing a run_meta_<step> file (TfprofLiteError): 30, "
+        "writing a profile_<step> file (TfprofLiteError): 6"
+    )
+
+
+def test_failure_summary_per_block_kinds_logged_once(
+    tmp_path: Path, pristine: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As a decorator: each call that failed ends with its own summary; a kind
+    already described is not described again."""
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    model = build_model()
+    pctx = ProfileContext(blocker, trace_steps=[1, 4], dump_steps=[1, 2, 4])
+    train = pctx(lambda: session_loop(model, 2))
+    with caplog.at_level(logging.WARNING, logger="tfprof_lite"):
+        train()  # steps 0..2: dumps at 1 and 2 fail
+        train()  # steps 3..5: the dump at 4 fails
+    messages = [r.getMessage() for r in caplog.records if r.name == "tfprof_lite"]
+    assert [m.split(":")[1].strip() for m in messages] == [
+        "profiling failed (training continues) while writing a profile_<step> file",
+        "2 profiling failures in total, training was not affected",
+        "1 profiling failure in total, training was not affected",
+    ]
+    assert pctx.profiler is not None and pctx.profiler.model.sorted_steps() == [1, 4]
 
 
 # ------------------------------------------------------ MonitoredTrainingSession
@@ -310,6 +365,24 @@ def test_profiler_hook(tmp_path: Path, pristine: Any) -> None:
     assert [i + 1 for i, meta in enumerate(metas) if meta.step_stats.dev_stats] == [3, 5]
     # Nothing traced after the dump at 5, so end() writes no profile_7.
     assert sorted(os.listdir(tmp_path)) == ["profile_5"]
+
+
+def test_profiler_hook_failures_summarized_at_end(
+    tmp_path: Path, pristine: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    model = build_model()
+    with model.graph.as_default(), caplog.at_level(logging.WARNING, logger="tfprof_lite"):
+        hook = tfprof_lite.ProfilerHook(blocker, trace_steps=[1, 2, 3], dump_steps=[1, 2, 3])
+        with tf1.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+            for _ in range(4):
+                sess.run(model.train_op, feed_dict=model.feed())
+    assert hook.profiler is not None and hook.profiler.model.sorted_steps() == [1, 2, 3]
+    messages = [r.getMessage() for r in caplog.records if r.name == "tfprof_lite"]
+    assert len(messages) == 2 and "profiling failed" in messages[0]
+    # dumps at 1, 2 and 3, then end()'s final dump (the traces are still unsaved)
+    assert messages[1].startswith("tfprof_lite: 4 profiling failures in total")
 
 
 def test_profiler_hook_dumps_at_end(tmp_path: Path, pristine: Any) -> None:

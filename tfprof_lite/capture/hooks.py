@@ -23,8 +23,8 @@ Contract:
 * Traced steps go to :attr:`ProfilerHook.profiler`; ``profile_<step>`` files are
   written atomically into ``profile_dir`` at ``dump_steps`` and, with
   ``dump_on_end`` (default), at ``end()`` if steps were traced since the last
-  dump. Failures are logged on the ``tfprof_lite`` logger, never raised into
-  training.
+  dump. Failures are logged on the ``tfprof_lite`` logger (once per kind, with
+  a summary line at ``end()``), never raised into training.
 * The caller's own ``RunOptions``/``RunMetadata`` are merged by
   ``MonitoredSession`` (trace levels are combined, the caller's metadata filled).
 """
@@ -109,7 +109,9 @@ class ProfilerHook(Capture, session_run_hook.SessionRunHook):  # type: ignore[mi
             return None
         self._pending = None
         if self._last is not None:
-            self._pending = self._guard(self._plan_run, run_context, self._last + 1)
+            self._pending = self._guard(
+                "planning a step", self._plan_run, run_context, self._last + 1
+            )
         if self._pending is None or not self._pending.decision.trace:
             return None
         options = config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE)
@@ -121,7 +123,8 @@ class ProfilerHook(Capture, session_run_hook.SessionRunHook):  # type: ignore[mi
         return self._plan(step, self._runs + 1, lambda: fetch_key(graph, fetches))
 
     def _read(self, session: Any) -> int | None:
-        return self._guard(lambda: int(session.run(self._global_step)))  # type: ignore[no-any-return]
+        value = self._guard("reading the global step", session.run, self._global_step)
+        return None if value is None else int(value)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Read the global step; if it advanced, record the step as planned."""
@@ -137,10 +140,13 @@ class ProfilerHook(Capture, session_run_hook.SessionRunHook):  # type: ignore[mi
         self._runs += 1
         self._counted(step)
         if plan is not None:
-            graph = self._guard(lambda: run_context.session.graph)
+            graph = self._guard("reading the session's graph", lambda: run_context.session.graph)
             self._record(plan, step, graph, run_values.run_metadata)
 
     def end(self, session: Any) -> None:
-        """Write the final profile (``dump_on_end``)."""
-        if self._enabled and self._dump_on_end:
+        """Write the final profile (``dump_on_end``); log the failure summary."""
+        if not self._enabled:
+            return
+        if self._dump_on_end:
             self._final_dump()
+        self._report_failures()

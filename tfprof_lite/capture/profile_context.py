@@ -25,10 +25,14 @@ Contract:
   run at their steps, results in :meth:`ProfileContext.get_profiles`.
 * ``BaseSession.run`` (and the callable entry points) are patched on
   ``__enter__`` and restored exactly on ``__exit__``, also when the block
-  raises. Contexts cannot be nested. Only one thread profiles at a time: a run
+  raises. As in TensorFlow, ``BaseSession.profile_context`` is the active
+  (enabled) context, and None after ``__exit__``; a disabled context touches
+  nothing. Contexts cannot be nested. Only one thread profiles at a time: a run
   that starts while another is being profiled runs untouched (and counts).
-* A failure inside profiling is logged on the ``tfprof_lite`` logger and never
-  reaches the training loop; errors of the run itself propagate unchanged.
+* A failure inside profiling never reaches the training loop: the first of
+  each kind is logged on the ``tfprof_lite`` logger, repeats are counted, and
+  ``__exit__`` logs one summary line with the counts. Errors of the run itself
+  propagate unchanged.
 
 Differences from TensorFlow: the caller's ``run_metadata`` is filled on every
 step (TensorFlow dropped it on non-traced slow-path steps); the caller's
@@ -405,6 +409,7 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
                     f"{_active._recorder.profile_dir!r}); contexts cannot be nested"
                 )
             patch = _Patch.install()
+            patch.base.profile_context = self  # as TensorFlow did
             self._patch = patch
             if self._clock is None:
                 self._clock = (
@@ -436,10 +441,12 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         with _active_lock:
             if _active is self:
                 _active = None
+            self._patch.base.profile_context = None  # as TensorFlow did
             self._patch.remove()
             self._patch = None
         if self._dump_on_exit:
             self._final_dump()
+        self._report_failures()
 
     # ------------------------------------------------------------- the steps
     def _begin_untraced(self) -> int | None:
@@ -489,7 +496,9 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
                 finally:
                     self._counted(clock.commit(call, token))
                 return result
-            plan = self._guard(self._plan_call, call, token) if token is not None else None
+            plan = None
+            if token is not None:
+                plan = self._guard("planning a step", self._plan_call, call, token)
             traced = plan is not None and plan.decision.trace
             try:
                 result = call.run(traced)
@@ -534,7 +543,7 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         if step is None:  # global-step mode: the run did not advance the step
             self._schedule.undo(plan.decision)
             return
-        graph = self._guard(lambda: call.graph)
+        graph = self._guard("reading the session's graph", lambda: call.graph)
         self._record(plan, step, graph, call.trace_meta)
 
 
@@ -543,7 +552,7 @@ class _Patch(AttributePatch):
 
     def __init__(self, base: type, callable_cls: type, originals: _Originals) -> None:
         super().__init__("profiling")
-        self.base = base
+        self.base: Any = base  # TensorFlow's BaseSession
         self.callable_cls = callable_cls
         self.originals = originals
 

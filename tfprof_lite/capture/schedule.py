@@ -18,7 +18,11 @@ Contract (TensorFlow's ``profile_context.py`` semantics):
 * :class:`Capture` is the public API both share (``profiler``,
   ``add_auto_profiling``, ``get_profiles``, ``trace_next_step``,
   ``dump_next_step``) plus the per-step plan/record logic; every failure in it
-  is logged on the ``tfprof_lite`` logger instead of raised.
+  is caught and reported through a :class:`FailureLog` instead of raised.
+* :class:`FailureLog` logs the first failure of each kind (what was being done
+  and the exception type) as one warning on the ``tfprof_lite`` logger, only
+  counts the repeats, and logs one summary line with the counts when the
+  capture ends (``ProfileContext.__exit__``, ``ProfilerHook.end``).
 * :class:`ProfileRecorder` owns the :class:`~tfprof_lite.profiler.Profiler`
   (created lazily, re-pointed at the session's graph for each traced step),
   writes ``<profile_dir>/profile_<step>`` atomically and runs the views
@@ -36,12 +40,14 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Callable
 
+from tfprof_lite.errors import TfprofLiteError
 from tfprof_lite.profiler import Profiler
 
 __all__ = [
     "MAX_TRACED_STEPS",
     "WARMUP_STEPS",
     "Capture",
+    "FailureLog",
     "Plan",
     "ProfileRecorder",
     "StepSchedule",
@@ -55,6 +61,10 @@ log = logging.getLogger("tfprof_lite")
 WARMUP_STEPS = 10
 #: Upper bound of traced steps; also the default dump step.
 MAX_TRACED_STEPS = 100
+
+# What a guarded call was doing (the kinds of FailureLog); no step numbers in them.
+_WRITING_PROFILE = "writing a profile_<step> file"
+_WRITING_DEBUG = "writing a run_meta_<step> file"
 
 _VIEW_METHODS = {
     "graph": "profile_graph",
@@ -192,6 +202,54 @@ class StepSchedule:
         return forced or step in self.dump_steps
 
 
+class FailureLog:
+    """Failures inside profiling: the first of each kind logged, every one counted.
+
+    A kind is what was being done (``"writing a profile_<step> file"``) plus
+    the exception's type, so a dump that fails at every dump step warns once.
+    """
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str], int] = {}
+        self._warned: set[tuple[str, str]] = set()
+
+    @property
+    def total(self) -> int:
+        """Failures recorded since the last :meth:`flush`."""
+        return sum(self._counts.values())
+
+    def record(self, what: str, err: Exception) -> None:
+        """Count a failure of ``what``; log it if its kind is new."""
+        kind = (what, type(err).__name__)
+        self._counts[kind] = self._counts.get(kind, 0) + 1
+        log.debug("profiling failure while %s", what, exc_info=True)
+        if kind in self._warned:
+            return
+        self._warned.add(kind)
+        log.warning(
+            "tfprof_lite: profiling failed (training continues) while %s: %s "
+            "[repeats of this failure are counted, not logged]",
+            what,
+            err,
+        )
+
+    def flush(self) -> None:
+        """Log one line with the counts since the last flush (if any); reset them."""
+        if not self._counts:
+            return
+        kinds = ", ".join(
+            f"{what} ({error}): {count}" for (what, error), count in self._counts.items()
+        )
+        total = self.total
+        self._counts.clear()
+        log.warning(
+            "tfprof_lite: %d profiling failure%s in total, training was not affected: %s",
+            total,
+            "" if total == 1 else "s",
+            kinds,
+        )
+
+
 class ProfileRecorder:
     """The profiler of one capture, its profile files and auto-profiling views.
 
@@ -243,19 +301,42 @@ class ProfileRecorder:
 
     def add_trace(self, step: int, graph: Any, run_meta: Any) -> None:
         """Add the traced RunMetadata of ``step`` (of a run on ``graph``)."""
-        if self.debug:
-            self.write_file(f"run_meta_{step}", str(run_meta))
         self.profiler_for(graph).add_step(step, run_meta)
         self.dirty = True
 
+    def write_debug_trace(self, step: int, run_meta: Any) -> None:
+        """In debug mode, write ``run_meta_<step>`` (the RunMetadata as text)."""
+        if self.debug:
+            self.write_file(f"run_meta_{step}", str(run_meta))
+
     def write_file(self, basename: str, data: str | bytes) -> str:
-        """Write ``profile_dir/basename`` atomically (creating the directory)."""
+        """Write ``profile_dir/basename`` atomically (creating the directory).
+
+        Raises:
+            TfprofLiteError: the directory cannot be created or written.
+        """
         from tfprof_lite.outputs.io import write_atomic
 
-        os.makedirs(self.profile_dir, exist_ok=True)
+        self._make_dir()
         path = os.path.join(self.profile_dir, basename)
         write_atomic(path, data)
         return path
+
+    def _make_dir(self) -> None:
+        directory = self.profile_dir
+        if os.path.isdir(directory):
+            return
+        if os.path.lexists(directory):
+            raise TfprofLiteError(
+                f"profile_dir {directory} is not a directory; pass a directory path"
+            )
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as err:
+            raise TfprofLiteError(
+                f"cannot create profile_dir {directory}: {err.strerror or err}; "
+                "pass a directory you can write to"
+            ) from err
 
     def dump(self, step: int, graph: Any = None) -> str:
         """Write ``profile_<step>``; returns its path."""
@@ -348,6 +429,7 @@ class Capture:
         self._trace_next = False
         self._dump_next = False
         self._last_step: int | None = None
+        self._failures = FailureLog()
 
     @property
     def profiler(self) -> Profiler | None:
@@ -404,14 +486,18 @@ class Capture:
             self._dump_next = True
 
     # ------------------------------------------------------------ internals
-    def _guard(self, func: Callable[..., Any], *args: Any) -> Any:
-        """``func(*args)``; an exception is logged and None returned."""
+    def _guard(self, what: str, func: Callable[..., Any], *args: Any) -> Any:
+        """``func(*args)``; an exception is recorded as a failure of ``what``
+        (see :class:`FailureLog`) and None returned."""
         try:
             return func(*args)
         except Exception as err:
-            log.warning("tfprof_lite: profiling failed (training continues): %s", err)
-            log.debug("profiling failure", exc_info=True)
+            self._failures.record(what, err)
             return None
+
+    def _report_failures(self) -> None:
+        """At the end of a capture: one summary line if anything failed."""
+        self._failures.flush()
 
     def _plan(self, step: int, ordinal: int, fetch_key: Callable[[], str | None]) -> Plan | None:
         """The plan for a step about to run, or None for the fast path."""
@@ -435,12 +521,13 @@ class Capture:
     def _record(self, plan: Plan, step: int, graph: Any, run_meta: Any) -> None:
         """After a slow-path step: add its trace, dump, run auto-profiles."""
         if plan.decision.trace:
-            self._guard(self._recorder.add_trace, step, graph, run_meta)
+            self._guard("adding a traced step", self._recorder.add_trace, step, graph, run_meta)
+            self._guard(_WRITING_DEBUG, self._recorder.write_debug_trace, step, run_meta)
         if self._schedule.should_dump(step, plan.dump_next):
-            self._guard(self._recorder.dump, step, graph)
-        self._guard(self._recorder.auto_profile, step, graph)
+            self._guard(_WRITING_PROFILE, self._recorder.dump, step, graph)
+        self._guard("running an auto-profiling view", self._recorder.auto_profile, step, graph)
 
     def _final_dump(self) -> None:
         """Write ``profile_<last step>`` if steps were traced since the last dump."""
         if self._recorder.dirty and self._last_step is not None:
-            self._guard(self._recorder.dump, self._last_step)
+            self._guard(_WRITING_PROFILE, self._recorder.dump, self._last_step)
