@@ -234,7 +234,8 @@ def test_tensorflow_message_of_wrong_type_is_rejected() -> None:
     with pytest.raises(InvalidInputError) as info:
         parse(messages.RunMetadata, graph_pb2.GraphDef(), "run_meta")
     assert str(info.value) == (
-        "run_meta: expected a RunMetadata message, got a tensorflow.GraphDef message"
+        "run_meta: expected a RunMetadata message, got a tensorflow.GraphDef message; "
+        "pass it as graph="
     )
 
 

@@ -285,7 +285,8 @@ def test_parse_rejects_unsupported_python_types(value: object, type_name: str) -
 def test_parse_rejects_wrong_message_type() -> None:
     message = _error(messages.RunMetadata, messages.GraphDef())
     assert message == (
-        "run_meta: expected a RunMetadata message, got a tfprof_lite.tf.GraphDef message"
+        "run_meta: expected a RunMetadata message, got a tfprof_lite.tf.GraphDef message; "
+        "pass it as graph="
     )
     message = _error(messages.GraphDef, descriptor_pb2.FileDescriptorSet(), "graph")
     assert message == (

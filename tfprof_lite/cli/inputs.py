@@ -45,6 +45,7 @@ from tfprof_lite.errors import InvalidInputError, UsageError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.outputs.io import read_input
 from tfprof_lite.profiler import Profiler
+from tfprof_lite.proto import kinds
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
 
@@ -144,52 +145,25 @@ def _blank(data: bytes | bytearray) -> bool:
     return _NON_BLANK.search(data) is None
 
 
-# What each message type looks like when it holds real data, and where it belongs.
-_KINDS: tuple[tuple[str, Any, Callable[[Any], bool], str], ...] = (
-    (
-        "ProfileProto",
-        pb.ProfileProto,
-        lambda m: len(m.nodes) > 0 and all(n.name for n in list(m.nodes.values())[:50]),
-        "a saved profile; pass it as PROFILE",
-    ),
-    (
-        "GraphDef",
-        pb.GraphDef,
-        lambda m: len(m.node) > 0 and all(n.name and n.op for n in m.node[:50]),
-        "a GraphDef; pass it with --graph",
-    ),
-    (
-        "RunMetadata",
-        pb.RunMetadata,
-        lambda m: len(m.step_stats.dev_stats) > 0 and all(d.device for d in m.step_stats.dev_stats),
-        "a RunMetadata; pass it with --run-meta",
-    ),
-    (
-        "OpLogProto",
-        pb.OpLogProto,
-        lambda m: len(m.log_entries) > 0 and all(e.name for e in m.log_entries[:50]),
-        "an OpLogProto; pass it with --op-log",
-    ),
-)
+# Where each message kind belongs on the command line (the kinds are told apart by
+# tfprof_lite.proto.kinds, shared with the Python API).
+_CLI_HINTS = {
+    "ProfileProto": "a saved profile; pass it as PROFILE",
+    "GraphDef": "a GraphDef; pass it with --graph",
+    "RunMetadata": "a RunMetadata; pass it with --run-meta",
+    "OpLogProto": "an OpLogProto; pass it with --op-log",
+}
 
 
 def _plausible(name: str, message: Any) -> bool:
-    return next(check for kind, _, check, _ in _KINDS if kind == name)(message)
+    return kinds.plausible(name, message)
 
 
 def _looks_like(data: bytes | bytearray, expected: str, text: bool = False) -> str | None:
-    """The hint for the first other message type ``data`` plausibly is, if any
+    """The hint for the other message kind ``data`` plausibly is, if any
     (``text``: read ``data`` as text format)."""
-    for name, cls, check, hint in _KINDS:
-        if name == expected:
-            continue
-        try:
-            message = _parse_text(cls, data, name) if text else parse(cls, data, name)
-        except InvalidInputError:
-            continue
-        if check(message):
-            return hint
-    return None
+    kind = kinds.identify(data, exclude=expected, text=text)
+    return _CLI_HINTS[kind] if kind else None
 
 
 def _a(name: str) -> str:

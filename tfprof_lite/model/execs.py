@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.model.int64 import wrap64
 from tfprof_lite.model.records import AllocationEvent, ExecRecord, MemoryDetail, OutputMemory
 
 __all__ = [
@@ -226,7 +227,7 @@ class StepExecs:
         """Record one (start, duration) pair; ``kind`` 0 only moves start/end."""
         prev = self.all_start.get(node, 0)
         self.all_start[node] = start if prev <= 0 else min(prev, start)
-        end = start + dur
+        end = wrap64(start + dur)
         if end > self.latest_end.get(node, 0):
             self.latest_end[node] = end
         if kind:

@@ -32,6 +32,7 @@ from tfprof_lite.model.execs import (
     MemoryExec,
     StepExecs,
 )
+from tfprof_lite.model.int64 import unsigned_mean, wrap64
 from tfprof_lite.model.records import CodeFrame, ExecRecord, NodeSpec, OpLogEntrySpec
 
 __all__ = ["NodeStats", "ProfileModel"]
@@ -245,10 +246,11 @@ class ProfileModel:
             self._record_memory(execs, nid, dev, rec)
 
     def _record_memory(self, execs: StepExecs, nid: int, dev: str, rec: ExecRecord) -> None:
-        if rec.all_start_micros == 0:
+        if rec.all_start_micros <= 0:  # tfprof keeps memory only with a positive start
             log.warning("%s has no start time, skipping", self.names[nid])
             return
-        mem = MemoryExec(node=nid, memory_micros=rec.all_start_micros + rec.op_end_rel_micros)
+        end = wrap64(rec.all_start_micros + rec.op_end_rel_micros)
+        mem = MemoryExec(node=nid, memory_micros=end)
         if rec.gpu_allocators > 1:
             log.warning("found %d gpu allocator for 1 node", rec.gpu_allocators)
         mem.allocator_bytes_in_use = rec.gpu_bytes_in_use
@@ -257,7 +259,7 @@ class ProfileModel:
         if rec.raw:
             execs.add_raw(nid, rec.raw)
         for out in rec.outputs:
-            mem.output_bytes += out.bytes
+            mem.output_bytes = wrap64(mem.output_bytes + out.bytes)
             mem.output_memory[out.slot] = out
         if rec.has_memory_stats:
             if "cpu" in dev:
@@ -268,9 +270,10 @@ class ProfileModel:
                 mem.accelerator_persistent_bytes = rec.persistent_memory_size
         temp = mem.host_temp_bytes + mem.accelerator_temp_bytes
         persist = mem.host_persistent_bytes + mem.accelerator_persistent_bytes
-        mem.requested_bytes = rec.total_bytes + persist + temp
-        mem.peak_bytes = rec.peak_bytes + persist + temp
-        mem.residual_bytes = rec.live_bytes + persist
+        # int64 sums, wrapping around like tfprof's (see model/int64.py).
+        mem.requested_bytes = wrap64(rec.total_bytes + persist + temp)
+        mem.peak_bytes = wrap64(rec.peak_bytes + persist + temp)
+        mem.residual_bytes = wrap64(rec.live_bytes + persist)
         execs.memory.append(mem)
 
     def coverage(self) -> float:
@@ -321,9 +324,9 @@ class ProfileModel:
                 sums[name] += getattr(totals, name)
         exec_micros = sums["accelerator_exec_micros"] + sums["cpu_exec_micros"]
         if step < 0:
-            exec_micros = _trunc_div(exec_micros, count)
+            exec_micros = unsigned_mean(exec_micros, count)
             for name in _SUMMED:
-                sums[name] = _trunc_div(sums[name], count)
+                sums[name] = unsigned_mean(sums[name], count)
         static = np.asarray(self.static_float_ops, dtype=np.int64)
         ran = np.asarray(self.has_execs, dtype=bool)
         float_ops = np.where(ran, static * sums["run_count"], static)
@@ -341,10 +344,3 @@ def _kept(records: Iterable[ExecRecord], kernels: KernelColumns, dev: str) -> It
     for rec in records:
         kernels.add(dev, rec)
         yield rec
-
-
-def _trunc_div(num: IntArray, den: IntArray) -> IntArray:
-    """C-style integer division (toward zero); 0 where the divisor is 0."""
-    safe = np.where(den > 0, den, 1)
-    quot = np.abs(num) // safe
-    return np.where(den > 0, np.sign(num) * quot, 0).astype(np.int64)

@@ -12,12 +12,16 @@ Contract:
   TF's ``model_analyzer._build_options`` for missing keys. Note those are *not* the
   builder defaults: a missing ``account_type_regexes`` or ``show_name_regexes`` means
   an empty list, i.e. nothing accounted / nothing shown, exactly like TF.
-* It is stricter than TF where TF would silently do something useless: unknown keys,
-  wrongly typed values (TF iterates a bare string character by character) and invalid
-  regexes raise :class:`~tfprof_lite.errors.InvalidOptionError`. It keeps TF's
-  permissiveness where TF still produces output: unknown ``select`` names (printed as
-  ``Unknown select: x`` in the Doc section) and unknown ``order_by`` values (name
-  order) are accepted; :meth:`Options.validate_strict` rejects them for the CLI.
+* It is stricter than TF where TF would silently do something useless: unknown keys
+  and wrongly typed values (TF iterates a bare string character by character) raise
+  :class:`~tfprof_lite.errors.InvalidOptionError`. It keeps TF's permissiveness where
+  TF still produces output: unknown ``select`` names (printed as ``Unknown select: x``
+  in the Doc section) and unknown ``order_by`` values (name order) are accepted;
+  :meth:`Options.validate_strict` rejects them for the CLI.
+* The five regex options are RE2 patterns matched with :func:`full_match_any`
+  (``RE2::FullMatch``, linear time). A pattern RE2 rejects matches nothing, as in TF,
+  with one logged warning naming it when first used; :meth:`Options.validate_strict`
+  rejects it (CLI).
 * :func:`parse_output` implements ``ParseOutput`` of
   ``tensorflow/core/profiler/internal/tfprof_options.cc``; its error messages are TF's
   texts (see the function for the small differences).
@@ -30,12 +34,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import logging
 import operator
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, SupportsIndex, cast
+
+import re2  # type: ignore[import-untyped]
 
 from tfprof_lite.errors import InvalidOptionError
 
@@ -47,6 +53,8 @@ __all__ = [
     "Options",
     "OutputSpec",
     "full_match_any",
+    "full_match_many",
+    "regex_error",
     "parse_output",
 ]
 
@@ -136,20 +144,83 @@ _VISUALIZE_FORMAT = "Visualize format: -output timeline:key=value,key=value,..."
 # --------------------------------------------------------------------------- regexes
 
 
+log = logging.getLogger("tfprof_lite")
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a rejected pattern is reported once, by _warn_invalid
+try:  # the binding's core object: a full match without the Python wrapper's overhead
+    from re2 import _re2 as _re2_core
+
+    _ANCHOR_BOTH = _re2_core.RE2.Anchor.ANCHOR_BOTH
+except (ImportError, AttributeError):  # pragma: no cover - other binding layouts
+    _re2_core = None
+
+#: Patterns RE2 rejected -> RE2's reason; kept so the reason outlives the cache.
+_REJECTED: dict[str, str] = {}
+_WARNED: set[str] = set()
+_NO_MATCH = (-1, -1)
+
+
+def _re2_reason(err: Exception) -> str:
+    """RE2's parse error text (the binding hands it over as bytes)."""
+    reason = err.args[0] if err.args else err
+    if isinstance(reason, bytes):
+        return reason.decode("utf-8", "replace")
+    return str(reason)
+
+
+def _core_matcher(pattern: str) -> Callable[[bytes], bool]:
+    """Full match of UTF-8 bytes through the binding's core ``RE2`` object."""
+    regexp = _re2_core.RE2(pattern.encode("utf-8", "surrogatepass"), _RE2_OPTIONS)
+    match = regexp.Match
+
+    def full_match(text: bytes) -> bool:
+        return bool(match(_ANCHOR_BOTH, text, 0, len(text))[0] != _NO_MATCH)
+
+    return full_match
+
+
 @functools.lru_cache(maxsize=4096)
-def _compile(pattern: str) -> re.Pattern[str]:
-    """Compiles ``pattern`` once; raises :class:`re.error` for invalid patterns."""
-    return re.compile(pattern)
+def _compile(pattern: str) -> Callable[[bytes], bool] | None:
+    """A full-match test of UTF-8 bytes for ``pattern``, compiled once with RE2;
+    None if RE2 rejects the pattern."""
+    try:
+        compiled = re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as err:
+        _REJECTED.setdefault(pattern, _re2_reason(err))
+        return None
+    if _re2_core is not None:
+        return _core_matcher(pattern)
+    return lambda text: compiled.fullmatch(text) is not None  # pragma: no cover
+
+
+def regex_error(pattern: str) -> str | None:
+    """Why RE2 rejects ``pattern`` (its parse error), or None when it is valid."""
+    if _compile(pattern) is not None:
+        return None
+    return _REJECTED.get(pattern, "invalid pattern")
+
+
+def _warn_invalid(pattern: str) -> None:
+    """Logs, once per pattern, that a rejected pattern matches nothing."""
+    if pattern not in _WARNED:
+        _WARNED.add(pattern)
+        log.warning(
+            "invalid regular expression %r (RE2: %s); it matches nothing, as in TensorFlow",
+            pattern,
+            regex_error(pattern),
+        )
 
 
 def full_match_any(patterns: Iterable[str], s: str) -> bool:
-    """Tells whether any pattern matches the whole of ``s``.
+    """Tells whether any pattern matches the whole of ``s``, like tfprof's
+    ``RE2::FullMatch``.
 
-    tfprof uses ``RE2::FullMatch``; :func:`re.fullmatch` is equivalent for the patterns
-    people write for node names and op types. Differences: Python additionally accepts
-    look-arounds and back-references (RE2 rejects such patterns, so TF never matches
-    them), and TF silently treats an invalid pattern as "no match" while this raises
-    :class:`re.error` (:class:`Options` rejects invalid patterns up front).
+    Patterns use RE2's syntax and run in linear time (no catastrophic
+    backtracking). ``.`` matches any character except a newline and works on code
+    points (names are UTF-8); a pattern RE2 rejects (back-references,
+    look-arounds, unbalanced parentheses, ...) matches nothing, as in TF, after
+    one warning naming it.
 
     Args:
         patterns: regular expressions; compiled ones are cached.
@@ -158,7 +229,35 @@ def full_match_any(patterns: Iterable[str], s: str) -> bool:
     Returns:
         True if at least one pattern matches all of ``s``.
     """
-    return any(_compile(p).fullmatch(s) is not None for p in patterns)
+    text = None
+    for pattern in patterns:
+        full_match = _compile(pattern)
+        if full_match is None:
+            _warn_invalid(pattern)
+            continue
+        if text is None:
+            text = s.encode("utf-8", "surrogatepass")
+        if full_match(text):
+            return True
+    return False
+
+
+def full_match_many(patterns: Iterable[str], strings: Iterable[str]) -> list[bool]:
+    """:func:`full_match_any` of each string (patterns compiled and checked once)."""
+    tests = []
+    for pattern in patterns:
+        full_match = _compile(pattern)
+        if full_match is None:
+            _warn_invalid(pattern)
+        else:
+            tests.append(full_match)
+    if not tests:
+        return [False for _ in strings]
+    out = []
+    for s in strings:
+        text = s.encode("utf-8", "surrogatepass")
+        out.append(any(test(text) for test in tests))
+    return out
 
 
 # --------------------------------------------------------------------------- output
@@ -362,15 +461,8 @@ def _as_str_tuple(name: str, value: object) -> tuple[str, ...]:
 
 
 def _as_regex_tuple(name: str, value: object) -> tuple[str, ...]:
-    patterns = _as_str_tuple(name, value)
-    for pattern in patterns:
-        try:
-            _compile(pattern)
-        except re.error as err:
-            raise InvalidOptionError(
-                f"Option '{name}' has an invalid regular expression {pattern!r}: {err}"
-            ) from None
-    return patterns
+    """A list of patterns; one RE2 rejects is kept (it matches nothing, as in TF)."""
+    return _as_str_tuple(name, value)
 
 
 def _as_select(name: str, value: object) -> tuple[str, ...]:
@@ -564,17 +656,27 @@ class Options:
         return d
 
     def validate_strict(self) -> None:
-        """Rejects what tfprof only tolerates: unknown ``order_by`` or ``select`` names.
+        """Rejects what tfprof only tolerates: unknown ``order_by`` or ``select`` names
+        and regexes RE2 rejects (which would match nothing).
 
         Raises:
             InvalidOptionError: ``Invalid option '-order_by' value: 'x'`` (or
-                ``-select``) followed by the valid values and a close match if any.
+                ``-select``) followed by the valid values and a close match if any,
+                or ``Option 'x' has an invalid regular expression ...``.
         """
         if self.order_by not in ORDER_BY_NAMES:
             raise _strict_error("order_by", self.order_by, ORDER_BY_NAMES)
         for name in self.select:
             if name not in SELECT_NAMES:
                 raise _strict_error("select", name, SELECT_NAMES)
+        for option in _REGEX_OPTIONS:
+            for pattern in getattr(self, option):
+                reason = regex_error(pattern)
+                if reason is not None:
+                    raise InvalidOptionError(
+                        f"Option '{option}' has an invalid regular expression {pattern!r}: "
+                        f"{reason} (RE2 syntax)"
+                    )
 
     def block_text(self) -> str:
         """Renders tfprof's Options block (``Options::ToString``): 21 ``%-28s`` lines."""

@@ -13,6 +13,9 @@ message is one line that starts with ``what`` (the caller's name for the input, 
 ``"run_meta"``) and says what was wrong: bytes that do not parse, a message of
 another type (naming both the given and the expected type), or an unsupported Python
 type. Empty bytes are a valid, empty message; callers that need content check it.
+For the four input kinds (GraphDef, RunMetadata, OpLogProto, ProfileProto), bytes
+that do not parse cleanly as the expected kind but plainly are another are refused
+with the kind they look like and where it goes (:mod:`tfprof_lite.proto.kinds`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, TypeVar
 from google.protobuf.message import DecodeError
 
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.proto import kinds
 
 __all__ = ["parse"]
 
@@ -48,34 +52,76 @@ def _decode_detail(err: Exception) -> str:
 def parse(cls: type[_M], data: object, what: str) -> _M:
     """Return ``data`` as a ``cls`` message (see the module docstring).
 
+    For the four input kinds (GraphDef, RunMetadata, OpLogProto, ProfileProto),
+    bytes of another of these kinds are refused, naming the kind they look like
+    and where it goes (:mod:`tfprof_lite.proto.kinds`).
+
     Raises:
-        InvalidInputError: ``data`` does not parse, is a message of another type, or
-            is not bytes or a protobuf message.
+        InvalidInputError: ``data`` does not parse, is a message of another type or
+            (bytes) of another input kind, or is not bytes or a protobuf message.
     """
     if isinstance(data, cls):
         return data
     factory: Any = cls
     expected: str = factory.DESCRIPTOR.name
+    from_bytes = isinstance(data, (bytes, bytearray, memoryview))
     if isinstance(data, (bytes, bytearray, memoryview)):
         raw = data if isinstance(data, (bytes, bytearray)) else bytes(data)  # no copy
     else:
-        descriptor: Any = getattr(type(data), "DESCRIPTOR", None)
-        serialize: Any = getattr(data, "SerializeToString", None)
-        if not callable(serialize) or not hasattr(descriptor, "full_name"):
-            raise InvalidInputError(
-                f"{what}: expected serialized bytes or a {expected} message, got {_type_name(data)}"
-            )
-        if descriptor.name != expected:
-            raise InvalidInputError(
-                f"{what}: expected a {expected} message, got a {descriptor.full_name} message"
-            )
-        raw = serialize()
+        raw = _serialized(data, expected, what)
     message: Any = factory()
     try:
-        message.ParseFromString(raw)
+        _parse_into(message, raw)
     except (DecodeError, UnicodeDecodeError, RecursionError) as err:
+        _check_kind(raw, expected, what, None)
         raise InvalidInputError(
             f"{what}: {len(raw)} bytes are not a valid {expected} message ({_decode_detail(err)})"
         ) from err
+    if from_bytes:
+        _check_kind(raw, expected, what, message)
     result: _M = message
     return result
+
+
+def _parse_into(message: Any, raw: bytes | bytearray) -> None:
+    """``message.ParseFromString(raw)``; protobuf 4.x takes no bytearray, so it gets
+    a copy there (newer versions parse the bytearray without one)."""
+    try:
+        message.ParseFromString(raw)
+    except TypeError:
+        if not isinstance(raw, bytearray):
+            raise
+        message.ParseFromString(bytes(raw))
+
+
+def _serialized(data: object, expected: str, what: str) -> bytes:
+    """The wire bytes of a protobuf message ``data`` whose type is named ``expected``."""
+    descriptor: Any = getattr(type(data), "DESCRIPTOR", None)
+    serialize: Any = getattr(data, "SerializeToString", None)
+    if not callable(serialize) or not hasattr(descriptor, "full_name"):
+        raise InvalidInputError(
+            f"{what}: expected serialized bytes or a {expected} message, got {_type_name(data)}"
+        )
+    if descriptor.name != expected:
+        hint = ""
+        if expected in kinds.KINDS and descriptor.name in kinds.KINDS:
+            hint = f"; {kinds.API_PLACES[descriptor.name]}"
+        raise InvalidInputError(
+            f"{what}: expected a {expected} message, got a {descriptor.full_name} message{hint}"
+        )
+    raw: bytes = serialize()
+    return raw
+
+
+def _check_kind(raw: bytes | bytearray, expected: str, what: str, message: Any) -> None:
+    """Raises when ``raw`` does not parse cleanly as ``expected`` (``message``: ``raw``
+    parsed, None when that failed; clean = no field with a wrong wire type) but
+    plausibly is another input kind. Bytes that parse cleanly are never refused:
+    a GraphDef of nodes without ops is byte for byte an op log, for instance."""
+    if expected not in kinds.KINDS:
+        return
+    if message is not None and not kinds.mismatched(message):
+        return
+    actual = kinds.identify(raw, exclude=expected)
+    if actual is not None:
+        raise kinds.wrong_kind_error(what, expected, actual)

@@ -12,6 +12,7 @@ from typing import Any
 
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.devices import is_tracer_device
+from tfprof_lite.model.int64 import wrap64
 from tfprof_lite.model.records import (
     AllocationEvent,
     AllocatorUse,
@@ -230,10 +231,10 @@ def memory_detail(raw: bytes, shapes: _ShapeCache | None = None) -> MemoryDetail
 def _exec_record(ns: Any) -> ExecRecord:
     rec = ExecRecord(ns.node_name, ns.all_start_micros, ns.op_end_rel_micros)
     allocations: list[AllocationEvent] = []
-    for mem in ns.memory:
-        rec.total_bytes += mem.total_bytes
-        rec.peak_bytes += mem.peak_bytes
-        rec.live_bytes += mem.live_bytes
+    for mem in ns.memory:  # int64 sums that wrap around, as in tfprof
+        rec.total_bytes = wrap64(rec.total_bytes + mem.total_bytes)
+        rec.peak_bytes = wrap64(rec.peak_bytes + mem.peak_bytes)
+        rec.live_bytes = wrap64(rec.live_bytes + mem.live_bytes)
         if "GPU" in mem.allocator_name:
             rec.gpu_allocators += 1
             rec.gpu_bytes_in_use = max(rec.gpu_bytes_in_use, mem.allocator_bytes_in_use)

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.options.options import Options, full_match_any
+from tfprof_lite.options.options import Options, full_match_many
 from tfprof_lite.views.stats import N_STATS
 
 __all__ = [
@@ -165,8 +165,8 @@ def type_matches(model: ProfileModel, patterns: tuple[str, ...]) -> BoolArray:
 
     def build() -> BoolArray:
         types = model.op_types
-        return np.fromiter(
-            (any(full_match_any(patterns, t) for t in types[nid]) for nid in range(n)), bool, n
-        )
+        unique = sorted(set().union(*types)) if types else []
+        hit = dict(zip(unique, full_match_many(patterns, unique)))
+        return np.fromiter((any(hit[t] for t in types[nid]) for nid in range(n)), bool, n)
 
     return model.derived(("type_matches", tuple(patterns)), build)

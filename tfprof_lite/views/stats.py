@@ -7,6 +7,8 @@ a per-field branch.
 
 from __future__ import annotations
 
+from tfprof_lite.model.int64 import INT64_MAX, INT64_MIN, wrap64
+
 __all__ = [
     "ACC",
     "CPU",
@@ -51,6 +53,8 @@ ORDER_BY_STAT: dict[str, int] = {
 
 
 def add_into(total: list[int], other: list[int]) -> None:
-    """``total += other`` element-wise, in place."""
+    """``total += other`` element-wise, in place, wrapping around as tfprof's
+    int64 sums do."""
     for i in range(N_STATS):
-        total[i] += other[i]
+        value = total[i] + other[i]
+        total[i] = value if INT64_MIN <= value <= INT64_MAX else wrap64(value)

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.options.options import Options, full_match_any
+from tfprof_lite.options.options import Options, full_match_any, full_match_many
 from tfprof_lite.views.node import ROOT_NAME, ShowNode, accounted_nodes, self_matrix
 from tfprof_lite.views.stats import (
     ACC,
@@ -101,9 +101,7 @@ class Structure:
         """Whether each name fully matches any of ``patterns`` (cached per pattern set)."""
         hit = self._matches.get(patterns)
         if hit is None:
-            hit = np.fromiter(
-                (full_match_any(patterns, name) for name in self.names), bool, len(self.names)
-            )
+            hit = np.asarray(full_match_many(patterns, self.names), dtype=bool)
             self._matches[patterns] = hit
         return hit
 
@@ -286,7 +284,7 @@ def _sibling_key(struct: Structure, shown: IntArray, totals: IntArray, order_by:
         return np.zeros(len(shown), dtype=np.int64)
     stat = ORDER_BY_STAT.get(order_by)
     if stat is not None:
-        key: IntArray = -totals[shown, stat]
+        key: IntArray = ~totals[shown, stat]  # descending; unlike negation, no overflow
         return key
     return struct.rank[shown]
 
