@@ -236,7 +236,10 @@ class Profiler:
         Prints each checker's reports and returns an AdviceProto.
         """
         from tfprof_lite.advisor import run_advisor
+        from tfprof_lite.views import VIEWS
 
+        for cmd in VIEWS:  # tfprof builds every view before advising
+            self._model.view_extent(cmd)
         return run_advisor(self._model, options)
 
     def write_steps_trace(

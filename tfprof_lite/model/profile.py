@@ -99,6 +99,7 @@ class ProfileModel:
         self.covered: set[int] = set()
         self.graph_version = 0
         self.data_version = 0
+        self._view_extents: dict[str, int] = {}
         self._stats_cache: dict[int, NodeStats] = {}
         self._stats_version = -1
         self._derived: dict[Hashable, Any] = {}
@@ -153,6 +154,7 @@ class ProfileModel:
                 added = True
         if added:
             self.data_version += 1
+            self._view_extents.clear()
         return added
 
     def add_op_log(self, entries: Iterable[OpLogEntrySpec], id_to_string: dict[int, str]) -> None:
@@ -283,6 +285,19 @@ class ProfileModel:
     def sorted_steps(self) -> list[int]:
         """The added step numbers, ascending."""
         return sorted(self.steps)
+
+    def view_extent(self, view: str) -> int:
+        """How many nodes (ids ``0 .. n-1``) the view ``view`` covers.
+
+        As in tfprof, a view takes the nodes that exist when it is first queried
+        (or when the advisor runs) and keeps them until graph nodes are added;
+        nodes first seen in the RunMetadata of later steps stay out of it (their
+        numbers still reach the profile and the views built after them).
+        """
+        extent = self._view_extents.get(view)
+        if extent is None:
+            extent = self._view_extents[view] = len(self.names)
+        return extent
 
     # ----------------------------------------------------------------- stats
     def derived(self, key: Hashable, build: Callable[[], _T]) -> _T:

@@ -124,24 +124,25 @@ class CodeView:
     def __init__(self, model: ProfileModel) -> None:
         self.model = model
         self._tree: CodeEntry | None = None
-        self._version = -1
+        self._version = (-1, -1)
         self._structure: Structure | None = None
         self._structure_of: CodeEntry | None = None
 
     def tree(self) -> CodeEntry:
         """The call-stack tree of the current graph."""
-        if self._tree is None or self._version != self.model.graph_version:
-            self._tree = self._build()
-            self._version = self.model.graph_version
+        version = (self.model.graph_version, self.model.view_extent(self.name))
+        if self._tree is None or self._version != version:
+            self._tree = self._build(version[1])
+            self._version = version
         return self._tree
 
-    def _build(self) -> CodeEntry:
+    def _build(self, extent: int) -> CodeEntry:
         model = self.model
         root = CodeEntry(ROOT_NAME, None)
         paths = _Paths(root, model.id_to_string)
         forward: dict[str, int] = {}
         grads: dict[str, list[int]] = {}
-        for nid in sorted(range(len(model.names)), key=model.names.__getitem__):
+        for nid in sorted(range(extent), key=model.names.__getitem__):
             trace = model.traces[nid]
             if not trace:
                 continue

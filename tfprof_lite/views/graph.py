@@ -28,13 +28,14 @@ class GraphView:
     def __init__(self, model: ProfileModel) -> None:
         self.model = model
         self._structure: Structure | None = None
-        self._version = -1
+        self._version = (-1, -1)
 
     def structure(self) -> Structure:
         """The depth-first visit-once tree of the current graph, in pre-order."""
-        if self._structure is None or self._version != self.model.graph_version:
-            self._structure = graph_structure(self.model)
-            self._version = self.model.graph_version
+        version = (self.model.graph_version, self.model.view_extent(self.name))
+        if self._structure is None or self._version != version:
+            self._structure = graph_structure(self.model, version[1])
+            self._version = version
         return self._structure
 
     def query(self, opts: Options) -> ViewResult:
@@ -43,28 +44,33 @@ class GraphView:
         return ViewResult(view=self.name, root=TableRoot(table), opts=opts, model=self.model)
 
 
-def _inputs(model: ProfileModel, order: list[int]) -> tuple[list[list[int]], list[int]]:
-    """Each node's producers in input order, and the nodes nothing consumes."""
+def _inputs(
+    model: ProfileModel, order: list[int], extent: int
+) -> tuple[list[list[int]], list[int]]:
+    """Each node's producers in input order, and the nodes nothing consumes (among
+    the first ``extent`` nodes)."""
     consumed: set[str] = set()
-    kids: list[list[int]] = [[] for _ in model.names]
+    kids: list[list[int]] = [[] for _ in range(extent)]
     index = model.index
-    for nid, inputs in enumerate(model.inputs):
+    for nid, inputs in enumerate(model.inputs[:extent]):
         for pos in sorted(inputs):
             src = inputs[pos]
             consumed.add(src)
             producer = index.get(src)
-            if producer is not None:
+            if producer is not None and producer < extent:
                 kids[nid].append(producer)
     names = model.names
     return kids, [nid for nid in order if names[nid] not in consumed]
 
 
-def graph_structure(model: ProfileModel) -> Structure:
+def graph_structure(model: ProfileModel, extent: int | None = None) -> Structure:
     """Depth-first from the unconsumed nodes (name order) through inputs, each node
-    at its first visit; unreachable nodes (input cycles only) are left out."""
+    at its first visit; unreachable nodes (input cycles only) are left out. Only
+    the first ``extent`` nodes (default: all) take part."""
     names = model.names
-    kids, roots = _inputs(model, sorted(range(len(names)), key=names.__getitem__))
-    seen = bytearray(len(names))
+    extent = len(names) if extent is None else extent
+    kids, roots = _inputs(model, sorted(range(extent), key=names.__getitem__), extent)
+    seen = bytearray(extent)
     nids: list[int] = []
     parents: list[int] = []
     stack = [(nid, -1) for nid in reversed(roots)]

@@ -28,17 +28,18 @@ class OpView:
     def __init__(self, model: ProfileModel) -> None:
         self.model = model
         self._cached: dict[str, list[int]] | None = None
-        self._version = -1
+        self._version = (-1, -1)
 
     def _groups(self) -> dict[str, list[int]]:
         """Op type -> its graph nodes in name order (cached per graph version)."""
-        if self._cached is None or self._version != self.model.graph_version:
-            model = self.model
+        model = self.model
+        version = (model.graph_version, model.view_extent(self.name))
+        if self._cached is None or self._version != version:
             groups: dict[str, list[int]] = {}
-            for nid in sorted(range(len(model.names)), key=model.names.__getitem__):
+            for nid in sorted(range(version[1]), key=model.names.__getitem__):
                 groups.setdefault(model.ops[nid], []).append(nid)
             self._cached = dict(sorted(groups.items()))
-            self._version = model.graph_version
+            self._version = version
         return self._cached
 
     def query(self, opts: Options) -> ViewResult:

@@ -27,13 +27,14 @@ class ScopeView:
     def __init__(self, model: ProfileModel) -> None:
         self.model = model
         self._structure: Structure | None = None
-        self._version = -1
+        self._version = (-1, -1)
 
     def structure(self) -> Structure:
         """The scope tree of the current graph, in pre-order."""
-        if self._structure is None or self._version != self.model.graph_version:
-            self._structure = scope_structure(self.model.names)
-            self._version = self.model.graph_version
+        version = (self.model.graph_version, self.model.view_extent(self.name))
+        if self._structure is None or self._version != version:
+            self._structure = scope_structure(self.model.names[: version[1]])
+            self._version = version
         return self._structure
 
     def query(self, opts: Options) -> ViewResult:
