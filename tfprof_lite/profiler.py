@@ -20,12 +20,13 @@ from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.options.options import Options
-from tfprof_lite.outputs.emit import emit
+from tfprof_lite.outputs.emit import emit, output_problem
 from tfprof_lite.outputs.message import empty_message, view_message
 from tfprof_lite.proto import decode, profile_io
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
 from tfprof_lite.views import View, ViewResult, make_view
+from tfprof_lite.views.query import run_view
 
 __all__ = ["Profiler", "emit_graph_timelines", "run_query"]
 
@@ -45,49 +46,16 @@ def _default_tf_graph() -> Any:
     return tf.compat.v1.get_default_graph()
 
 
-def _check_step(model: ProfileModel, opts: Options) -> bool:
-    if opts.step < 0 or opts.step in model.steps:
-        return True
-    steps = "".join(f"{s} " for s in model.sorted_steps())
-    log.warning("Options -step=%d not found.\nAvailable steps: %s", opts.step, steps)
-    return False
-
-
 def run_query(model: ProfileModel, view: View, opts: Options) -> ViewResult:
-    """Run a query with tfprof's pre-checks (unknown step, missing code traces)."""
-    from tfprof_lite.views.node import ROOT_NAME, ShowNode
-
-    ok = _check_step(model, opts)
-    if ok and view.name == "code" and not model.has_trace:
-        log.warning("No code trace information")
-        ok = False
-    if not ok:
-        return ViewResult(view.name, ShowNode(ROOT_NAME, -1), opts, model, empty=True)
-    problem = _pprof_problem(view.name, opts)
-    if problem:
-        log.warning("%s", problem)
-        return ViewResult(
-            view.name, ShowNode(ROOT_NAME, -1), opts, model, empty=True, root_only=True
-        )
-    return view.query(opts)
+    """Query ``view`` for ``opts``'s output: tfprof's pre-checks, and the output's own
+    refusals (e.g. pprof from a view other than code), as TensorFlow gives them."""
+    return run_view(model, view, opts, output_problem(view.name, opts))
 
 
 def emit_graph_timelines(model: ProfileModel, view: View, opts: Options) -> None:
     """Graph view, timeline output, negative step: as tfprof, one query and file per step."""
     for step in model.sorted_steps():
         emit(run_query(model, view, replace(opts, step=step)))
-
-
-def _pprof_problem(view: str, opts: Options) -> str | None:
-    if opts.output.type == "timeline" and view == "op":
-        return "op view doesn't support timeline yet. Consider graph/scope/code view."
-    if opts.output.type != "pprof" or dict(opts.output.options).get("extended"):
-        return None
-    if view != "code":
-        return "Only 'code' view supports pprof output now."
-    from tfprof_lite.outputs.pprof import check_pprof_select
-
-    return check_pprof_select(opts.select)
 
 
 class Profiler:
@@ -259,7 +227,7 @@ class Profiler:
         return data
 
     def _write_profile(self, filename: str | os.PathLike[str]) -> None:
-        from tfprof_lite.outputs.io import write_atomic
+        from tfprof_lite.base.writing import write_atomic
 
         write_atomic(filename, self.serialize_to_string())
 
@@ -282,7 +250,7 @@ class Profiler:
                 size limit, empty or not a ProfileProto.
             InvalidOptionError: ``max_input_size`` is not a size.
         """
-        from tfprof_lite.outputs.io import read_input
+        from tfprof_lite.base.reading import read_input
 
         what = "profile"
         if isinstance(source, (str, os.PathLike)):

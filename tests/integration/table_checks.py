@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from tfprof_lite.outputs.formats import format_memory, format_number, format_time
+from tfprof_lite.base.units import format_memory, format_number, format_time
 
 #: Row stat -> how the text report formats it, for the op view's `value (total%, self%)`
 #: columns, in the report's column order.

@@ -25,7 +25,7 @@ import pytest
 
 import tfprof_lite
 from tfprof_lite.advisor import CHECKER_ORDER
-from tfprof_lite.outputs.formats import format_time
+from tfprof_lite.base.units import format_time
 from tfprof_lite.proto import messages as pb
 
 pytestmark = pytest.mark.tf

@@ -11,7 +11,7 @@ import pytest
 
 import tfprof_lite
 from tests.integration.table_checks import assert_op_rows_match_text, report_lines
-from tfprof_lite.outputs.formats import format_memory, format_number, format_time
+from tfprof_lite.base.units import format_memory, format_number, format_time
 
 pytestmark = pytest.mark.tf
 tf_models = pytest.importorskip("tests.integration.tf_models")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tfprof_lite.outputs.formats import format_memory, format_number, format_shape, format_time
+from tfprof_lite.base.units import format_memory, format_number, format_shape, format_time
 
 NUMBERS = [
     (0, "0"),

@@ -15,8 +15,9 @@ import pytest
 from tests.unit.cli import profiles
 from tfprof_lite import Profiler, xla
 from tfprof_lite.analysis.monitor_log import follow, read_runs
+from tfprof_lite.base import reading as tio
+from tfprof_lite.base import units
 from tfprof_lite.errors import InvalidInputError, InvalidOptionError
-from tfprof_lite.outputs import io as tio
 
 GIB = 1024**3
 
@@ -52,13 +53,13 @@ def _no_hang(func: Callable[[], object], seconds: float = 10.0) -> BaseException
     ],
 )
 def test_parse_size(text: str | int, size: int) -> None:
-    assert tio.parse_size(text) == size
+    assert units.parse_size(text) == size
 
 
 @pytest.mark.parametrize("text", ["", "abc", "GiB", "8 XB", "-1", "0", "8iB", 0])
 def test_parse_size_rejects(text: str | int) -> None:
     with pytest.raises(InvalidOptionError):
-        tio.parse_size(text)
+        units.parse_size(text)
 
 
 def test_limit_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -202,7 +203,7 @@ def test_hlo_dumps_and_monitor_logs_use_the_reader(tmp_path: Path) -> None:
 def _peak_rss_kib(code: str) -> int:
     """The peak RSS (KiB) of a fresh interpreter running ``code``, minus its baseline."""
     script = (
-        "import resource, tfprof_lite, tfprof_lite.cli, tfprof_lite.outputs.io\n"
+        "import resource, tfprof_lite, tfprof_lite.cli, tfprof_lite.base.reading\n"
         "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         f"{code}\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)\n"
@@ -219,7 +220,7 @@ def test_peak_memory_is_one_copy_of_the_file(tmp_path: Path) -> None:
     with open(path, "wb") as handle:
         for _ in range(size // 1024**2):
             handle.write(os.urandom(1024**2))
-    read = _peak_rss_kib(f"data = tfprof_lite.outputs.io.read_input({str(path)!r})")
+    read = _peak_rss_kib(f"data = tfprof_lite.base.reading.read_input({str(path)!r})")
     assert read * 1024 < 1.3 * size, read
     cli = _peak_rss_kib(
         f"import contextlib, io\nwith contextlib.redirect_stderr(io.StringIO()):\n"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tfprof_lite.base.writing import write_atomic
 from tfprof_lite.errors import TfprofLiteError
-from tfprof_lite.outputs.io import write_atomic
 from tfprof_lite.outputs.trace_writer import TraceWriter
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.cli import profiles
+from tfprof_lite.base import writing as tio
 from tfprof_lite.cli import main
 from tfprof_lite.errors import TfprofLiteError
-from tfprof_lite.outputs import io as tio
 from tfprof_lite.outputs.trace_writer import TraceWriter
 
 
@@ -128,7 +128,7 @@ def test_stale_temps_of_dead_writers_are_removed(tmp_path: Path) -> None:
 
 _SLOW_WRITE = """
 import os, sys, time
-from tfprof_lite.outputs import io as tio
+from tfprof_lite.base import writing as tio
 real_replace = os.replace
 def slow_replace(src, dst):
     print("writing", flush=True)

@@ -42,12 +42,11 @@ import functools
 import logging
 
 from tfprof_lite.advisor.base import Checker
+from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
-from tfprof_lite.outputs.formats import format_time
-from tfprof_lite.profiler import run_query
-from tfprof_lite.views import make_view
 from tfprof_lite.views.node import ShowNode
+from tfprof_lite.views.query import run_view
 from tfprof_lite.views.stats import ACC, CPU, EXEC
 
 __all__ = ["ExpensiveOperationChecker", "query_options"]
@@ -93,7 +92,7 @@ def query_options(view: str) -> Options:
 
 def _query(model: ProfileModel, view: str) -> ShowNode:
     """Run one fixed query; returns the root of the displayed result."""
-    return run_query(model, make_view(view, model), query_options(view)).root
+    return run_view(model, view, query_options(view)).root
 
 
 def _times(values: list[int]) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.analysis.input_pipeline import input_pipeline
+from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_time
 
 __all__ = ["InputPipelineChecker"]
 

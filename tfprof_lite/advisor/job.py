@@ -39,9 +39,9 @@ import re
 from dataclasses import dataclass
 
 from tfprof_lite.advisor.base import Checker
+from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_time
 
 __all__ = ["NO_TASK_REPORT", "JobChecker", "TaskKey", "TaskTime", "task_times"]
 

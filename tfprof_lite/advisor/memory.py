@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.analysis.memory import AllocatorMemory, memory_profile
+from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_memory, format_time
 
 __all__ = ["MemoryChecker"]
 

@@ -32,9 +32,9 @@ from tfprof_lite.advisor.memory import MemoryChecker
 from tfprof_lite.advisor.operation import OperationChecker
 from tfprof_lite.advisor.steptime import StepTimeChecker
 from tfprof_lite.advisor.xla_compat import XlaCompatibilityChecker
+from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.io import write_stdout
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
 

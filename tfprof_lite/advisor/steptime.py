@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.analysis.steptime import step_times
+from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_time
 
 __all__ = ["StepTimeChecker"]
 

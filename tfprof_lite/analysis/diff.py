@@ -27,13 +27,13 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
-from tfprof_lite.outputs.formats import format_time
-from tfprof_lite.views import make_view
 from tfprof_lite.views.node import ShowNode
+from tfprof_lite.views.query import run_view
 from tfprof_lite.views.stats import DEFINITION, EXEC, RUN
 
 __all__ = [
@@ -168,10 +168,8 @@ def view_values(
 ) -> tuple[dict[str, Values], int]:
     """Name -> values of every entry of ``view`` (``op`` or ``scope``) on ``side``,
     and the view's total time (the root's)."""
-    from tfprof_lite.profiler import run_query
-
     _check_step(side)
-    result = run_query(side.model, make_view(view, side.model), _options(base, side.step))
+    result = run_view(side.model, view, _options(base, side.step))
     total = result.root.total[EXEC]
     if view == "op":
         rows = {n.name: Values(n.self_[EXEC], n.self_[RUN], n.occurrence) for n in result.rows}

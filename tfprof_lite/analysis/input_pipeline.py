@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tfprof_lite.analysis.intervals import union_length
+from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_time
 
 __all__ = [
     "INPUT_BOUND_SHARE",

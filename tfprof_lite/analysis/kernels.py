@@ -27,9 +27,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KernelColumns
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_memory, format_time
 
 __all__ = [
     "KIND_KERNEL",

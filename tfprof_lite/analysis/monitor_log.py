@@ -19,8 +19,8 @@ Contract:
   re-reading it from the start if it shrinks; it stops when ``stop()`` returns
   true (checked at every poll) or after ``idle_timeout`` seconds without data.
 
-Files are read through :func:`tfprof_lite.outputs.io.read_input` /
-:func:`~tfprof_lite.outputs.io.open_input` (regular files only, at most the input
+Files are read through :func:`tfprof_lite.base.reading.read_input` /
+:func:`~tfprof_lite.base.reading.open_input` (regular files only, at most the input
 limit; bytes that are not UTF-8 are replaced, so such lines are skipped). Raises
 :class:`~tfprof_lite.errors.InvalidInputError` for a file that cannot be read.
 """
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfprof_lite.analysis.monitoring import MonitorSummary, WindowRecord, summarize
-from tfprof_lite.outputs.io import max_input_size, open_input, read_input
+from tfprof_lite.base.reading import max_input_size, open_input, read_input
 
 __all__ = ["MONITOR_FILE", "MonitorLog", "MonitorRun", "follow", "monitor_path", "read_runs"]
 

@@ -16,9 +16,9 @@ from typing import Any
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
+from tfprof_lite.base.units import format_number, format_time
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_number, format_time
 
 __all__ = ["Overview", "TopOp", "overview"]
 

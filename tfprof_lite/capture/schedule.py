@@ -315,7 +315,7 @@ class ProfileRecorder:
         Raises:
             TfprofLiteError: the directory cannot be created or written.
         """
-        from tfprof_lite.outputs.io import write_atomic
+        from tfprof_lite.base.writing import write_atomic
 
         self._make_dir()
         path = os.path.join(self.profile_dir, basename)

@@ -15,7 +15,7 @@ Contract:
   naming it, with a close match when there is one.
 * :func:`input_limit_option` is the ``--max-input-size SIZE`` option added to every
   command: it bounds every file the command reads for the rest of the command
-  (:func:`tfprof_lite.outputs.io.input_size_limit`).
+  (:func:`tfprof_lite.base.reading.input_size_limit`).
 * :func:`use_color` decides whether output to a stream is coloured: ``--color`` /
   ``--no-color`` on the group win, then ``NO_COLOR`` in the environment, then
   whether the stream is a terminal. :func:`style` applies click styles only then.
@@ -35,17 +35,17 @@ from typing import Any, TextIO
 
 import click
 
+from tfprof_lite.base.reading import (
+    DEFAULT_MAX_INPUT_SIZE,
+    MAX_INPUT_SIZE_ENV,
+    input_size_limit,
+    max_input_size,
+)
+from tfprof_lite.base.units import format_size
 from tfprof_lite.errors import InvalidOptionError, UsageError
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.cli_syntax import apply_cli_options, parse_bool
 from tfprof_lite.options.options import OPTION_NAMES, Options
-from tfprof_lite.outputs.io import (
-    DEFAULT_MAX_INPUT_SIZE,
-    MAX_INPUT_SIZE_ENV,
-    format_size,
-    input_size_limit,
-    max_input_size,
-)
 
 __all__ = [
     "TFPROF_OPTIONS_HELP",

@@ -33,10 +33,11 @@ from pathlib import Path
 
 import click
 
+from tfprof_lite.base.reading import require_regular_file
+from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand, style
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidOptionError
-from tfprof_lite.outputs.io import require_regular_file, write_stdout
 from tfprof_lite.xla import (
     DEFAULT_MAX_NODES,
     FORMATS,

@@ -8,7 +8,7 @@ Contract:
   it, ``--graph GRAPHDEF --run-meta RM1,RM2 [--op-log OPLOG]`` (TF's
   ``--graph_path``/``--run_meta_path``/``--op_log_path`` spellings work too; run
   metadata file *i* becomes step *i*, as in TF's ``profiler``).
-* Every file is read once through :func:`tfprof_lite.outputs.io.read_input`: only
+* Every file is read once through :func:`tfprof_lite.base.reading.read_input`: only
   regular files (a directory, FIFO or device is refused before it is opened), at
   most the input limit (``--max-input-size``, ``TFPROF_LITE_MAX_INPUT_SIZE``, 2 GiB
   by default).
@@ -40,10 +40,10 @@ from typing import Any, TypeVar
 import click
 from google.protobuf import text_format
 
+from tfprof_lite.base.reading import read_input
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidInputError, UsageError
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.io import read_input
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import kinds
 from tfprof_lite.proto import messages as pb
@@ -135,7 +135,7 @@ def input_options(func: _F) -> _F:
 
 
 def read_file(path: str, what: str = "a file") -> bytearray:
-    """The bytes of ``path`` (:func:`~tfprof_lite.outputs.io.read_input`): a missing,
+    """The bytes of ``path`` (:func:`~tfprof_lite.base.reading.read_input`): a missing,
     unreadable, non-regular or oversized file is one clear error."""
     return read_input(path, what)
 

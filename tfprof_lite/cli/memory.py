@@ -19,6 +19,7 @@ import click
 
 from tfprof_lite.analysis.kernels import kernel_stats
 from tfprof_lite.analysis.memory import memory_profile
+from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import (
     InputSpec,
@@ -29,7 +30,6 @@ from tfprof_lite.cli.inputs import (
 )
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.io import write_stdout
 
 __all__ = ["MEMORY_COMMANDS", "kernels_command", "memory_command"]
 

@@ -31,9 +31,9 @@ import click
 
 from tfprof_lite.analysis.monitor_log import MonitorRun, follow, monitor_path, read_runs
 from tfprof_lite.analysis.monitoring import MonitorSummary, WindowRecord
+from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.outputs.io import write_stdout
 
 __all__ = ["MONITOR_COMMANDS", "follow_lines", "monitor_command", "run_header"]
 

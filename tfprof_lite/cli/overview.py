@@ -17,10 +17,10 @@ import json
 import click
 
 from tfprof_lite.analysis.overview import overview
+from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
 from tfprof_lite.cli.progress import Spinner
-from tfprof_lite.outputs.io import write_stdout
 
 __all__ = ["OVERVIEW_COMMANDS", "overview_command"]
 

@@ -29,6 +29,7 @@ import sys
 
 import click
 
+from tfprof_lite.base.writing import check_output_path, write_atomic
 from tfprof_lite.cli.common import TfprofCommand, query_options, style
 from tfprof_lite.cli.inputs import (
     InputSpec,
@@ -42,7 +43,6 @@ from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options, OutputSpec
 from tfprof_lite.outputs import pprof, pprof_extended
-from tfprof_lite.outputs.io import check_output_path, write_atomic
 from tfprof_lite.profiler import Profiler, run_query
 from tfprof_lite.views import make_view
 from tfprof_lite.views.result import ViewResult

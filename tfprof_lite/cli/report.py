@@ -15,13 +15,13 @@ import sys
 
 import click
 
+from tfprof_lite.base.writing import check_output_path, write_atomic
 from tfprof_lite.cli.common import TfprofCommand, query_options, style
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler, require_step
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.outputs.html import render_html
-from tfprof_lite.outputs.io import check_output_path, write_atomic
 
 __all__ = ["REPORT_COMMANDS"]
 

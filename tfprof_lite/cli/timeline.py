@@ -27,6 +27,7 @@ import sys
 
 import click
 
+from tfprof_lite.base.writing import check_output_path, write_atomic
 from tfprof_lite.cli.common import TfprofCommand, style
 from tfprof_lite.cli.inputs import (
     InputSpec,
@@ -38,7 +39,6 @@ from tfprof_lite.cli.inputs import (
 )
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidInputError, UsageError
-from tfprof_lite.outputs.io import check_output_path, write_atomic
 from tfprof_lite.outputs.steps_trace import write_steps_trace
 from tfprof_lite.proto import messages as pb
 

@@ -25,10 +25,10 @@ import json
 import click
 
 from tfprof_lite.analysis.xla_compat import TARGETS, XlaCompatReport, report_from_model
+from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler, parse_file
 from tfprof_lite.errors import InvalidInputError, MissingDependencyError
-from tfprof_lite.outputs.io import write_stdout
 from tfprof_lite.proto import messages as pb
 
 __all__ = ["XLA_COMPAT_COMMANDS", "STRICT_EXIT_CODE", "live_report", "xla_compat_command"]

@@ -9,12 +9,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from tfprof_lite.base.writing import write_atomic, write_stdout
+from tfprof_lite.options.options import Options
 from tfprof_lite.outputs import collapsed, table
-from tfprof_lite.outputs.io import write_atomic, write_stdout
 from tfprof_lite.outputs.text import render_report, render_stdout
 from tfprof_lite.views.result import ViewResult
 
-__all__ = ["OUTPUTS", "emit"]
+__all__ = ["OUTPUTS", "emit", "output_problem"]
 
 log = logging.getLogger("tfprof_lite")
 
@@ -92,6 +93,19 @@ OUTPUTS: dict[str, Callable[[ViewResult], None]] = {
     "csv": _writer(table.render_csv),
     "collapsed": _writer(collapsed.render),
 }
+
+
+def output_problem(view: str, opts: Options) -> str | None:
+    """tfprof's complaint when ``opts``'s output cannot take a query of ``view``, or None."""
+    if opts.output.type == "timeline" and view == "op":
+        return "op view doesn't support timeline yet. Consider graph/scope/code view."
+    if opts.output.type != "pprof" or dict(opts.output.options).get("extended"):
+        return None
+    if view != "code":
+        return "Only 'code' view supports pprof output now."
+    from tfprof_lite.outputs.pprof import check_pprof_select
+
+    return check_pprof_select(opts.select)
 
 
 def emit(result: ViewResult) -> None:

@@ -32,14 +32,14 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from tfprof_lite.base.units import format_memory, format_number, format_time
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
-from tfprof_lite.outputs.formats import format_memory, format_number, format_time
 from tfprof_lite.outputs.html_assets import CSS, JS
 from tfprof_lite.outputs.html_svg import esc, y_grid
-from tfprof_lite.views import make_view
 from tfprof_lite.views.node import ShowNode
+from tfprof_lite.views.query import run_view
 from tfprof_lite.views.result import ViewResult
 from tfprof_lite.views.stats import (
     ACC,
@@ -146,9 +146,7 @@ def report_options(overrides: Options | None = None) -> Options:
 
 
 def _query(model: ProfileModel, view: str, opts: Options) -> ViewResult:
-    from tfprof_lite.profiler import run_query
-
-    return run_query(model, make_view(view, model), opts)
+    return run_view(model, view, opts)
 
 
 def _tree_nodes(result: ViewResult) -> list[tuple[ShowNode, int]]:

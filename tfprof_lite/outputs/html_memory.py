@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfprof_lite.analysis.memory import AllocatorMemory, MemoryReport, StepMemory, memory_profile
+from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_memory, format_time
 from tfprof_lite.outputs.html_svg import esc, y_grid
 
 __all__ = ["MAX_POINTS", "downsample", "memory_fragment", "timeline_svg"]

@@ -14,9 +14,9 @@ from itertools import chain, repeat
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.units import format_memory, format_number, format_shape, format_time
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
-from tfprof_lite.outputs.formats import format_memory, format_number, format_shape, format_time
 from tfprof_lite.views.node import ShowNode
 from tfprof_lite.views.result import ViewResult
 from tfprof_lite.views.stats import (

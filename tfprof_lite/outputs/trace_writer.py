@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import IO, Any
 
+from tfprof_lite.base.writing import check_output_path, create_temp_sibling, discard_temp
 from tfprof_lite.errors import TfprofLiteError
-from tfprof_lite.outputs.io import check_output_path, create_temp_sibling, discard_temp
 
 __all__ = ["LaneAssigner", "TraceWriter", "dumps_event"]
 

@@ -1,13 +1,13 @@
 """Rendering HLO module dumps to SVG, PNG (or any Graphviz format).
 
 Contract: :func:`prepare_dot` reads one ``.dot`` dump (through the bounded
-reader :func:`tfprof_lite.outputs.io.read_input`), drops every link that is not
+reader :func:`tfprof_lite.base.reading.read_input`), drops every link that is not
 relative (:func:`tfprof_lite.xla.links.sanitize_graph`), applies the shrinking
 steps of :mod:`tfprof_lite.xla.shrink` (strip oversized styles, collapse
 fusions, focus on one instruction, cap the node count, add a note saying what
 was left out) and returns DOT text; :func:`render` runs Graphviz's ``dot`` on it
 through the ``graphviz`` Python package (``Source(...).pipe``) once per format
-and writes each result atomically (:func:`tfprof_lite.outputs.io.write_atomic`)
+and writes each result atomically (:func:`tfprof_lite.base.writing.write_atomic`)
 as ``<out_dir>/module_<id>.<cluster>.<stage>[.focus-<name>].<format>``
 (:func:`render_file`: one format into one named file). The format ``"dot"``
 writes the prepared DOT text itself and needs no Graphviz. An SVG (or image map)
@@ -33,13 +33,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
+from tfprof_lite.base.reading import read_input, require_text
+from tfprof_lite.base.writing import write_atomic
 from tfprof_lite.errors import (
     InvalidInputError,
     InvalidOptionError,
     MissingDependencyError,
     TfprofLiteError,
 )
-from tfprof_lite.outputs.io import read_input, require_text, write_atomic
 from tfprof_lite.xla import links, shrink
 from tfprof_lite.xla.dot import DotGraph, parse_dot, write_dot
 from tfprof_lite.xla.dumps import HloModuleDump, parse_dump_name

@@ -32,8 +32,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, Union
 
+from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.formats import format_time
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.xla.dumps import STAGE_AFTER, HloModuleDump, find_dumps
 

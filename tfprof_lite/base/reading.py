@@ -1,7 +1,7 @@
-"""The one place that touches files: bounded reads of user files, atomic writes, stdout.
+"""Bounded reads of the files users name.
 
-Reading (:func:`read_input`, :func:`open_input`): every file a user names (saved
-profiles, GraphDefs, RunMetadata, op logs, HLO dumps, monitor logs) is read here.
+Every file a user names (saved profiles, GraphDefs, RunMetadata, op logs, HLO
+dumps, monitor logs) is read here (:func:`read_input`, :func:`open_input`).
 Anything but a regular file (a directory, FIFO, socket, ``/dev/zero``...) is
 refused after a ``stat`` and before it is opened for reading, and a FIFO swapped
 in afterwards is caught on the open descriptor (opened non-blocking, so a FIFO
@@ -9,15 +9,6 @@ without a writer cannot hang the read). A file over the input limit
 (:func:`max_input_size`: 2 GiB unless raised) is refused with one line naming
 its size, the limit and how to raise it. The bytes are read once into a
 preallocated ``bytearray``, so peak memory is the file plus what parses it.
-
-Writing (:func:`write_atomic`, :func:`create_temp_sibling`): files are written to
-a temporary sibling ``.tfprof_lite-<pid>-<random>`` and renamed into place, so a
-reader never sees half a file and a failed write leaves any old file untouched.
-The temporary file is removed on every failure (``OSError``, ``KeyboardInterrupt``,
-any exception); a writer killed outright (``SIGKILL``) cannot clean up, so each
-new temporary file first removes the stale ones of its directory whose writer
-process is gone (see :func:`remove_stale_temps`). An existing directory is
-refused as a destination up front.
 """
 
 from __future__ import annotations
@@ -26,36 +17,22 @@ import codecs
 import contextlib
 import io
 import os
-import re
 import stat
-import sys
-import tempfile
-import threading
-import time
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-from tfprof_lite.errors import InvalidInputError, InvalidOptionError, TfprofLiteError
+from tfprof_lite.base.units import format_size, parse_size
+from tfprof_lite.errors import InvalidInputError, InvalidOptionError
 
 __all__ = [
     "DEFAULT_MAX_INPUT_SIZE",
     "MAX_INPUT_SIZE_ENV",
-    "STALE_TEMP_AGE",
-    "TEMP_PREFIX",
-    "check_output_path",
-    "create_temp_sibling",
-    "discard_temp",
-    "format_size",
     "input_size_limit",
     "max_input_size",
     "open_input",
-    "parse_size",
     "read_input",
-    "remove_stale_temps",
     "require_regular_file",
     "require_text",
-    "write_atomic",
-    "write_stdout",
 ]
 
 #: The default input limit: protobuf cannot parse a binary message of 2 GiB or
@@ -63,16 +40,8 @@ __all__ = [
 DEFAULT_MAX_INPUT_SIZE = 2 * 1024**3
 #: The environment variable that sets the input limit (e.g. ``8GiB``).
 MAX_INPUT_SIZE_ENV = "TFPROF_LITE_MAX_INPUT_SIZE"
-#: Every temporary file this module creates starts with this.
-TEMP_PREFIX = ".tfprof_lite-"
-#: Seconds a dead writer's temporary file must be left untouched before removal.
-STALE_TEMP_AGE = 60.0
 
-_UMASK_LOCK = threading.Lock()
 _LIMIT: ContextVar[int | None] = ContextVar("tfprof_lite_max_input_size", default=None)
-_SIZE_RE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(i?)(b?)\s*", re.IGNORECASE)
-_UNITS = "kmgtp"
-_STALE_RE = re.compile(re.escape(TEMP_PREFIX) + r"(?:[a-z]+-)?(\d+)-")
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -80,40 +49,6 @@ _KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
-
-
-# ------------------------------------------------------------------ sizes
-def parse_size(text: str | int) -> int:
-    """A byte count from ``8GiB``, ``512MB``, ``100k``, ``1.5G`` or ``1234``.
-
-    ``K``/``M``/``G``/``T``/``P`` are powers of 1024 with or without ``i`` and ``B``
-    (``8G`` = ``8GiB``).
-
-    Raises:
-        InvalidOptionError: not a size, or not above zero.
-    """
-    if isinstance(text, int):
-        value = text
-    else:
-        match = _SIZE_RE.fullmatch(text)
-        if match is None or (match[3] and not match[2]):
-            raise InvalidOptionError(f"{text!r} is not a size; write e.g. 8GiB, 512MB or 1000000")
-        power = _UNITS.index(match[2].lower()) + 1 if match[2] else 0
-        value = int(float(match[1]) * 1024**power)
-    if value <= 0:
-        raise InvalidOptionError(f"{text!r}: the input size limit must be above zero")
-    return value
-
-
-def format_size(size: int) -> str:
-    """``size`` bytes in the largest binary unit that keeps it at 1 or more (``2 GiB``)."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            text = f"{value:.1f}".rstrip("0").rstrip(".") if unit != "B" else str(size)
-            return f"{text} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def max_input_size(limit: int | str | None = None) -> int:
@@ -149,7 +84,6 @@ def input_size_limit(limit: int | str) -> Iterator[int]:
         _LIMIT.reset(token)
 
 
-# ------------------------------------------------------------------ reading
 def _kind_problem(mode: int) -> str | None:
     """What the file of ``mode`` is when it is not a regular file."""
     for test, name in _KINDS:
@@ -294,132 +228,3 @@ def require_text(
             raise InvalidInputError(
                 f"{os.fspath(path)}: not UTF-8 text (byte {err.start}), expected {what}"
             ) from None
-
-
-# ------------------------------------------------------------------ writing
-def _current_umask() -> int:
-    """The process umask (reading it means setting it, hence the lock)."""
-    with _UMASK_LOCK:
-        mask = os.umask(0o022)
-        os.umask(mask)
-    return mask
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return True  # not ours to judge
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
-
-
-def _is_stale(entry: os.DirEntry[str], now: float) -> bool:
-    match = _STALE_RE.match(entry.name)
-    if match is None or int(match[1]) == os.getpid():
-        return False
-    try:
-        info = entry.stat(follow_symlinks=False)
-    except OSError:
-        return False
-    if not stat.S_ISREG(info.st_mode) or now - info.st_mtime < STALE_TEMP_AGE:
-        return False
-    return not _pid_alive(int(match[1]))
-
-
-def remove_stale_temps(directory: str | os.PathLike[str]) -> list[str]:
-    """Remove the temporary files of writers that died in ``directory``.
-
-    Only regular files named ``.tfprof_lite-<pid>-...`` whose process ``pid`` no
-    longer exists and that were not modified for :data:`STALE_TEMP_AGE` seconds
-    are removed; errors are ignored. Returns the names removed.
-    """
-    removed: list[str] = []
-    now = time.time()
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return removed
-    for entry in entries:
-        if _is_stale(entry, now):
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
-                removed.append(entry.name)
-    return removed
-
-
-def check_output_path(target: str | os.PathLike[str]) -> str:
-    """``target`` as a string; an existing directory is refused as a destination.
-
-    Raises:
-        TfprofLiteError: ``target`` is an existing directory.
-    """
-    name = os.fspath(target)
-    if os.path.isdir(name):
-        raise TfprofLiteError(f"cannot write {name}: it is a directory; give a file name")
-    return name
-
-
-def create_temp_sibling(target: str, tag: str = "") -> tuple[int, str]:
-    """Open a new temporary file next to ``target``; returns ``(fd, path)``.
-
-    The name is ``.tfprof_lite-[<tag>-]<pid>-<random>``; stale ones left by dead
-    writers in the same directory are removed first (:func:`remove_stale_temps`).
-    The file gets the permissions a plain ``open(target, "w")`` would give
-    (``0666`` less the umask) rather than ``mkstemp``'s ``0600``, so the renamed
-    result is as readable as any other file the user writes.
-
-    Raises:
-        OSError: the directory does not exist or is not writable.
-    """
-    directory = os.path.dirname(os.path.abspath(target))
-    remove_stale_temps(directory)
-    prefix = f"{TEMP_PREFIX}{tag + '-' if tag else ''}{os.getpid()}-"
-    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
-    with contextlib.suppress(OSError):  # keeps 0600 where chmod is refused
-        os.fchmod(fd, 0o666 & ~_current_umask())
-    return fd, tmp
-
-
-def discard_temp(tmp: str) -> None:
-    """Remove the temporary file ``tmp`` if it is still there."""
-    with contextlib.suppress(OSError):
-        os.unlink(tmp)
-
-
-def write_atomic(path: str | os.PathLike[str], data: str | bytes | bytearray) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
-
-    The temporary file is removed whatever interrupts the write.
-
-    Raises:
-        TfprofLiteError: ``path`` is a directory, or its directory does not exist
-            or is not writable (the message names ``path``).
-    """
-    target = check_output_path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        fd, tmp = create_temp_sibling(target)
-    except OSError as err:
-        raise TfprofLiteError(
-            f"cannot write {target}: {err.strerror}; create the directory or pick another path"
-        ) from err
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.replace(tmp, target)
-    except OSError as err:
-        discard_temp(tmp)
-        raise TfprofLiteError(f"cannot write {target}: {err.strerror or err}") from err
-    except BaseException:
-        discard_temp(tmp)
-        raise
-
-
-def write_stdout(text: str) -> None:
-    """Print ``text`` as is (no newline added) and flush."""
-    sys.stdout.write(text)
-    sys.stdout.flush()

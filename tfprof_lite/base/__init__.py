@@ -1,0 +1,5 @@
+"""The base layer: units and number formats, bounded file reads, atomic writes.
+
+Every other layer may import it; it imports nothing of the package but
+:mod:`tfprof_lite.errors`.
+"""

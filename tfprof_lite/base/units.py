@@ -1,0 +1,87 @@
+"""Units and number formats: tfprof's report formats (decimal K/M thresholds,
+``%.2f``) and the byte sizes of option values (``8GiB``)."""
+
+from __future__ import annotations
+
+import re
+
+from tfprof_lite.errors import InvalidOptionError
+
+__all__ = [
+    "format_memory",
+    "format_number",
+    "format_shape",
+    "format_size",
+    "format_time",
+    "parse_size",
+]
+
+_SIZE_RE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(i?)(b?)\s*", re.IGNORECASE)
+_UNITS = "kmgtp"
+
+
+def format_number(n: int) -> str:
+    """Counts: ``999``, ``1.00k``, ``2.50m``, ``3.00b``."""
+    if n < 1000:
+        return str(n)
+    if n < 1000000:
+        return f"{n / 1000.0:.2f}k"
+    if n < 1000000000:
+        return f"{n / 1000000.0:.2f}m"
+    return f"{n / 1000000000.0:.2f}b"
+
+
+def format_time(micros: int) -> str:
+    """Durations in microseconds: ``999us``, ``1.00ms``, ``2.50sec``."""
+    if micros < 1000:
+        return f"{micros}us"
+    if micros < 1000000:
+        return f"{micros / 1000.0:.2f}ms"
+    return f"{micros / 1000000.0:.2f}sec"
+
+
+def format_memory(num_bytes: int) -> str:
+    """Bytes: ``999B``, ``1.00KB``, ``2.50MB`` (no GB, decimal units)."""
+    if num_bytes < 1000:
+        return f"{num_bytes}B"
+    if num_bytes < 1000000:
+        return f"{num_bytes / 1000.0:.2f}KB"
+    return f"{num_bytes / 1000000.0:.2f}MB"
+
+
+def format_shape(dims: list[int]) -> str:
+    """Dims joined with ``x`` (``784x256``); empty for no shape."""
+    return "x".join(str(d) for d in dims)
+
+
+def parse_size(text: str | int) -> int:
+    """A byte count from ``8GiB``, ``512MB``, ``100k``, ``1.5G`` or ``1234``.
+
+    ``K``/``M``/``G``/``T``/``P`` are powers of 1024 with or without ``i`` and ``B``
+    (``8G`` = ``8GiB``).
+
+    Raises:
+        InvalidOptionError: not a size, or not above zero.
+    """
+    if isinstance(text, int):
+        value = text
+    else:
+        match = _SIZE_RE.fullmatch(text)
+        if match is None or (match[3] and not match[2]):
+            raise InvalidOptionError(f"{text!r} is not a size; write e.g. 8GiB, 512MB or 1000000")
+        power = _UNITS.index(match[2].lower()) + 1 if match[2] else 0
+        value = int(float(match[1]) * 1024**power)
+    if value <= 0:
+        raise InvalidOptionError(f"{text!r}: the input size limit must be above zero")
+    return value
+
+
+def format_size(size: int) -> str:
+    """``size`` bytes in the largest binary unit that keeps it at 1 or more (``2 GiB``)."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            text = f"{value:.1f}".rstrip("0").rstrip(".") if unit != "B" else str(size)
+            return f"{text} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
