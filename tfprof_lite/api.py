@@ -15,13 +15,13 @@ from tfprof_lite.base.writing import write_atomic
 from tfprof_lite.capture.flops import FlopConventions, FlopsHook, resolve_flops_mode
 from tfprof_lite.capture.oplog import is_tf_graph
 from tfprof_lite.errors import InvalidInputError, InvalidOptionError, MissingDependencyError
+from tfprof_lite.model import decode
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.outputs.emit import emit
 from tfprof_lite.outputs.message import empty_message, view_message
 from tfprof_lite.profiler import _default_tf_graph, emit_graph_timelines, run_query
-from tfprof_lite.proto import decode
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
 from tfprof_lite.views import make_view

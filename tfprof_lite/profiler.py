@@ -17,12 +17,12 @@ from typing import Any
 from tfprof_lite.capture.flops import FlopConventions, FlopsHook, resolve_flops_mode
 from tfprof_lite.capture.oplog import is_tf_graph
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.model import decode, profile_io
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.options.options import Options
 from tfprof_lite.outputs.emit import emit, output_problem
 from tfprof_lite.outputs.message import empty_message, view_message
-from tfprof_lite.proto import decode, profile_io
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
 from tfprof_lite.views import View, ViewResult, make_view

@@ -22,8 +22,8 @@ from tfprof_lite.analysis.kernels import (
 )
 from tfprof_lite.analysis.memory import AllocatorMemory, dtype_name, memory_profile
 from tfprof_lite.errors import InvalidInputError, InvalidOptionError
+from tfprof_lite.model import decode
 from tfprof_lite.outputs.html_memory import downsample, memory_fragment
-from tfprof_lite.proto import decode
 from tfprof_lite.proto import messages as pb
 
 NODES = [

@@ -14,8 +14,8 @@ from tfprof_lite.analysis.xla_compat import (
     report_from_model,
 )
 from tfprof_lite.errors import InvalidOptionError
+from tfprof_lite.model import decode
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto import decode
 from tfprof_lite.proto import messages as pb
 
 

@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tfprof_lite.base.units import format_memory, format_time
+from tfprof_lite.model.decode import memory_detail
 from tfprof_lite.model.execs import AllocatorColumns, StepExecs
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto.decode import memory_detail
 
 __all__ = [
     "AllocatorMemory",

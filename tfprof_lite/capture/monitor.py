@@ -381,7 +381,7 @@ class Monitor(contextlib.ContextDecorator):
 
     def _sample_model(self, graph: Any, meta: Any) -> ProfileModel:
         """A one-step model: the graph's nodes plus the traced step."""
-        from tfprof_lite.proto import decode
+        from tfprof_lite.model import decode
         from tfprof_lite.proto import messages as pb
         from tfprof_lite.proto.codec import parse
 
@@ -393,7 +393,7 @@ class Monitor(contextlib.ContextDecorator):
     def _graph_nodes(self, graph: Any) -> list[NodeSpec]:
         """The graph's nodes, decoded once per graph version."""
         from tfprof_lite.capture.oplog import graph_def_message
-        from tfprof_lite.proto import decode
+        from tfprof_lite.model import decode
 
         version = int(getattr(graph, "version", -1))
         cached = self._nodes

@@ -320,7 +320,7 @@ def annotate(
     if graph is None:
         raise ValueError("annotate needs the tf.Graph: pass graph=sess.graph")
     reports = [check_graph(graph, t, depth=depth) for t in targets]
-    from tfprof_lite.proto import decode
+    from tfprof_lite.model import decode
 
     model = profiler.model
     if is_tf_graph(graph) and any(op.name not in model.index for op in graph.get_operations()):

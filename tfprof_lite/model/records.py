@@ -143,7 +143,7 @@ class ExecRecord:
     ``gpu_*`` fields come from allocators whose name contains ``GPU``.
     ``raw`` is the whole serialized NodeExecStats of a record with memory
     entries, for the memory profile (decoded on first use by
-    :func:`tfprof_lite.proto.decode.memory_detail`); ``label`` is the
+    :func:`tfprof_lite.model.decode.memory_detail`); ``label`` is the
     ``timeline_label``, kept for GPU tracer devices (kernel names) only.
     """
 

@@ -79,7 +79,7 @@ class _Paths:
     """Walks call stacks down the tree, creating entries on first use.
 
     Nodes built by the same Python lines share one frame list (see
-    :func:`tfprof_lite.proto.decode.op_log_entries`), so each shared list is
+    :func:`tfprof_lite.model.decode.op_log_entries`), so each shared list is
     walked once and frame names are computed once per frame object.
     """
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfprof_lite.model.decode import code_frames
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU, MemoryExec, StepExecs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import AllocationEvent, CodeFrame, OutputMemory
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.decode import code_frames
 
 __all__ = ["decode", "encode"]
 
