@@ -13,7 +13,7 @@ STAMP215 := $(VENV215)/.installed
 REQ215 := tests/tf215/requirements.txt
 PY215_OK := $(shell $(PYTHON215) -c 'import sys; print(int((3, 9) <= sys.version_info[:2] <= (3, 11)))' 2>/dev/null)
 
-.PHONY: run test test215 lint unit integration bench clean tools
+.PHONY: run test test215 lint unit integration bench clean tools fuzz
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,11 @@ bench: $(STAMP)
 		echo "== benchmarks/$$script.py"; \
 		$(BIN)/python benchmarks/$$script.py; \
 	done
+
+# Fuzz campaign (docs/fuzzing.md): FUZZ_N mutated inputs (default 10000), FUZZ_SEED,
+# reproducers of every crash under FUZZ_OUT (default /tmp/fuzz_repro).
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz.campaign
 
 clean:
 	rm -rf $(VENV) $(VENV215) tfprof_out build *.egg-info .pytest_cache .mypy_cache .ruff_cache
