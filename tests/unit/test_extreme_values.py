@@ -339,3 +339,20 @@ def test_same_as_tensorflow(target: str, path: str, value: int) -> None:
     assert mine == oracle.advise(advice)
     canonical = tf_oracle.canonical_proto(tfprof_log_pb2.ProfileProto, prof.serialize_to_string())
     assert canonical == oracle.serialized_profile()
+
+
+def test_analyses_take_a_start_whose_end_wraps() -> None:
+    """A start of 2**63-1 wraps its end past int64: the step's wall span ends at its
+    start, and the advisor's and overview's analyses answer instead of raising."""
+    from tfprof_lite.analysis.input_pipeline import input_pipeline
+    from tfprof_lite.analysis.overview import overview
+    from tfprof_lite.analysis.steptime import step_times
+
+    prof = tfprof_lite.Profiler()
+    prof.add_step(0, run_meta([(CPU, [ns("lonely", INT64_MAX, 5)])]))
+    assert prof.model.steps[0].wall_span() == (INT64_MAX, INT64_MAX)
+    assert [s.wall_micros for s in input_pipeline(prof.model).steps] == [0]
+    assert overview(prof.model).to_text()
+    assert step_times(prof.model)
+    advice = prof.advise(tfprof_lite.ALL_ADVICE)
+    assert "InputPipelineChecker" in advice.checkers

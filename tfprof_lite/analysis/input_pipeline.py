@@ -89,9 +89,10 @@ def _is_input(model: ProfileModel, nid: int) -> bool:
 
 def _step(model: ProfileModel, step: int, per_op: dict[int, int]) -> InputStep | None:
     execs = model.steps[step]
-    if not execs.all_start:
+    span = execs.wall_span()
+    if span is None:
         return None
-    wall = max(execs.latest_end.values()) - min(execs.all_start.values())
+    wall = span[1] - span[0]
     spans = []
     for nid, start, dur in zip(execs.t_node, execs.t_start, execs.t_dur):
         if _is_input(model, nid):

@@ -80,9 +80,10 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
     idle: list[float] = []
     for step in model.sorted_steps():
         execs = model.steps[step]
-        if not execs.all_start:
+        span = execs.wall_span()
+        if span is None:
             continue
-        wall = max(execs.latest_end.values()) - min(execs.all_start.values())
+        wall = span[1] - span[0]
         spans = [
             (s, s + d) for k, s, d in zip(execs.t_kind, execs.t_start, execs.t_dur) if k == kind
         ]

@@ -80,10 +80,10 @@ def percentile(values: list[int], pct: float) -> float:
 
 def _one_step(model: ProfileModel, step: int) -> StepTime | None:
     execs = model.steps[step]
-    if not execs.all_start:
+    span = execs.wall_span()
+    if span is None:
         return None
-    start = min(execs.all_start.values())
-    end = max(execs.latest_end.values(), default=start)
+    start, end = span
     intervals = [(s, s + d) for s, d in zip(execs.t_start, execs.t_dur)]
     busy = union_length(intervals)
     op_time = sum(execs.t_dur)

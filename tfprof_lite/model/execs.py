@@ -223,6 +223,15 @@ class StepExecs:
             self._allocators_n = len(self.raw_stats)
         return self._allocators
 
+    def wall_span(self) -> tuple[int, int] | None:
+        """The step's (first start, last end) over its nodes, or None when nothing
+        started; the end is the start when no end is known (an end that wrapped
+        past int64, say)."""
+        if not self.all_start:
+            return None
+        start = min(self.all_start.values())
+        return start, max(self.latest_end.values(), default=start)
+
     def add_time(self, node: int, kind: int, device: str, start: int, dur: int) -> None:
         """Record one (start, duration) pair; ``kind`` 0 only moves start/end."""
         prev = self.all_start.get(node, 0)
