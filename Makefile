@@ -37,6 +37,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/mypy tfprof_lite
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/gen_protos.py --check
 
 unit: $(STAMP)

@@ -47,7 +47,8 @@ from _common import OUT_DIR, ROOT, SINGLE_THREAD, machine_info, stub_run, tf, tf
 from tensorflow.python.client import session as tf_session
 
 import tfprof_lite
-from tfprof_lite.capture import schedule
+from tfprof_lite.session import dispatch
+from tfprof_lite.session.recorder import ProfileRecorder
 
 OUT_JSON = os.path.join(OUT_DIR, "capture.json")
 #: name -> (layer sizes, batch, A/B pairs by default).
@@ -156,7 +157,8 @@ def ab_overhead(net: DenseNet, pairs: int, tmp: str) -> dict[str, Any]:
         net.step()
     with tfprof_lite.ProfileContext(tmp, trace_steps=range(3), dump_steps=[2]) as pctx:
         wrapper = BASE.__dict__["run"]
-        original = pctx._patch.originals.run if pctx._patch is not None else wrapper
+        saved = dispatch.originals()
+        original = saved.run if saved is not None else wrapper
         for _ in range(3 + 50):  # steps 0-2 traced (2 dumped), then untraced warm-up
             net.step()
         try:
@@ -209,7 +211,7 @@ def full_trace_cost(net: DenseNet, traced: int, untraced_us: float, tmp: str) ->
     dumps: list[float] = []
     out_dir = os.path.join(tmp, "traced")
     every = range(traced)
-    recorder = schedule.ProfileRecorder
+    recorder = ProfileRecorder
     with (
         _timing(recorder, "add_trace", add_steps),
         _timing(recorder, "dump", dumps),

@@ -8,8 +8,8 @@ Three measurements:
    but inactive monitor.
 2. **Interleaved A/B** on two real models (a 784-256-10 MLP SGD step and a
    ``NoOp`` step, the worst case for a per-step wrapper): one monitor is
-   entered and ``--steps`` pairs of steps run with the monitor off (its
-   module-level "active monitor" set to None: the patched ``run`` passes
+   entered and ``--steps`` pairs of steps run with the monitor off (the
+   ``Session.run`` dispatcher's listeners emptied: the patched ``run`` passes
    straight through) and on, in alternating order (off-on, on-off: the second
    step of a pair is slower whatever the monitor does). Both halves see the same
    machine conditions, so other load largely cancels out. Configurations: level
@@ -48,7 +48,8 @@ import tensorflow as tf  # noqa: E402
 from _common import SINGLE_THREAD, stub_run  # noqa: E402
 
 import tfprof_lite  # noqa: E402
-from tfprof_lite.capture import monitor as monitor_module  # noqa: E402
+from tfprof_lite.session import dispatch  # noqa: E402
+from tfprof_lite.session import monitor as monitor_module  # noqa: E402
 
 tf1 = tf.compat.v1
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -105,14 +106,14 @@ def interleaved(
     clock = time.perf_counter
     totals = {False: 0.0, True: 0.0}
     with monitor:
-        active = monitor_module._active
+        active = dispatch._route
         for pair in range(steps):
             for is_on in (False, True) if pair % 2 == 0 else (True, False):
-                monitor_module._active = active if is_on and switch_on else None
+                dispatch._route = active if is_on and switch_on else (None, ())
                 start = clock()
                 step()
                 totals[is_on] += clock() - start
-        monitor_module._active = active
+        dispatch._route = active
     return totals[False] / steps * 1e6, totals[True] / steps * 1e6
 
 
@@ -162,9 +163,9 @@ def wrapper_cost_us(calls: int = 200_000) -> dict[str, float]:
         plain = min(loop() for _ in range(5))
         with tfprof_lite.Monitor(None, sample_every=0, stream=io.StringIO()):
             active = min(loop() for _ in range(5))
-            saved, monitor_module._active = monitor_module._active, None
+            saved, dispatch._route = dispatch._route, (None, ())
             inactive = min(loop() for _ in range(5))
-            monitor_module._active = saved
+            dispatch._route = saved
     finally:
         base.run = real
         sess.close()

@@ -3,7 +3,8 @@
 GraphDefs (`node`, `graph_def`), RunMetadata (`ns`, `run_meta`) and op logs
 (`op_log`) for small synthetic profiles. The messages are wire-compatible with
 TensorFlow's, so their serialized bytes feed TF's tfprof and ours alike.
-`HandCase` bundles one such profile (GraphDef, op log, steps).
+`HandCase` bundles one such profile (GraphDef, op log, steps); `ALL_SELECT` is
+every ``-select`` column, for the queries that show them all.
 
 Device strings used by the GPU-style cases (tfprof classifies them after
 lower-casing): `GPU` (canonical device, CPU-side time), `STREAM_ALL`
@@ -19,6 +20,7 @@ from typing import Any, Optional
 from tfprof_lite.proto import messages as pb
 
 __all__ = [
+    "ALL_SELECT",
     "CPU",
     "CPU1",
     "GPU",
@@ -45,6 +47,25 @@ STREAM_ALL = "/device:GPU:0/stream:all"
 STREAM_7 = "/device:GPU:0/stream:7"
 MEMCPY = "/device:GPU:0/memcpy"
 STREAM_7_H2D = "/job:localhost/replica:0/task:0/device:GPU:0/stream:7<memcpyh2d>"
+
+#: Every ``-select`` column tfprof shows (``tensor_value`` last: only nodes with a
+#: recorded value show it).
+ALL_SELECT: list[str] = [
+    "micros",
+    "bytes",
+    "peak_bytes",
+    "residual_bytes",
+    "output_bytes",
+    "occurrence",
+    "params",
+    "float_ops",
+    "device",
+    "op_types",
+    "input_shapes",
+    "accelerator_micros",
+    "cpu_micros",
+    "tensor_value",
+]
 
 #: A dims list; None = unknown rank, [] = scalar.
 Dims = Optional[Sequence[int]]

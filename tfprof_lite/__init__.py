@@ -2,7 +2,8 @@
 
 Replace ``tf.compat.v1.profiler`` by ``tfprof_lite`` and nothing you see changes:
 the same API, the same returned message fields and the same text reports.
-Analysing a saved profile needs no TensorFlow; only capture imports it.
+Analysing a saved profile needs no TensorFlow; only ``capture`` (a ``tf.Graph``) and
+``session`` (a running session) import it.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from tfprof_lite.api import ALL_ADVICE, advise, profile, write_op_log
-from tfprof_lite.capture.monitor import Monitor
-from tfprof_lite.capture.profile_context import ProfileContext
 from tfprof_lite.errors import (
     InvalidInputError,
     InvalidOptionError,
@@ -28,6 +27,8 @@ from tfprof_lite.proto.messages import (
     MultiGraphNodeProto,
     OpLogProto,
 )
+from tfprof_lite.session.monitor import Monitor
+from tfprof_lite.session.profile_context import ProfileContext
 
 __version__ = "0.1.0"
 
@@ -58,7 +59,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """``ProfilerHook`` is a TensorFlow ``SessionRunHook``: imported on first use."""
     if name == "ProfilerHook":
-        from tfprof_lite.capture.hooks import ProfilerHook
+        from tfprof_lite.session.hooks import ProfilerHook
 
         return ProfilerHook
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

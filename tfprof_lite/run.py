@@ -1,7 +1,7 @@
 """``python -m tfprof_lite.run (script.py | -m module) [args...]``.
 
 Runs a program unchanged inside a ``ProfileContext`` configured by the
-``TFPROF_LITE_*`` environment variables (see :mod:`tfprof_lite.capture.autostart`
+``TFPROF_LITE_*`` environment variables (see :mod:`tfprof_lite.session.autostart`
 and docs/capture.md), e.g.::
 
     TFPROF_LITE_DIR=/tmp/prof TFPROF_LITE_TRACE_STEPS=5-10 python -m tfprof_lite.run train.py
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from tfprof_lite.capture.autostart import main
+from tfprof_lite.session.autostart import main
 
 if __name__ == "__main__":
     sys.exit(main())

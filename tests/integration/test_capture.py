@@ -28,8 +28,8 @@ from tensorflow.python.client import session as tf_session  # noqa: E402
 from tensorflow.python.profiler import model_analyzer  # noqa: E402
 
 import tfprof_lite  # noqa: E402
-from tfprof_lite.capture.autostart import ENV_DIR  # noqa: E402
-from tfprof_lite.capture.profile_context import ProfileContext  # noqa: E402
+from tfprof_lite.session.autostart import ENV_DIR  # noqa: E402
+from tfprof_lite.session.profile_context import ProfileContext  # noqa: E402
 
 pytestmark = pytest.mark.tf
 

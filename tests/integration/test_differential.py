@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import tfprof_lite
+from tests.handmade import ALL_SELECT
 from tfprof_lite.options.builder import ProfileOptionBuilder as B
 
 pytestmark = pytest.mark.tf
@@ -30,22 +31,6 @@ METHODS = {
     "op": "profile_operations",
     "code": "profile_python",
 }
-ALL_SELECT = [
-    "micros",
-    "bytes",
-    "peak_bytes",
-    "residual_bytes",
-    "output_bytes",
-    "occurrence",
-    "params",
-    "float_ops",
-    "device",
-    "op_types",
-    "input_shapes",
-    "accelerator_micros",
-    "cpu_micros",
-    "tensor_value",
-]
 
 
 def _opts(builder: Callable[[], B]) -> Callable[[], dict[str, Any]]:

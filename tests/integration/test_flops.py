@@ -34,8 +34,8 @@ import tensorflow as tf  # noqa: E402
 
 import tfprof_lite  # noqa: E402
 from tests.integration import tf_oracle  # noqa: E402
-from tfprof_lite.api import build_model  # noqa: E402
 from tfprof_lite.capture import flops as F  # noqa: E402
+from tfprof_lite.ingest import one_shot_model  # noqa: E402
 from tfprof_lite.options.builder import ProfileOptionBuilder as B  # noqa: E402
 from tfprof_lite.proto import messages as pb  # noqa: E402
 
@@ -474,7 +474,7 @@ def test_user_op_log_wins_and_bad_mode() -> None:
     graph, meta = model[0], _run(model)
     user = pb.OpLogProto()
     user.log_entries.add(name="mm1", float_ops=7)
-    model = build_model(graph, meta, user, add_trace=False, flops="corrected")
+    model = one_shot_model(graph, meta, user, add_trace=False, flops="corrected")
     assert model.static_float_ops[model.index["mm1"]] == 7
     assert model.static_float_ops[model.index["mm2"]] == 384
     with pytest.raises(tfprof_lite.InvalidOptionError):

@@ -24,7 +24,7 @@ from tensorflow.core.profiler import tfprof_output_pb2  # noqa: E402
 from tensorflow.python.profiler import tfprof_logger  # noqa: E402
 
 from tests import hand_cases  # noqa: E402
-from tests.handmade import code_entry, op_log  # noqa: E402
+from tests.handmade import ALL_SELECT, code_entry, op_log  # noqa: E402
 from tests.integration import hand_oracle as ho  # noqa: E402
 from tests.integration import tf_models, tf_oracle  # noqa: E402
 from tfprof_lite.options.builder import ProfileOptionBuilder as B  # noqa: E402
@@ -34,22 +34,6 @@ pytestmark = pytest.mark.tf
 
 tf1 = tf.compat.v1
 
-ALL_SELECT = [
-    "micros",
-    "bytes",
-    "peak_bytes",
-    "residual_bytes",
-    "output_bytes",
-    "occurrence",
-    "params",
-    "float_ops",
-    "device",
-    "op_types",
-    "input_shapes",
-    "accelerator_micros",
-    "cpu_micros",
-    "tensor_value",
-]
 NUMERIC = ["micros", "bytes", "peak_bytes", "residual_bytes", "output_bytes", "occurrence"]
 COUNTS = [*NUMERIC, "params", "float_ops"]
 ACC_CPU = ["accelerator_micros", "cpu_micros", "occurrence", "device"]

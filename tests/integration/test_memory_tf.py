@@ -12,7 +12,7 @@ import pytest
 import tfprof_lite
 from tfprof_lite.analysis.kernels import kernel_stats
 from tfprof_lite.analysis.memory import memory_profile
-from tfprof_lite.outputs.html import render_html
+from tfprof_lite.report import render_html
 
 pytestmark = pytest.mark.tf
 tf = pytest.importorskip("tensorflow")

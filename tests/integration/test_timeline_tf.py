@@ -452,8 +452,8 @@ def test_reloaded_profile(case: str, view: str) -> None:
 def test_graph_query_with_negative_step_outside_profiler(caplog: Any) -> None:
     """run_query + emit (no per-step loop) warns like tfprof's graph view and writes nothing."""
     from tfprof_lite.options.options import Options
+    from tfprof_lite.outputs.answer import run_query
     from tfprof_lite.outputs.emit import emit
-    from tfprof_lite.profiler import run_query
     from tfprof_lite.views import make_view
 
     prof = hand_oracle.ours_for(_case("gpu"))

@@ -402,5 +402,5 @@ def test_expensive_operation_checker_code_report() -> None:
 def test_run_advisor_on_a_bare_model() -> None:
     from tfprof_lite.model.profile import ProfileModel
 
-    advice = run_advisor(ProfileModel(), {"OperationChecker": {}})
+    advice = run_advisor(ProfileModel(), {"OperationChecker": {}}).advice
     assert reports(advice) == {"OperationChecker": []}

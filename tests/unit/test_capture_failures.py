@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tfprof_lite.capture.schedule import FailureLog, ProfileRecorder
 from tfprof_lite.errors import TfprofLiteError
+from tfprof_lite.session.recorder import FailureLog, ProfileRecorder
 
 
 def _messages(caplog: pytest.LogCaptureFixture) -> list[str]:

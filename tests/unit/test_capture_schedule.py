@@ -9,14 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tfprof_lite.capture import autostart
-from tfprof_lite.capture.profile_context import ProfileContext
-from tfprof_lite.capture.schedule import (
-    MAX_TRACED_STEPS,
-    WARMUP_STEPS,
-    ProfileRecorder,
-    StepSchedule,
-)
+from tfprof_lite.session import autostart
+from tfprof_lite.session.profile_context import ProfileContext
+from tfprof_lite.session.recorder import ProfileRecorder
+from tfprof_lite.session.schedule import MAX_TRACED_STEPS, WARMUP_STEPS, StepSchedule
 
 
 def _auto_run(schedule: StepSchedule, steps: range, coverage: float, key: str = "a") -> list[int]:
@@ -147,7 +143,7 @@ def test_runner_without_profiling_and_usage(tmp_path: Path) -> None:
 
 def test_import_does_not_load_tensorflow() -> None:
     code = (
-        "import sys, tfprof_lite, tfprof_lite.capture.autostart, tfprof_lite.run\n"
+        "import sys, tfprof_lite, tfprof_lite.session.autostart, tfprof_lite.run\n"
         "tfprof_lite.ProfileContext\n"
         "assert 'tensorflow' not in sys.modules, 'tensorflow imported'\n"
     )

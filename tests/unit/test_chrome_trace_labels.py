@@ -1,4 +1,4 @@
-"""The regex-free label split of ``outputs/chrome_trace.py`` equals TensorFlow's regex;
+"""The regex-free label split of ``outputs/chrome_trace/labels.py`` equals TensorFlow's regex;
 the collector pause around building a trace."""
 
 from __future__ import annotations
@@ -9,12 +9,8 @@ import re
 
 import pytest
 
-from tfprof_lite.outputs.chrome_trace import (
-    _collection_paused,
-    _op_labels,
-    _split_op_label,
-    parse_op_label,
-)
+from tfprof_lite.outputs.chrome_trace.formatter import collection_paused
+from tfprof_lite.outputs.chrome_trace.labels import op_labels, parse_op_label, split_op_label
 
 TF_LABEL = re.compile(r"(.*) = (.*)\((.*)\)")  # tensorflow/python/client/timeline.py
 PIECES = ["a", "b", " ", "=", "(", ")", "\n", " = ", ", ", ":", "é", '"', "\\"]
@@ -54,12 +50,13 @@ def test_known_labels(label: str) -> None:
 
 @pytest.mark.parametrize("newlines", [True, False], ids=["with-newlines", "one-line"])
 def test_random_labels(newlines: bool) -> None:
-    """Labels with a newline are split one by one; a column without is split at once."""
+    """With and without newlines (the pattern's ``.`` stops at one), label by label
+    and a device's column of labels."""
     labels = _labels() if newlines else [x for x in _labels() if "\n" not in x]
     assert any("\n" in label for label in labels) is newlines
     assert [parse_op_label(label) for label in labels] == [_expected(x) for x in labels]
     names = ["RecvTensor" if i % 50 == 0 else f"n{i}" for i in range(len(labels))]
-    ops, inputs = _op_labels(names, labels)
+    ops, inputs = op_labels(names, labels)
     for name, label, op, text in zip(names, labels, ops, inputs):
         if name == "RecvTensor":
             assert (op, text) == ("RecvTensor", "")
@@ -69,8 +66,8 @@ def test_random_labels(newlines: bool) -> None:
 
 
 def test_split_positions() -> None:
-    assert _split_op_label("n = Op(a, b)") == (1, 6, 11)
-    assert _split_op_label("no match")[0] == -1
+    assert split_op_label("n = Op(a, b)") == (1, 6, 11)
+    assert split_op_label("no match")[0] == -1
 
 
 def test_collection_paused_restores_the_collector() -> None:
@@ -79,11 +76,11 @@ def test_collection_paused_restores_the_collector() -> None:
     try:
         for before in (True, False):
             (gc.enable if before else gc.disable)()
-            with _collection_paused():
+            with collection_paused():
                 assert not gc.isenabled()
             assert gc.isenabled() is before
         gc.enable()
-        with pytest.raises(ValueError), _collection_paused():
+        with pytest.raises(ValueError), collection_paused():
             raise ValueError("inside")
         assert gc.isenabled()
     finally:

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfprof_lite
+from tests.handmade import ALL_SELECT as HANDMADE_SELECT
 from tests.handmade import (
     CPU,
     GPU,
@@ -69,21 +70,8 @@ STAT_FIELDS = [
     )
 ]
 TREE_FIELDS = [*STAT_FIELDS, ("run_count", "total_run_count")]
-ALL_SELECT = [
-    "micros",
-    "bytes",
-    "peak_bytes",
-    "residual_bytes",
-    "output_bytes",
-    "occurrence",
-    "params",
-    "float_ops",
-    "device",
-    "op_types",
-    "input_shapes",
-    "accelerator_micros",
-    "cpu_micros",
-]
+#: Every column but ``tensor_value`` (no hand-made node records a value).
+ALL_SELECT = [name for name in HANDMADE_SELECT if name != "tensor_value"]
 OPS = ("Const", "MatMul", "Add", "Identity", "Relu", "VariableV2")
 DEVICES = (CPU, CPU, GPU, STREAM_ALL, STREAM_7, MEMCPY)
 EVERYTHING = B().with_max_depth(10**6).select(ALL_SELECT).with_empty_output().build()

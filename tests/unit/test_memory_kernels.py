@@ -23,8 +23,8 @@ from tfprof_lite.analysis.kernels import (
 from tfprof_lite.analysis.memory import AllocatorMemory, dtype_name, memory_profile
 from tfprof_lite.errors import InvalidInputError, InvalidOptionError
 from tfprof_lite.model import decode
-from tfprof_lite.outputs.html_memory import downsample, memory_fragment
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.report.memory import downsample, memory_fragment
 
 NODES = [
     node("x", "Placeholder", outputs=[[4, 8]]),

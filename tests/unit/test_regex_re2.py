@@ -24,7 +24,8 @@ import tfprof_lite
 from tests.hand_cases import chain_case, names_case
 from tests.handmade import CPU, HandCase, node, ns, run_meta
 from tfprof_lite.errors import InvalidOptionError
-from tfprof_lite.options.options import Options, full_match_any, full_match_many, regex_error
+from tfprof_lite.options.options import Options
+from tfprof_lite.options.regex import full_match_any, full_match_many, regex_error
 
 REGEX_OPTIONS = (
     "account_type_regexes",

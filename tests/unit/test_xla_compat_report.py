@@ -9,10 +9,10 @@ from tfprof_lite.analysis.xla_compat import (
     OpInfo,
     build_report,
     captured_targets,
-    host_kind,
     op_log_of,
     report_from_model,
 )
+from tfprof_lite.analysis.xla_ops import host_kind
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model import decode
 from tfprof_lite.model.profile import ProfileModel
@@ -108,7 +108,7 @@ def test_profile_round_trip_and_checker() -> None:
     for report in live:
         stored = report_from_model(model, report.target, depth=2)
         assert stored is not None and stored.ops == report.ops and stored.scopes == report.scopes
-    advice = run_advisor(model, {"XlaCompatibilityChecker": {"scope_depth": "2"}})
+    advice = run_advisor(model, {"XlaCompatibilityChecker": {"scope_depth": "2"}}).advice
     assert list(advice.checkers["XlaCompatibilityChecker"].reports) == live[0].advice_lines()
     with pytest.raises(InvalidOptionError, match="scope_depth"):
         run_advisor(model, {"XlaCompatibilityChecker": {"scope_depth": "0"}})

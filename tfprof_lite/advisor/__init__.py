@@ -11,9 +11,11 @@ Contract:
   ``StepTimeChecker`` and ``MemoryChecker`` (peak memory per step and what is
   live then) are ours too.
 * :func:`run_advisor` validates the options, runs the named checkers in
-  :data:`CHECKER_ORDER`, prints ``\\n<Name>:\\n`` + one line per report for each
-  entry (in that fixed order; TF's order varies per process) and returns the
-  AdviceProto. See :mod:`tfprof_lite.advisor.runner` and ``docs/advisor/``.
+  :data:`CHECKER_ORDER` and returns an :class:`AdvisorResult`: the AdviceProto
+  and its text, ``\\n<Name>:\\n`` + one line per report for each entry (in that
+  fixed order; TF's order varies per process). It prints nothing; the facade
+  (``Profiler.advise``, ``tfprof_lite.advise``) and the CLI print the text. See
+  :mod:`tfprof_lite.advisor.runner` and ``docs/advisor/``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tfprof_lite.advisor.operation import OperationChecker
 from tfprof_lite.advisor.runner import (
     CHECKER_ORDER,
     CHECKERS,
+    AdvisorResult,
     advisor_options,
     render_advice,
     run_advisor,
@@ -36,6 +39,7 @@ __all__ = [
     "CHECKERS",
     "CHECKER_ORDER",
     "AcceleratorUtilizationChecker",
+    "AdvisorResult",
     "Checker",
     "ExpensiveOperationChecker",
     "JobChecker",

@@ -1,6 +1,7 @@
-"""Run the advisor: options in, checkers run, advice printed and returned.
+"""Run the advisor: options in, checkers run, advice and its text returned.
 
-Contract of :func:`run_advisor` (``Profiler.advise`` and ``tfprof_lite.advise``):
+Contract of :func:`run_advisor` (behind ``Profiler.advise``, ``tfprof_lite.advise``,
+``tfprof-lite advise`` and the HTML report):
 
 * ``options`` maps checker names to option dicts (TF's ``ALL_ADVICE`` shape), or is
   an AdvisorOptionsProto (ours, TensorFlow's, or its bytes), or ``None`` (no
@@ -11,16 +12,19 @@ Contract of :func:`run_advisor` (``Profiler.advise`` and ``tfprof_lite.advise``)
 * Every checker is built (options validated) before any runs; then the named ones
   run in :data:`CHECKER_ORDER`. A checker whose ``check`` returns None gets no
   entry; any other gets one, even with no reports.
-* Output: for each entry, in :data:`CHECKER_ORDER`, ``\\n<Name>:\\n`` then each
-  report + ``\\n``, written to stdout in one write. TF prints in protobuf map
-  order, which changes from process to process; each section is byte-identical.
-* Returns an AdviceProto ``{checkers: {name: {reports: [...]}}}``.
+* Returns an :class:`AdvisorResult`: the AdviceProto
+  ``{checkers: {name: {reports: [...]}}}`` and its text (:func:`render_advice`):
+  for each entry, in :data:`CHECKER_ORDER`, ``\\n<Name>:\\n`` then each report
+  + ``\\n``. Nothing is printed here: the facade and the CLI write the text to
+  stdout in one write. TF prints in protobuf map order, which changes from
+  process to process; each section is byte-identical.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tfprof_lite.advisor.accelerator import AcceleratorUtilizationChecker
@@ -32,13 +36,19 @@ from tfprof_lite.advisor.memory import MemoryChecker
 from tfprof_lite.advisor.operation import OperationChecker
 from tfprof_lite.advisor.steptime import StepTimeChecker
 from tfprof_lite.advisor.xla_compat import XlaCompatibilityChecker
-from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
 
-__all__ = ["CHECKERS", "CHECKER_ORDER", "advisor_options", "render_advice", "run_advisor"]
+__all__ = [
+    "CHECKERS",
+    "CHECKER_ORDER",
+    "AdvisorResult",
+    "advisor_options",
+    "render_advice",
+    "run_advisor",
+]
 
 #: Checker name -> class, in the fixed run and print order (TF's ``kCheckers``).
 CHECKERS: dict[str, type[Checker]] = {
@@ -118,8 +128,22 @@ def render_advice(advice: Any) -> str:
     return "".join(parts)
 
 
-def run_advisor(model: ProfileModel, options: Any) -> Any:
-    """Run the checkers named in ``options`` on ``model``; print and return the advice.
+@dataclass(frozen=True)
+class AdvisorResult:
+    """What one advisor run produced.
+
+    Attributes:
+        advice: the AdviceProto, one entry per checker that produced one.
+        text: the advice as tfprof prints it (:func:`render_advice`); empty when
+            no checker produced an entry.
+    """
+
+    advice: Any
+    text: str
+
+
+def run_advisor(model: ProfileModel, options: Any) -> AdvisorResult:
+    """Run the checkers named in ``options`` on ``model``; print nothing.
 
     Args:
         model: the profile.
@@ -127,7 +151,7 @@ def run_advisor(model: ProfileModel, options: Any) -> Any:
             AdvisorOptionsProto, or None.
 
     Returns:
-        AdviceProto with one entry per checker that produced one.
+        The AdviceProto and the text the facade prints for it.
 
     Raises:
         InvalidOptionError: unknown checker name or invalid checker options.
@@ -139,7 +163,4 @@ def run_advisor(model: ProfileModel, options: Any) -> Any:
         reports = checker.check(model)
         if reports is not None:
             advice.checkers.get_or_create(checker.name).reports.extend(reports)
-    text = render_advice(advice)
-    if text:
-        write_stdout(text)
-    return advice
+    return AdvisorResult(advice, render_advice(advice))

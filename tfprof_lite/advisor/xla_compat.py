@@ -25,7 +25,8 @@ Contract:
 from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
-from tfprof_lite.analysis.xla_compat import TARGETS, captured_targets, report_from_model
+from tfprof_lite.analysis.xla_compat import captured_targets, report_from_model
+from tfprof_lite.analysis.xla_ops import TARGETS
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 

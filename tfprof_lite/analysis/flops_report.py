@@ -2,7 +2,7 @@
 
 Contract
 --------
-* :func:`missing_from_table` turns a :class:`~tfprof_lite.capture.flops.FlopTable`
+* :func:`missing_from_table` turns a :class:`~tfprof_lite.model.flops.FlopTable`
   into a :class:`MissingFlopsReport`: one :class:`MissingFlops` per op for which
   TensorFlow's op log has no FLOP value (no registered formula, incomplete shape,
   unsupported ``data_format``, inside a function body, error), with what the
@@ -10,8 +10,8 @@ Contract
   (``ZERO_COST_OPS``: Const, Identity, Reshape...) are only counted unless
   ``include_zero_cost=True``.
 * Renderings are deterministic: ``to_text()`` (summary by reason, then one line per
-  op sorted by reason and name) and ``to_json()`` / ``to_dict()``.
-* :func:`format_flop_table` renders a whole FlopTable as text.
+  op sorted by reason and name) and ``to_json()`` / ``to_dict()``. A whole
+  FlopTable renders itself (``FlopTable.format_text``).
 
 Nothing here imports TensorFlow; building the table does
 (:func:`tfprof_lite.capture.flops.missing_flops_report`).
@@ -34,13 +34,13 @@ from tfprof_lite.model.flops import (
     STATUS_ZERO,
     FlopRow,
     FlopTable,
+    text_table,
 )
 
 __all__ = [
     "REASON_TEXT",
     "MissingFlops",
     "MissingFlopsReport",
-    "format_flop_table",
     "missing_from_table",
 ]
 
@@ -162,7 +162,7 @@ class MissingFlopsReport:
             f"{self.zero_cost_ops} ops without arithmetic not listed",
             "",
         ]
-        lines += _text_table(
+        lines += text_table(
             ["reason", "ops", "recovered", "meaning"],
             [
                 [r, str(n), str(rec), REASON_TEXT.get(r, "")]
@@ -171,7 +171,7 @@ class MissingFlopsReport:
         )
         if self.entries:
             lines.append("")
-            lines += _text_table(
+            lines += text_table(
                 ["name", "op", "reason", "corrected", "detail"],
                 [_entry_cells(e) for e in self.entries],
             )
@@ -194,17 +194,6 @@ def _entry_cells(entry: MissingFlops) -> list[str]:
 def _reason_order(reasons: Iterable[str]) -> list[str]:
     order = list(REASON_TEXT)
     return sorted(set(reasons), key=lambda r: (order.index(r) if r in order else len(order), r))
-
-
-def _text_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    """Left-aligned columns; the last column is not padded."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
-
-    def line(cells: list[str]) -> str:
-        padded = [c.ljust(w) for c, w in zip(cells, widths)] + [cells[-1]]
-        return "  ".join(padded).rstrip()
-
-    return [line(header), line(["-" * len(h) for h in header])] + [line(r) for r in rows]
 
 
 def _entry(row: FlopRow) -> MissingFlops:
@@ -237,45 +226,3 @@ def missing_from_table(table: FlopTable, include_zero_cost: bool = False) -> Mis
     return MissingFlopsReport(
         tuple(entries), zero, table.with_run_meta, table.conventions.describe(), table.notes
     )
-
-
-def format_flop_table(table: FlopTable, only_changed: bool = False) -> str:
-    """A FlopTable as text: one line per op, then the totals.
-
-    ``only_changed`` keeps rows whose value differs from TensorFlow's or is
-    missing (statuses ``corrected``, ``added``, ``tf_fallback``, ``missing``).
-    """
-    keep = ("corrected", "added", "tf_fallback", "missing")
-    rows = [
-        r for r in table.rows if r.status != STATUS_ZERO and (not only_changed or r.status in keep)
-    ]
-    cells = [
-        [
-            r.name,
-            r.op,
-            _num(r.tf_flops),
-            _num(r.flops),
-            _num(r.count),
-            _num(r.total),
-            r.status,
-            r.reason or (f"tf: {r.tf_reason}" if r.tf_reason else ""),
-        ]
-        for r in rows
-    ]
-    lines = _text_table(
-        ["name", "op", "tf", "corrected", "count", "total", "status", "reason"], cells
-    )
-    lines += [
-        "",
-        f"total corrected FLOPs: {table.total_flops} (TensorFlow: {table.tf_total_flops}); "
-        f"conventions: {table.conventions.describe()}",
-    ]
-    unknown = table.unknown_count
-    if unknown:
-        lines.append(f"{len(unknown)} op(s) with FLOPs but unknown executions are not in the total")
-    lines += [f"note: {note}" for note in table.notes]
-    return "\n".join(lines) + "\n"
-
-
-def _num(value: int | None) -> str:
-    return "-" if value is None else str(value)

@@ -1,6 +1,6 @@
 """Reading ``monitor.jsonl``: runs, their summaries, and following a live file.
 
-The file is written by :class:`tfprof_lite.capture.monitor.Monitor` (appended,
+The file is written by :class:`tfprof_lite.session.monitor.Monitor` (appended,
 one JSON object per line, flushed per line). No TensorFlow.
 
 Contract:

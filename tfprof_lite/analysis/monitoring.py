@@ -1,7 +1,7 @@
 """Live-monitoring records: window statistics, trace-sample metrics, line format.
 
 Pure functions and dataclasses shared by the live monitor
-(:class:`tfprof_lite.capture.monitor.Monitor`) and the ``tfprof-lite monitor``
+(:class:`tfprof_lite.session.monitor.Monitor`) and the ``tfprof-lite monitor``
 command; no TensorFlow.
 
 Contract:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfprof_lite.base.foreign import is_tf_graph
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
 
@@ -34,14 +35,6 @@ __all__ = [
 log = logging.getLogger("tfprof_lite")
 
 TRAINABLE_VARIABLES = "_trainable_variables"
-
-
-def is_tf_graph(obj: object) -> bool:
-    """True for a ``tf.Graph`` (checked without importing TensorFlow)."""
-    for cls in type(obj).__mro__:
-        if cls.__name__ == "Graph" and cls.__module__.startswith("tensorflow"):
-            return True
-    return False
 
 
 def recorded_outputs(graph: Any, run_meta: Any) -> Iterator[tuple[str, Any, Any, list[int]]]:

@@ -13,7 +13,7 @@ Contract:
   ``Identity`` has an ``XLA_CPU_JIT`` kernel, but not for ``T=string``). No
   hand-written op list is involved; only the *host kind* of an op (saver,
   summary, initializer, input, source, control) comes from name/type rules
-  (:func:`tfprof_lite.analysis.xla_compat.host_kind`) and the graph's variable
+  (:func:`tfprof_lite.analysis.xla_ops.host_kind`) and the graph's variable
   collections. The result is an :class:`~tfprof_lite.analysis.xla_compat.XlaCompatReport`.
 * TensorFlow registers the XLA compilation kernels lazily, the first time the
   process needs them; before that the registry lists none. :func:`ensure_xla_kernels`
@@ -40,15 +40,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tfprof_lite.analysis.xla_compat import (
-    TARGETS,
-    VARIABLE_OPS,
-    OpInfo,
-    XlaCompatReport,
-    build_report,
-    host_kind,
-    op_log_of,
-)
+from tfprof_lite.analysis.xla_compat import OpInfo, XlaCompatReport, build_report, op_log_of
+from tfprof_lite.analysis.xla_ops import TARGETS, VARIABLE_OPS, host_kind
 from tfprof_lite.capture.oplog import is_tf_graph
 from tfprof_lite.errors import InvalidOptionError, TfprofLiteError
 
@@ -315,8 +308,7 @@ def annotate(
         ValueError: no ``graph`` given and the profiler follows none.
     """
     if graph is None:
-        source = getattr(profiler, "_source", None)
-        graph = getattr(source, "graph", None)
+        graph = profiler.graph
     if graph is None:
         raise ValueError("annotate needs the tf.Graph: pass graph=sess.graph")
     reports = [check_graph(graph, t, depth=depth) for t in targets]

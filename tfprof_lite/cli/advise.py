@@ -1,8 +1,8 @@
 """``tfprof-lite advise [PROFILE] [--checker NAME]...``: the advisor's findings.
 
 Contract: runs :func:`tfprof_lite.advisor.run_advisor` with every checker (like TF's
-``profiler advise``, which uses ``ALL_ADVICE``) or the ``--checker`` ones, which
-prints ``\\n<Checker>:\\n`` and one line per report. The advisor is imported only
+``profiler advise``, which uses ``ALL_ADVICE``) or the ``--checker`` ones and
+prints its text, ``\\n<Checker>:\\n`` and one line per report. The advisor is imported only
 when needed, so the other commands work even where it cannot be imported; then
 this command fails with one line (exit 1).
 """
@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
 from tfprof_lite.errors import TfprofLiteError
@@ -39,7 +40,10 @@ def advise(model: ProfileModel, checkers: tuple[str, ...] = DEFAULT_CHECKERS) ->
         from tfprof_lite.advisor import run_advisor
     except ImportError as err:  # pragma: no cover - only while the advisor is broken
         raise TfprofLiteError(f"the advisor is not available: {err}") from err
-    return run_advisor(model, {name: {} for name in checkers})
+    result = run_advisor(model, {name: {} for name in checkers})
+    if result.text:
+        write_stdout(result.text)
+    return result.advice
 
 
 @click.command(

@@ -41,9 +41,11 @@ from tfprof_lite.cli.inputs import (
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.options.builder import ProfileOptionBuilder
-from tfprof_lite.options.options import Options, OutputSpec
+from tfprof_lite.options.options import Options
+from tfprof_lite.options.output import OutputSpec
 from tfprof_lite.outputs import pprof, pprof_extended
-from tfprof_lite.profiler import Profiler, run_query
+from tfprof_lite.outputs.answer import run_query
+from tfprof_lite.profiler import Profiler
 from tfprof_lite.views import make_view
 from tfprof_lite.views.result import ViewResult
 

@@ -1,7 +1,7 @@
 """``tfprof-lite report [PROFILE] -o report.html``: a self-contained HTML report.
 
 Contract: loads the profile like every command (:mod:`tfprof_lite.cli.inputs`),
-renders it with :func:`tfprof_lite.outputs.html.render_html` and writes the file
+renders it with :func:`tfprof_lite.report.render_html` and writes the file
 atomically (``-o -`` writes to stdout), then prints one line saying where it went.
 tfprof query options filter the tables and pick the step (``-step 3``,
 ``-hide_name_regexes '.*/Initializer.*'``); depth, ``-select``, ``-order_by`` and
@@ -21,7 +21,7 @@ from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler, requ
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
-from tfprof_lite.outputs.html import render_html
+from tfprof_lite.report import render_html
 
 __all__ = ["REPORT_COMMANDS"]
 

@@ -40,13 +40,8 @@ from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
 from tfprof_lite.cli.views import VIEW_NAMES, show_view
 from tfprof_lite.errors import InvalidOptionError, TfprofLiteError
 from tfprof_lite.options.cli_syntax import parse_command_line
-from tfprof_lite.options.options import (
-    OPTION_NAMES,
-    ORDER_BY_NAMES,
-    OUTPUT_TYPES,
-    SELECT_NAMES,
-    Options,
-)
+from tfprof_lite.options.options import OPTION_NAMES, ORDER_BY_NAMES, SELECT_NAMES, Options
+from tfprof_lite.options.output import OUTPUT_TYPES
 from tfprof_lite.profiler import Profiler
 
 __all__ = ["HISTORY_ENV", "PROMPT", "SHELL_COMMANDS", "TfprofShell", "history_path"]

@@ -17,9 +17,10 @@ import click
 from tfprof_lite.cli.common import TfprofCommand, query_options, write_report
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
 from tfprof_lite.options.options import Options
+from tfprof_lite.outputs.answer import emit_graph_timelines, run_query
 from tfprof_lite.outputs.emit import emit
 from tfprof_lite.outputs.text import render_report
-from tfprof_lite.profiler import Profiler, emit_graph_timelines, run_query
+from tfprof_lite.profiler import Profiler
 from tfprof_lite.views import make_view
 
 __all__ = ["VIEW_COMMANDS", "VIEW_NAMES", "show_view"]

@@ -24,7 +24,8 @@ import json
 
 import click
 
-from tfprof_lite.analysis.xla_compat import TARGETS, XlaCompatReport, report_from_model
+from tfprof_lite.analysis.xla_compat import XlaCompatReport, report_from_model
+from tfprof_lite.analysis.xla_ops import TARGETS
 from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler, parse_file

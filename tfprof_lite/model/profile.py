@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.devices import (
     DEVICE_ACCELERATOR,
     DEVICE_CANONICAL,
@@ -62,15 +63,8 @@ class NodeStats:
     parameters: IntArray
 
 
-_SUMMED = (
-    "run_count",
-    "accelerator_exec_micros",
-    "cpu_exec_micros",
-    "requested_bytes",
-    "peak_bytes",
-    "residual_bytes",
-    "output_bytes",
-)
+#: The statistics summed from each step's records (the others are derived).
+_SUMMED = tuple(m.name for m in METRICS if m.per_step)
 
 
 class ProfileModel:
@@ -100,6 +94,9 @@ class ProfileModel:
         self.graph_version = 0
         self.data_version = 0
         self._view_extents: dict[str, int] = {}
+        #: Whether views keep the nodes they were first built with, as in tfprof
+        #: (see :meth:`view_extent`); False makes every view cover every node.
+        self.freeze_views = True
         self._stats_cache: dict[int, NodeStats] = {}
         self._stats_version = -1
         self._derived: dict[Hashable, Any] = {}
@@ -292,8 +289,11 @@ class ProfileModel:
         As in tfprof, a view takes the nodes that exist when it is first queried
         (or when the advisor runs) and keeps them until graph nodes are added;
         nodes first seen in the RunMetadata of later steps stay out of it (their
-        numbers still reach the profile and the views built after them).
+        numbers still reach the profile and the views built after them). With
+        :attr:`freeze_views` off (corrected FLOPs) a view covers every node.
         """
+        if not self.freeze_views:
+            return len(self.names)
         extent = self._view_extents.get(view)
         if extent is None:
             extent = self._view_extents[view] = len(self.names)

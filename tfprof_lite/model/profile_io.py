@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.decode import code_frames
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU, MemoryExec, StepExecs
 from tfprof_lite.model.profile import ProfileModel
@@ -19,16 +20,15 @@ from tfprof_lite.proto import messages as pb
 
 __all__ = ["decode", "encode"]
 
+# The fields of a memory record (ExecMemory), ``memory_micros`` first; the
+# statistics among them are those the metric table marks as memory fields.
 _MEMORY_FIELDS = (
     "memory_micros",
     "host_temp_bytes",
     "host_persistent_bytes",
     "accelerator_temp_bytes",
     "accelerator_persistent_bytes",
-    "requested_bytes",
-    "peak_bytes",
-    "residual_bytes",
-    "output_bytes",
+    *(m.name for m in METRICS if m.memory),
     "allocator_bytes_in_use",
 )
 

@@ -17,7 +17,7 @@ It applies the validation of tfprof's interactive ``ParseCmdLine``
 * ``-account_displayed_op_only`` takes ``true/t/yes/y/1`` or ``false/f/no/n/0`` (any
   case); when it is last or followed by a piece starting with ``-`` it means true and
   consumes nothing;
-* ``-output`` is parsed by :func:`~tfprof_lite.options.options.parse_output`.
+* ``-output`` is parsed by :func:`~tfprof_lite.options.output.parse_output`.
 
 Errors raise :class:`~tfprof_lite.errors.InvalidOptionError` with TF's text
 ``Invalid option '<opt>' value: '<val>'`` (``<val>`` is the following piece, or empty),
@@ -39,13 +39,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from tfprof_lite.errors import InvalidOptionError
-from tfprof_lite.options.options import (
-    OPTION_NAMES,
-    ORDER_BY_NAMES,
-    SELECT_NAMES,
-    Options,
-    parse_output,
-)
+from tfprof_lite.options.options import OPTION_NAMES, ORDER_BY_NAMES, SELECT_NAMES, Options
+from tfprof_lite.options.output import parse_output
 
 __all__ = [
     "COMMANDS",

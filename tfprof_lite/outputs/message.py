@@ -21,40 +21,35 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
 from tfprof_lite.views.node import ShowNode, self_matrix
+from tfprof_lite.views.passes import TreeTable
 from tfprof_lite.views.result import ViewResult
-from tfprof_lite.views.stats import (
-    ACC,
-    CPU,
-    DEFINITION,
-    EXEC,
-    FLOPS,
-    N_STATS,
-    OUTPUT,
-    PARAMS,
-    PEAK,
-    REQUESTED,
-    RESIDUAL,
-    RUN,
-)
-from tfprof_lite.views.table import TreeTable
+from tfprof_lite.views.stats import N_STATS
 
 __all__ = ["empty_message", "encode_fields", "view_message"]
 
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
 
-_STATS = (EXEC, ACC, CPU, REQUESTED, PEAK, RESIDUAL, OUTPUT, PARAMS, FLOPS)
-# Field numbers, in _STATS order (plus run/definition counts for GraphNodeProto).
-_GRAPH_SELF = (2, 17, 18, 3, 24, 25, 26, 4, 13, 21)
-_GRAPH_TOTAL = (6, 19, 20, 7, 27, 28, 29, 8, 14, 22, 23)
-_MULTI_SELF = (2, 12, 13, 3, 16, 17, 18, 4, 5)
-_MULTI_TOTAL = (6, 14, 15, 7, 19, 20, 21, 8, 9)
-_GRAPH_SELF_COLS = (*_STATS, RUN)
-_GRAPH_TOTAL_COLS = (*_STATS, RUN, DEFINITION)
+
+def _stat_fields(message: Any, prefix: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The statistics ``message`` holds as ``prefix + name`` fields (metric table
+    order) and their field numbers."""
+    by_name = message.DESCRIPTOR.fields_by_name
+    names = [(m.stat, prefix + m.name) for m in METRICS]
+    found = [(stat, by_name[name].number) for stat, name in names if name in by_name]
+    return tuple(stat for stat, _ in found), tuple(number for _, number in found)
+
+
+# Statistic columns and their field numbers: self values, then totals.
+_GRAPH_SELF_COLS, _GRAPH_SELF = _stat_fields(pb.GraphNodeProto, "")
+_GRAPH_TOTAL_COLS, _GRAPH_TOTAL = _stat_fields(pb.GraphNodeProto, "total_")
+_MULTI_SELF_COLS, _MULTI_SELF = _stat_fields(pb.MultiGraphNodeProto, "")
+_MULTI_TOTAL_COLS, _MULTI_TOTAL = _stat_fields(pb.MultiGraphNodeProto, "total_")
 
 _GRAPH_CHILD = b"\x62"  # GraphNodeProto.children (12)
 _MULTI_CHILD = b"\x5a"  # MultiGraphNodeProto.children (11)
@@ -149,7 +144,7 @@ def _graph_total(total: IntArray) -> list[bytes]:
 
 
 def _multi_stats(self_: IntArray, total: IntArray) -> list[bytes]:
-    values = np.hstack((self_[:, _STATS], total[:, _STATS]))
+    values = np.hstack((self_[:, _MULTI_SELF_COLS], total[:, _MULTI_TOTAL_COLS]))
     return encode_fields(values, _MULTI_SELF + _MULTI_TOTAL)
 
 

@@ -9,39 +9,19 @@ tfprof keys them, and tfprof's string-table order.
 
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass, field
 from typing import Any
 
+from tfprof_lite.base.metrics import BY_SELECT, METRICS
+from tfprof_lite.outputs.pprof_builder import PprofBuilder, function_name, gzip_profile
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.views.node import Frame, ShowNode
 from tfprof_lite.views.result import ViewResult
 
-__all__ = ["PPROF_SELECTS", "check_pprof_select", "render"]
+__all__ = ["PPROF_SELECTS", "build", "check_pprof_select", "render"]
 
 #: select name -> (unit, comment) for the second sample type.
 PPROF_SELECTS: dict[str, tuple[str, str]] = {
-    "micros": ("microseconds", "Sum of accelerator execution time and cpu execution time."),
-    "accelerator_micros": ("microseconds", "Accelerator execution time."),
-    "cpu_micros": ("microseconds", "CPU execution time."),
-    "bytes": ("bytes", "Sum of operation total memory requests, excluding deallocations."),
-    "peak_bytes": ("bytes", "Sum of operation peak memory usage."),
-    "residual_bytes": ("bytes", "Sum of operation allocated memory after finish."),
-    "output_bytes": ("bytes", "Sum of operation output size."),
-    "params": ("count", "Model parameters."),
-    "float_ops": ("count", "Model float operations (Only available if defined)."),
-}
-
-_STAT_COLUMN = {
-    "micros": "exec_micros",
-    "accelerator_micros": "accelerator_exec_micros",
-    "cpu_micros": "cpu_exec_micros",
-    "bytes": "requested_bytes",
-    "peak_bytes": "peak_bytes",
-    "residual_bytes": "residual_bytes",
-    "output_bytes": "output_bytes",
-    "params": "parameters",
-    "float_ops": "float_ops",
+    m.select: (m.pprof_unit, m.pprof_comment) for m in METRICS if m.pprof_unit
 }
 
 _U64 = 1 << 64
@@ -56,46 +36,26 @@ def check_pprof_select(select: tuple[str, ...]) -> str | None:
     return None
 
 
-@dataclass
-class _Tables:
-    strings: dict[str, int] = field(default_factory=lambda: {"": 0})
-    functions: dict[tuple[str, str, int], Any] = field(default_factory=dict)
-    locations: dict[tuple[str, str, int], Any] = field(default_factory=dict)
-    samples: dict[str, Any] = field(default_factory=dict)
+class _Tables(PprofBuilder):
+    """tfprof's keys: functions by (file, function, start line), locations by
+    (caller's file, callee's function, caller's line); samples by node name."""
 
-    def sid(self, text: str) -> int:
-        idx = self.strings.get(text)
-        if idx is None:
-            idx = len(self.strings)
-            self.strings[text] = idx
-        return idx
+    def __init__(self) -> None:
+        super().__init__()
+        self.samples: dict[str, Any] = {}
 
-    def function_id(self, file: str, func: str, start_line: int) -> int:
-        key = (file, func, start_line % _U64)
-        found = self.functions.get(key)
-        if found is not None:
-            return int(found.id)
-        msg = pb.PprofFunction(id=len(self.functions) + 1)
-        self.functions[key] = msg
-        base = file.rsplit("/", 1)[-1]
-        if "." in base:
-            base = base[: base.rfind(".")]
-        msg.name = self.sid(f"{base}:{func}")
-        msg.filename = self.sid(file)
-        msg.start_line = start_line
-        return int(msg.id)
-
-    def location_id(self, callee: Frame, caller: Frame) -> int:
+    def location_at(self, callee: Frame, caller: Frame) -> int:
         key = (caller.file, callee.function, caller.lineno % _U64)
-        found = self.locations.get(key)
+        found = self.location_id(key)
         if found is not None:
-            return int(found.id)
-        msg = pb.PprofLocation(id=len(self.locations) + 1)
-        self.locations[key] = msg
-        line = msg.line.add()
-        line.function_id = self.function_id(callee.file, callee.function, callee.func_start_line)
-        line.line = caller.lineno
-        return int(msg.id)
+            return found
+        function_id = self.function(
+            (callee.file, callee.function, callee.func_start_line % _U64),
+            function_name(callee.file, callee.function),
+            callee.file,
+            callee.func_start_line,
+        )
+        return self.location(key, function_id, caller.lineno)
 
 
 def _true_leaves(node: ShowNode) -> list[ShowNode]:
@@ -108,8 +68,8 @@ def _true_leaves(node: ShowNode) -> list[ShowNode]:
 
 
 def _add_samples(tables: _Tables, leaf: ShowNode, call_ids: list[int], result: ViewResult) -> None:
-    stat = result.opts.select[0]
-    values = getattr(result.model.stats(result.opts.step), _STAT_COLUMN[stat])
+    stat = BY_SELECT[result.opts.select[0]]
+    values = getattr(result.model.stats(result.opts.step), stat.name)
     names = result.model.names
     for true_leaf in _true_leaves(leaf):
         for nid in true_leaf.graph_nodes:
@@ -141,7 +101,7 @@ def _walk(tables: _Tables, result: ViewResult) -> None:
         child = parent.children[index]
         stack.append((parent, index + 1))
         if parent.frame is not None and child.frame is not None:
-            call_ids.append(tables.location_id(child.frame, parent.frame))
+            call_ids.append(tables.location_at(child.frame, parent.frame))
         stack.append((child, 0))
 
 
@@ -155,15 +115,10 @@ def build(result: ViewResult) -> Any:
     profile.sample_type.add(type=tables.sid("count"), unit=tables.sid("count"))
     profile.sample_type.add(type=tables.sid(select), unit=tables.sid(unit))
     profile.comment.append(tables.sid(comment))
-    profile.string_table.extend(tables.strings)
     profile.sample.extend(tables.samples[k] for k in sorted(tables.samples))
-    profile.function.extend(tables.functions[k] for k in sorted(tables.functions))
-    profile.location.extend(tables.locations[k] for k in sorted(tables.locations))
-    return profile
+    return tables.finish(profile, by_key=True)
 
 
 def render(result: ViewResult) -> bytes:
     """gzip bytes of the profile, compressed as TensorFlow compresses them."""
-    data: bytes = build(result).SerializeToString()
-    gz = zlib.compressobj(-1, zlib.DEFLATED, 31)
-    return gz.compress(data) + gz.flush()
+    return gzip_profile(build(result))

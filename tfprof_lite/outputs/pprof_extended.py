@@ -12,30 +12,19 @@ the code view (functions ``basename:function`` at the calling line). Labels:
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterator
 from typing import Any
 
+from tfprof_lite.base.metrics import BY_SELECT
 from tfprof_lite.errors import InvalidOptionError
+from tfprof_lite.model.int64 import wrap64
 from tfprof_lite.outputs.pprof import PPROF_SELECTS
+from tfprof_lite.outputs.pprof_builder import PprofBuilder, function_name, gzip_profile
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.views.node import ShowNode
 from tfprof_lite.views.result import ViewResult
-from tfprof_lite.views.stats import ACC, CPU, EXEC, FLOPS, OUTPUT, PARAMS, PEAK, REQUESTED, RESIDUAL
 
 __all__ = ["build_extended", "is_extended", "render_extended"]
-
-_STAT = {
-    "micros": EXEC,
-    "accelerator_micros": ACC,
-    "cpu_micros": CPU,
-    "bytes": REQUESTED,
-    "peak_bytes": PEAK,
-    "residual_bytes": RESIDUAL,
-    "output_bytes": OUTPUT,
-    "params": PARAMS,
-    "float_ops": FLOPS,
-}
 
 
 def is_extended(result: ViewResult) -> bool:
@@ -45,40 +34,30 @@ def is_extended(result: ViewResult) -> bool:
 
 
 def _selected(result: ViewResult) -> list[str]:
-    chosen = [s for s in result.opts.select if s in _STAT]
+    chosen = [s for s in result.opts.select if s in PPROF_SELECTS]
     if not chosen:
-        valid = ", ".join(sorted(_STAT))
+        valid = ", ".join(sorted(PPROF_SELECTS))
         raise InvalidOptionError(f"extended pprof output needs a numeric select among: {valid}")
     return chosen
 
 
-class _Builder:
+class _Builder(PprofBuilder):
+    """Functions by (file, ``basename:function``) or (view, node name); locations
+    by (function, line)."""
+
     def __init__(self, result: ViewResult) -> None:
+        super().__init__()
         self.result = result
-        self.profile = pb.PprofProfile()
-        self.strings: dict[str, int] = {"": 0}
-        self.functions: dict[tuple[str, str], int] = {}
-        self.locations: dict[tuple[int, int], int] = {}
 
-    def sid(self, text: str) -> int:
-        return self.strings.setdefault(text, len(self.strings))
-
-    def location(self, node: ShowNode) -> int:
+    def location_of(self, node: ShowNode) -> int:
         frame = node.frame
         if frame is not None:
-            base = frame.file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-            key, line = (frame.file, f"{base}:{frame.function}"), frame.lineno
+            key = (frame.file, function_name(frame.file, frame.function))
+            line = frame.lineno
         else:
             key, line = (self.result.view, node.name), 0
-        fid = self.functions.get(key)
-        if fid is None:
-            fid = self.functions[key] = len(self.functions) + 1
-            self.profile.function.add(id=fid, name=self.sid(key[1]), filename=self.sid(key[0]))
-        loc = self.locations.get((fid, line))
-        if loc is None:
-            loc = self.locations[(fid, line)] = len(self.locations) + 1
-            self.profile.location.add(id=loc).line.add(function_id=fid, line=line)
-        return loc
+        fid = self.function(key, key[1], key[0])
+        return self.location((fid, line), fid, line)
 
     def labels(self, sample: Any, node: ShowNode) -> None:
         model = self.result.model
@@ -104,7 +83,7 @@ def _displayed(result: ViewResult) -> Iterator[tuple[ShowNode, list[ShowNode], l
         node, path = todo.pop()
         own = list(node.total)
         for kid in node.children:
-            own = [a - b for a, b in zip(own, kid.total)]
+            own = [wrap64(a - b) for a, b in zip(own, kid.total)]
             todo.append((kid, [kid, *path]))
         yield node, path, own
 
@@ -113,25 +92,22 @@ def build_extended(result: ViewResult) -> Any:
     """The extended pprof Profile message for ``result``."""
     chosen = _selected(result)
     out = _Builder(result)
-    profile = out.profile
+    profile = pb.PprofProfile()
     profile.sample_type.add(type=out.sid("count"), unit=out.sid("count"))
     for name in chosen:
         profile.sample_type.add(type=out.sid(name), unit=out.sid(PPROF_SELECTS[name][0]))
     for node, path, own in _displayed(result):
-        values = [own[_STAT[name]] for name in chosen]
+        values = [own[BY_SELECT[name].stat] for name in chosen]
         if not any(values):
             continue
         sample = profile.sample.add()
-        sample.location_id.extend(out.location(n) for n in path)
+        sample.location_id.extend(out.location_of(n) for n in path)
         sample.value.extend([1, *values])
         out.labels(sample, node)
     profile.comment.append(out.sid(f"tfprof_lite {result.view} view, step {result.opts.step}"))
-    profile.string_table.extend(out.strings)
-    return profile
+    return out.finish(profile, by_key=False)
 
 
 def render_extended(result: ViewResult) -> bytes:
     """gzip bytes of :func:`build_extended`."""
-    data: bytes = build_extended(result).SerializeToString()
-    gz = zlib.compressobj(-1, zlib.DEFLATED, 31)
-    return gz.compress(data) + gz.flush()
+    return gzip_profile(build_extended(result))

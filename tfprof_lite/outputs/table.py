@@ -15,58 +15,36 @@ import io
 import json
 from typing import Any
 
+from tfprof_lite.base.metrics import BY_SELECT, BY_STAT, DEFINITION, Metric
 from tfprof_lite.views.node import ShowNode
 from tfprof_lite.views.result import ViewResult
-from tfprof_lite.views.stats import (
-    ACC,
-    CPU,
-    DEFINITION,
-    EXEC,
-    FLOPS,
-    OUTPUT,
-    PARAMS,
-    PEAK,
-    REQUESTED,
-    RESIDUAL,
-    RUN,
-)
 
 __all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "columns", "render_csv", "render_json", "rows"]
 
 SCHEMA_NAME = "tfprof_lite.view"
 SCHEMA_VERSION = 1
 
-_NUMERIC: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
-    ("accelerator_micros", (("accelerator_exec_micros", ACC),)),
-    ("bytes", (("requested_bytes", REQUESTED),)),
-    ("cpu_micros", (("cpu_exec_micros", CPU),)),
-    ("float_ops", (("float_ops", FLOPS),)),
-    (
-        "micros",
-        (("exec_micros", EXEC), ("accelerator_exec_micros", ACC), ("cpu_exec_micros", CPU)),
-    ),
-    ("occurrence", (("run_count", RUN),)),
-    ("output_bytes", (("output_bytes", OUTPUT),)),
-    ("params", (("parameters", PARAMS),)),
-    ("peak_bytes", (("peak_bytes", PEAK),)),
-    ("residual_bytes", (("residual_bytes", RESIDUAL),)),
-)
 _TEXT = ("device", "op_types", "input_shapes")
 
 
-def _stats(select: tuple[str, ...]) -> list[tuple[str, int]]:
-    chosen = set(select)
-    out: list[tuple[str, int]] = []
-    for key, stats in _NUMERIC:
-        if key in chosen:
-            out.extend(s for s in stats if s not in out)
+def _stats(select: tuple[str, ...]) -> list[Metric]:
+    """The statistics the selected names show, by select name, each once."""
+    out: list[Metric] = []
+    for name in sorted(set(select)):
+        metric = BY_SELECT.get(name)
+        if metric is None:
+            continue
+        for stat in (metric.stat, *metric.shows):
+            if BY_STAT[stat] not in out:
+                out.append(BY_STAT[stat])
     return out
 
 
 def columns(result: ViewResult) -> list[str]:
     """The column names of ``result``'s rows, in order."""
     cols = ["name", "depth", "parent", "accounted"]
-    for name, _ in _stats(result.opts.select):
+    for metric in _stats(result.opts.select):
+        name = metric.name
         cols += [f"{name}_self", f"{name}_total", f"{name}_total_pct", f"{name}_self_pct"]
     if "occurrence" in result.opts.select:
         cols.append("graph_nodes" if result.view in ("op", "code") else "definition_count")
@@ -104,7 +82,8 @@ def _row(node: ShowNode, depth: int, parent: str, result: ViewResult) -> dict[st
         "parent": parent,
         "accounted": node.account,
     }
-    for name, stat in _stats(result.opts.select):
+    for metric in _stats(result.opts.select):
+        name, stat = metric.name, metric.stat
         row[f"{name}_self"] = node.self_[stat] if node.account else None
         row[f"{name}_total"] = node.total[stat]
         row[f"{name}_total_pct"] = _pct(node.total[stat], root.total[stat])

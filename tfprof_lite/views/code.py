@@ -20,8 +20,9 @@ from tfprof_lite.model.records import CodeFrame
 from tfprof_lite.options.options import Options
 from tfprof_lite.views.code_table import code_table
 from tfprof_lite.views.node import ROOT_NAME, Frame
+from tfprof_lite.views.passes import Members, Structure, make_structure
 from tfprof_lite.views.result import ViewResult
-from tfprof_lite.views.table import Members, Structure, TableRoot, make_structure
+from tfprof_lite.views.table import TableRoot
 
 __all__ = ["GRADIENT_SUFFIX", "CodeView", "forward_name", "trace_string"]
 

@@ -1,11 +1,11 @@
-"""Vectorised code view queries, on the machinery of :mod:`tfprof_lite.views.table`.
+"""Vectorised code view queries, on the passes of :mod:`tfprof_lite.views.passes`.
 
-The call-stack tree is a :class:`~tfprof_lite.views.table.Structure` whose entries
+The call-stack tree is a :class:`~tfprof_lite.views.passes.Structure` whose entries
 carry their graph nodes (``members``). A query sums the picked graph nodes of every
 entry at once (tfprof's snapshot: a node counts once per account regex it matches),
-then runs ``account_kept``, ``search_root`` and ``print_code_pass`` (trimmed or too
-deep entries vanish with their subtrees; ``account_displayed_op_only`` is ignored;
-``order_by occurrence`` is allowed).
+then accounts (ancestors of kept entries are kept), searches the start entries and
+decides the display (trimmed or too deep entries vanish with their subtrees;
+``account_displayed_op_only`` is ignored; ``order_by occurrence`` is allowed).
 """
 
 from __future__ import annotations
@@ -14,24 +14,25 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.options.options import Options, full_match_any
+from tfprof_lite.options.options import Options
+from tfprof_lite.options.regex import full_match_any
 from tfprof_lite.views.node import ROOT_NAME, ShowNode, self_matrix, type_matches
-from tfprof_lite.views.stats import DEFINITION, N_STATS, ORDER_BY_STAT
-from tfprof_lite.views.table import (
+from tfprof_lite.views.passes import (
     Members,
+    Pass,
+    Rows,
     Structure,
     TreeTable,
-    _account,
-    _covering,
-    _display_parents,
-    _display_sizes,
-    _Pass,
-    _report_order,
-    _Rows,
-    _search_root,
-    _shown,
-    _table,
+    account,
+    covering,
+    display_parents,
+    display_sizes,
+    make_table,
+    report_order,
+    search_root,
+    show_mask,
 )
+from tfprof_lite.views.stats import DEFINITION, N_STATS, ORDER_BY_STAT
 
 __all__ = ["code_table"]
 
@@ -58,7 +59,7 @@ def _picks(model: ProfileModel, opts: Options, flat: IntArray) -> IntArray:
     return weight
 
 
-def _values(struct: Structure, model: ProfileModel, opts: Options) -> tuple[_Pass, BoolArray]:
+def _values(struct: Structure, model: ProfileModel, opts: Options) -> tuple[Pass, BoolArray]:
     """Each entry's self values and account flag, and which members are picked."""
     members = struct.members
     assert members is not None
@@ -69,19 +70,19 @@ def _values(struct: Structure, model: ProfileModel, opts: Options) -> tuple[_Pas
     picked = _segment_sums(weight, offsets)
     accounted = (picked > 0) | (list(opts.account_type_regexes) == [".*"])
     empty = np.zeros(0, dtype=np.int64)
-    return _Pass(values, accounted, accounted, empty, empty, accounted), weight > 0
+    return Pass(values, accounted, accounted, empty, empty, accounted), weight > 0
 
 
-def _displayed(struct: Structure, p: _Pass, opts: Options) -> BoolArray | None:
-    """print_code_pass: trimmed or too deep entries vanish with their subtrees
-    (None: the root itself vanishes)."""
+def _displayed(struct: Structure, p: Pass, opts: Options) -> BoolArray | None:
+    """The code view's display: trimmed or too deep entries vanish with their
+    subtrees (None: the root itself vanishes)."""
     if opts.max_depth < 1 or full_match_any(opts.trim_name_regexes, ROOT_NAME):
         return None
     gone = p.depth > opts.max_depth
     if opts.trim_name_regexes:
         gone |= struct.matching(tuple(opts.trim_name_regexes))
-    gone |= _covering(p.forest & gone, struct.end) > 0
-    return p.forest & ~gone & _shown(struct, p, opts, code=True)
+    gone |= covering(p.forest & gone, struct.end) > 0
+    return p.forest & ~gone & show_mask(struct, p, opts, code=True)
 
 
 def _sibling_key(
@@ -115,22 +116,22 @@ def code_table(struct: Structure, model: ProfileModel, opts: Options) -> TreeTab
     members = struct.members
     assert members is not None
     p, picked = _values(struct, model, opts)
-    _account(struct, p, closed=True)
+    account(struct, p, closed=True)
     root = np.zeros((2, N_STATS), dtype=np.int64)
     root[1] = (p.values * p.kept[:, None]).sum(axis=0)
     if list(opts.start_name_regexes) != [".*"]:
-        _search_root(struct, p, tuple(opts.start_name_regexes))
+        search_root(struct, p, tuple(opts.start_name_regexes))
     disp = _displayed(struct, p, opts)
     shown_mask = np.zeros(len(struct), dtype=bool) if disp is None else disp
     shown = np.flatnonzero(shown_mask)
-    level = _covering(shown_mask, struct.end)[shown] + 1
-    parents = _display_parents(shown, level, len(struct))
+    level = covering(shown_mask, struct.end)[shown] + 1
+    parents = display_parents(shown, level, len(struct))
     occurrence = _segment_sums(picked.astype(np.int64), members.offsets)
     key = _sibling_key(struct, shown, p.totals, occurrence, opts.order_by)
-    sizes = _display_sizes(struct, shown)
-    perm = _report_order(struct, shown, parents, key, sizes)
-    rows = _Rows(shown[perm], level[perm], parents[perm], sizes[perm])
-    table = _table(struct, p, rows, p.totals, root)
+    sizes = display_sizes(struct, shown)
+    perm = report_order(struct, shown, parents, key, sizes)
+    rows = Rows(shown[perm], level[perm], parents[perm], sizes[perm])
+    table = make_table(struct, p, rows, p.totals, root)
     table.members = _row_members(members, picked, rows.nodes)
     table.empty = disp is None
     if table.source is not None:
@@ -165,11 +166,11 @@ class _NodeBuilder:
         for node, parent in zip(shown, table.parent[1:].tolist()):
             (displayed if parent == 0 else shown[parent - 1].children).append(node)
         if table.empty:  # the root vanished: its children stay the accounted ones
-            heads = p.forest & (_covering(p.forest, struct.end) == 0)
+            heads = p.forest & (covering(p.forest, struct.end) == 0)
             displayed = [nodes[i] for i in np.flatnonzero(heads).tolist()]
         return displayed, top
 
-    def _entry_nodes(self, struct: Structure, p: _Pass) -> list[ShowNode]:
+    def _entry_nodes(self, struct: Structure, p: Pass) -> list[ShowNode]:
         members = struct.members
         assert members is not None and struct.frames is not None
         model = self.model

@@ -4,16 +4,17 @@ A node's children are its inputs (control inputs included) in input order; the
 top level holds the nodes no other node consumes, in name order. Every node is
 visited once per pass, so a node shared by several consumers is counted under
 the first one reached (depth first). Unaccounted nodes are dropped and their
-accounted inputs move up. Options read: all of them (see
-:mod:`tfprof_lite.views.tree`; run vectorised by :mod:`tfprof_lite.views.table`).
+accounted inputs move up. Options read: all of them (the query runs vectorised in
+:mod:`tfprof_lite.views.table`).
 """
 
 from __future__ import annotations
 
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
+from tfprof_lite.views.passes import Structure, make_structure
 from tfprof_lite.views.result import ViewResult
-from tfprof_lite.views.table import Structure, TableRoot, make_structure, tree_table
+from tfprof_lite.views.table import TableRoot, tree_table
 
 __all__ = ["GRAPH_PARENT", "GraphView"]
 

@@ -15,7 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.options.options import Options, full_match_many
+from tfprof_lite.options.options import Options
+from tfprof_lite.options.regex import full_match_many
 from tfprof_lite.views.stats import N_STATS
 
 __all__ = [

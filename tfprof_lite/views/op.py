@@ -9,7 +9,8 @@ the listing. Options read: all of them.
 from __future__ import annotations
 
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.options.options import Options, full_match_any
+from tfprof_lite.options.options import Options
+from tfprof_lite.options.regex import full_match_any
 from tfprof_lite.views.multi import fill_multi
 from tfprof_lite.views.node import ROOT_NAME, QueryContext, ShowNode
 from tfprof_lite.views.result import ViewResult

@@ -2,17 +2,17 @@
 
 Every ``/``-separated prefix of a node name is a parent; prefixes that are not
 graph nodes become placeholder parents (op type ``_kTFScopeParent``). Children
-are kept in byte-wise name order. Options read: all of them (see
-:mod:`tfprof_lite.views.tree` for the passes, run vectorised by
-:mod:`tfprof_lite.views.table`).
+are kept in byte-wise name order. Options read: all of them (the query runs
+vectorised in :mod:`tfprof_lite.views.table`).
 """
 
 from __future__ import annotations
 
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
+from tfprof_lite.views.passes import Structure, make_structure
 from tfprof_lite.views.result import ViewResult
-from tfprof_lite.views.table import Structure, TableRoot, make_structure, tree_table
+from tfprof_lite.views.table import TableRoot, tree_table
 
 __all__ = ["SCOPE_PARENT", "ScopeView"]
 

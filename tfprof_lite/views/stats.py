@@ -1,12 +1,28 @@
 """The statistics vector every displayed node carries.
 
 A node's self and total values are plain ``list[int]`` of :data:`N_STATS` entries,
-indexed by the constants below, so aggregation is a tight loop and no view needs
+indexed by the constants of the metric table (:mod:`tfprof_lite.base.metrics`,
+re-exported here for the views), so aggregation is a tight loop and no view needs
 a per-field branch.
 """
 
 from __future__ import annotations
 
+from tfprof_lite.base.metrics import (
+    ACC,
+    CPU,
+    DEFINITION,
+    EXEC,
+    FLOPS,
+    METRICS,
+    N_STATS,
+    OUTPUT,
+    PARAMS,
+    PEAK,
+    REQUESTED,
+    RESIDUAL,
+    RUN,
+)
 from tfprof_lite.model.int64 import INT64_MAX, INT64_MIN, wrap64
 
 __all__ = [
@@ -26,30 +42,9 @@ __all__ = [
     "add_into",
 ]
 
-DEFINITION = 0
-RUN = 1
-EXEC = 2
-ACC = 3
-CPU = 4
-REQUESTED = 5
-PEAK = 6
-RESIDUAL = 7
-OUTPUT = 8
-PARAMS = 9
-FLOPS = 10
-N_STATS = 11
-
-ORDER_BY_STAT: dict[str, int] = {
-    "bytes": REQUESTED,
-    "peak_bytes": PEAK,
-    "residual_bytes": RESIDUAL,
-    "output_bytes": OUTPUT,
-    "micros": EXEC,
-    "accelerator_micros": ACC,
-    "cpu_micros": CPU,
-    "params": PARAMS,
-    "float_ops": FLOPS,
-}
+#: ``-order_by`` name -> the statistic whose total it sorts by (``name`` and
+#: ``occurrence`` sort otherwise).
+ORDER_BY_STAT: dict[str, int] = {m.select: m.stat for m in METRICS if m.select and m.order_by}
 
 
 def add_into(total: list[int], other: list[int]) -> None:

@@ -1,4 +1,4 @@
-"""The HTML report (``tfprof_lite.outputs.html``) and ``tfprof-lite report``, without a browser
+"""The HTML report (``tfprof_lite.report``) and ``tfprof-lite report``, without a browser
 (``tests/integration/test_report_browser.py`` drives it in headless Chromium)."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import pytest
 
 from tests.unit.cli import profiles
 from tests.unit.cli.conftest import Runner
-from tfprof_lite import Profiler
-from tfprof_lite.outputs import html as report
-from tfprof_lite.outputs.html import render_html, script_json, step_times
+from tfprof_lite import Profiler, report
+from tfprof_lite.report import render_html, script_json, step_times
 
 
 @pytest.fixture(scope="module")
@@ -226,10 +225,9 @@ def test_advisor_log_messages_become_notes(monkeypatch: pytest.MonkeyPatch) -> N
     def fake(model: object, options: dict[str, object]) -> object:
         logging.getLogger("tfprof_lite").warning("Missing <run_meta>")
         logging.getLogger("tfprof_lite").warning("Missing <run_meta>")
-        print("printed text")
         advice = pb.AdviceProto()
         advice.checkers.get_or_create("OperationChecker").reports.append("use <NCHW>")
-        return advice
+        return advisor.AdvisorResult(advice, "printed text")
 
     monkeypatch.setattr(advisor, "run_advisor", fake)
     fragment = report.advisor_section(profiles.profiler().model)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from tfprof_lite.analysis.memory import AllocatorMemory, MemoryReport, StepMemory, memory_profile
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.html_svg import esc, y_grid
+from tfprof_lite.report.markup import esc, y_grid
 
 __all__ = ["MAX_POINTS", "downsample", "memory_fragment", "timeline_svg"]
 

@@ -32,9 +32,10 @@ Contract:
   caller's own FULL_TRACE run with a ``RunMetadata``) is used instead when a
   sample is due (or none was taken yet). Traced steps are counted in the window
   but not timed. Session callables are timed but never sampled by the monitor.
-* Inside ``ProfileContext(monitor=...)`` the monitor's patch is installed
-  *over* the context's, so it sees the caller's runs (not the context's
-  global-step reads) and recognises the steps the context traced.
+* The monitor is a listener of the shared ``Session.run`` patch
+  (:mod:`tfprof_lite.session.dispatch`), outside any ``ProfileContext``: it sees
+  the caller's runs (not the context's global-step reads) and is told which
+  runs another listener traced.
 * Failures of the monitor (unwritable directory, a sample that cannot be
   analysed) are logged once on the ``tfprof_lite`` logger and never reach the
   training loop. Only one monitor can be active: entering a second one raises
@@ -45,17 +46,13 @@ Contract:
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib
 import itertools
-import json
 import logging
 import os
-import sys
 import threading
 import time
 from types import TracebackType
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Optional, TextIO
 
 from tfprof_lite.analysis.monitor_log import MONITOR_FILE
 from tfprof_lite.analysis.monitoring import (
@@ -63,14 +60,13 @@ from tfprof_lite.analysis.monitoring import (
     MonitorSummary,
     SampleMetrics,
     WindowRecord,
-    sample_metrics,
     summarize,
-    window_stats,
 )
-from tfprof_lite.capture import profile_context as _pc
-from tfprof_lite.capture.patching import AttributePatch
-from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.records import NodeSpec
+from tfprof_lite.session import dispatch
+from tfprof_lite.session.calls import RunCall
+from tfprof_lite.session.monitor_output import MonitorOutput, OnceWarner
+from tfprof_lite.session.monitor_sample import SampleAnalyser
+from tfprof_lite.session.monitor_window import WindowState
 
 __all__ = ["DEFAULT_EVERY", "DEFAULT_SAMPLE_EVERY", "LEVELS", "Monitor", "monitor_for"]
 
@@ -88,20 +84,6 @@ _active: Optional[Monitor] = None
 _active_lock = threading.Lock()
 _clock = time.perf_counter
 _ident = threading.get_ident
-
-
-class _WindowState:
-    """Accumulators of the open window."""
-
-    def __init__(self, index: int, first_step: int, sample_due: bool) -> None:
-        self.index = index
-        self.first_step = first_step
-        self.start = _clock()
-        self.start_cpu = time.process_time()
-        self.durations: list[float] = []
-        self.traced = 0
-        self.in_run = 0.0
-        self.sample_due = sample_due
 
 
 class Monitor(contextlib.ContextDecorator):
@@ -145,27 +127,25 @@ class Monitor(contextlib.ContextDecorator):
         self.level = level
         self.every = every
         self.sample_every = sample_every
-        self._stream = stream
-        self._logger = logger
         self._summary = summary
         self._this_thread_only = this_thread_only
         self._lock = threading.Lock()
-        self._patch: _MonitorPatch | None = None
+        self._registered = False
         self._owned = False
-        self._warned: set[str] = set()
-        self._nodes: tuple[Any, int, list[NodeSpec]] | None = None
+        self._warner = OnceWarner()
+        self._output = MonitorOutput(self.path, stream, logger, self._warner)
+        self._analyser = SampleAnalyser()
         self._reset()
 
     def _reset(self) -> None:
         self.run_id = ""
         self._thread: int | None = None
-        self._fd: int | None = None
         self._running = False
         self._step = 0
         self._records: list[WindowRecord] = []
         self._latest: SampleMetrics | None = None
         self._sample_pending = False
-        self._window = _WindowState(0, 0, self._due(0))
+        self._window = WindowState(0, 0, self._due(0))
 
     # ----------------------------------------------------------- public API
     @property
@@ -199,7 +179,8 @@ class Monitor(contextlib.ContextDecorator):
             if _active is not None:
                 raise RuntimeError("a tfprof_lite Monitor is already active; monitors cannot nest")
             self._begin_run()
-            self._patch = _MonitorPatch.install()
+            dispatch.add_listener(self, dispatch.OUTER)
+            self._registered = True
             _active = self
         return self
 
@@ -213,13 +194,14 @@ class Monitor(contextlib.ContextDecorator):
         with _active_lock:
             if _active is self:
                 _active = None
-            if self._patch is not None:
-                self._patch.remove()
-                self._patch = None
+            if self._registered:
+                dispatch.remove_listener(self)
+                self._registered = False
         self._finish_run()
 
-    def _start_owned(self) -> None:
-        """Enter on behalf of a ``ProfileContext``; a failure is only logged."""
+    def start_owned(self) -> None:
+        """Enter on behalf of a ``ProfileContext``; if another monitor is active,
+        only log a warning (the context profiles without monitoring)."""
         try:
             self.__enter__()
         except RuntimeError as err:
@@ -227,8 +209,8 @@ class Monitor(contextlib.ContextDecorator):
             return
         self._owned = True
 
-    def _stop_owned(self) -> None:
-        """Leave what :meth:`_start_owned` entered."""
+    def stop_owned(self) -> None:
+        """Leave what :meth:`start_owned` entered (nothing if it did not start)."""
         if self._owned:
             self._owned = False
             self.__exit__(None, None, None)
@@ -238,9 +220,9 @@ class Monitor(contextlib.ContextDecorator):
         self._reset()
         self.run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{next(_RUN_IDS)}"
         self._thread = threading.get_ident() if self._this_thread_only else None
-        self._open_file()
+        self._output.open()
         self._running = True
-        self._write_json(
+        self._output.record(
             {
                 "v": SCHEMA_VERSION,
                 "event": "start",
@@ -252,7 +234,7 @@ class Monitor(contextlib.ContextDecorator):
                 "time": time.time(),
             }
         )
-        self._window = _WindowState(0, 0, self._due(0))
+        self._window = WindowState(0, 0, self._due(0))
         self._sample_pending = self._window.sample_due and self.every == 1
 
     def _finish_run(self) -> None:
@@ -265,13 +247,77 @@ class Monitor(contextlib.ContextDecorator):
             self._emit(record)
         summary = self.summary()
         end = {"v": SCHEMA_VERSION, "event": "end", "run": self.run_id, "time": time.time()}
-        self._write_json({**end, "steps": self._step, "summary": summary.to_dict()})
+        self._output.record({**end, "steps": self._step, "summary": summary.to_dict()})
         if self._summary:
-            self._write_line(summary.to_line())
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-            self._fd = None
+            self._output.line(summary.to_line())
+        self._output.close()
+
+    # ------------------------------------------------- run listener: fast path
+    def begin_untraced(self, run_metadata: Any) -> float | None:
+        """Start timing a run that needs nothing else (no sample due, no caller
+        ``RunMetadata``, a monitored thread); None otherwise."""
+        if run_metadata is not None or self._sample_pending:
+            return None
+        thread = self._thread
+        if thread is not None and thread != _ident():
+            return None
+        return _clock()
+
+    def end_untraced(
+        self, ticket: float, failed: bool, traced: bool, stop: float | None = None
+    ) -> None:
+        """Count a run that started at ``ticket`` and ended now (or at ``stop``);
+        runs that raise are not counted, traced runs are counted but not timed."""
+        if failed:
+            return
+        seconds = (_clock() if stop is None else stop) - ticket
+        with self._lock:
+            if not self._running:
+                return
+            window = self._window
+            self._step += 1
+            window.in_run += seconds
+            if traced:
+                window.traced += 1
+            else:
+                window.durations.append(seconds)
+            done = self._step - window.first_step
+            if done < self.every:
+                if window.sample_due and done == self.every - 1:
+                    self._sample_pending = True
+                return
+            record = self._close_window(partial=False)
+        self._emit(record)
+
+    # ------------------------------------------------- run listener: full path
+    def before_run(self, call: RunCall) -> tuple[float, bool] | None:
+        """Claim a due sample (FULL_TRACE) for a ``Session.run``; start timing.
+        None for runs of other threads when ``this_thread_only``."""
+        thread = self._thread
+        if thread is not None and thread != _ident():
+            return None
+        sampled = not call.is_callable and self._sample_pending and self._claim_sample()
+        if sampled:
+            call.request_trace()
+        return _clock(), sampled
+
+    def after_run(self, call: RunCall, ticket: tuple[float, bool], failed: bool) -> None:
+        """Count the run; analyse it if it is a sample (not timed: traced)."""
+        start, sampled = ticket
+        if failed:
+            if sampled:
+                self._sample_pending = True
+            return
+        if sampled:
+            stop = _clock()
+            self._take_sample(call.session, call.trace_meta)
+            self.end_untraced(start, False, True, stop)
+            return
+        traced = call.traced
+        meta = call.run_metadata
+        if meta is not None and self._caller_trace(call.session, meta):
+            traced = True
+        self.end_untraced(start, False, traced)
 
     # ------------------------------------------------------------ the steps
     def _due(self, window: int) -> bool:
@@ -291,49 +337,11 @@ class Monitor(contextlib.ContextDecorator):
     def _wants_free_sample(self) -> bool:
         return self._sample_pending or self._window.sample_due or self._latest is None
 
-    def _tick(self, seconds: float, traced: bool) -> None:
-        """Count one finished run of ``seconds`` (traced runs are not timed)."""
-        with self._lock:
-            if not self._running:
-                return
-            window = self._window
-            self._step += 1
-            window.in_run += seconds
-            if traced:
-                window.traced += 1
-            else:
-                window.durations.append(seconds)
-            done = self._step - window.first_step
-            if done < self.every:
-                if window.sample_due and done == self.every - 1:
-                    self._sample_pending = True
-                return
-            record = self._close_window(partial=False)
-        self._emit(record)
-
     def _close_window(self, partial: bool) -> WindowRecord:
         """The record of the open window; opens the next one (lock held)."""
-        window = self._window
-        now = _clock()
-        wall = max(now - window.start, 1e-9)
-        steps = self._step - window.first_step
-        record = WindowRecord(
-            run=self.run_id,
-            window=window.index,
-            first_step=window.first_step,
-            last_step=self._step - 1,
-            steps=steps,
-            traced=window.traced,
-            stats=window_stats(window.durations),
-            period_ms=round(1000.0 * wall / steps, 4) if steps else 0.0,
-            in_run=round(window.in_run / wall, 4),
-            host_cpu=round((time.process_time() - window.start_cpu) / wall, 4),
-            sample=self._latest,
-            time=time.time(),
-            partial=partial,
-        )
-        index = window.index + 1
-        self._window = _WindowState(index, self._step, self._due(index))
+        record = self._window.record(self.run_id, self._step, self._latest, partial)
+        index = self._window.index + 1
+        self._window = WindowState(index, self._step, self._due(index))
         if self._window.sample_due and self.every == 1:
             self._sample_pending = True
         return record
@@ -347,31 +355,13 @@ class Monitor(contextlib.ContextDecorator):
             self._take_sample(session, meta)
         return True
 
-    def _sampled_run(
-        self, original: Callable[..., Any], session: Any, args: tuple[Any, ...]
-    ) -> Any:
-        """One ``Session.run`` with FULL_TRACE, analysed as the window's sample."""
-        fetches, feed_dict, options, run_metadata = args
-        meta = run_metadata if run_metadata is not None else _pc._new_run_metadata()
-        start = _clock()
-        try:
-            result = original(session, fetches, feed_dict, _pc._full_trace(options), meta)
-        except BaseException:
-            self._sample_pending = True
-            raise
-        elapsed = _clock() - start
-        self._take_sample(session, meta)
-        self._tick(elapsed, traced=True)
-        return result
-
-    # -------------------------------------------------------------- samples
     def _take_sample(self, session: Any, meta: Any) -> None:
         """Analyse a traced run; failures are logged once."""
         step = self._step
         try:
-            metrics = sample_metrics(self._sample_model(session.graph, meta), step)
+            metrics = self._analyser.metrics(session.graph, meta, step)
         except Exception as err:
-            self._warn_once("sample", f"a monitoring sample failed (training continues): {err}")
+            self._warner.warn("sample", f"a monitoring sample failed (training continues): {err}")
             return
         with self._lock:
             self._sample_pending = False
@@ -379,72 +369,10 @@ class Monitor(contextlib.ContextDecorator):
             if metrics is not None:
                 self._latest = metrics
 
-    def _sample_model(self, graph: Any, meta: Any) -> ProfileModel:
-        """A one-step model: the graph's nodes plus the traced step."""
-        from tfprof_lite.model import decode
-        from tfprof_lite.proto import messages as pb
-        from tfprof_lite.proto.codec import parse
-
-        model = ProfileModel()
-        model.add_graph(self._graph_nodes(graph))
-        model.add_step(0, decode.step_records(parse(pb.RunMetadata, meta, "run_metadata")))
-        return model
-
-    def _graph_nodes(self, graph: Any) -> list[NodeSpec]:
-        """The graph's nodes, decoded once per graph version."""
-        from tfprof_lite.capture.oplog import graph_def_message
-        from tfprof_lite.model import decode
-
-        version = int(getattr(graph, "version", -1))
-        cached = self._nodes
-        if cached is None or cached[0] is not graph or cached[1] != version:
-            cached = (graph, version, list(decode.graph_nodes(graph_def_message(graph))))
-            self._nodes = cached
-        return cached[2]
-
-    # --------------------------------------------------------------- output
     def _emit(self, record: WindowRecord) -> None:
         self._records.append(record)
-        self._write_line(record.to_line(self.level))
-        self._write_json(record.to_dict())
-
-    def _write_line(self, line: str) -> None:
-        """One whole line to the logger or the stream (one write + flush)."""
-        try:
-            if self._logger is not None:
-                self._logger.info("%s", line)
-                return
-            stream = self._stream if self._stream is not None else sys.stderr
-            stream.write(line + "\n")
-            stream.flush()
-        except Exception as err:  # a closed stream must not stop training
-            self._warn_once("line", f"cannot write a monitoring line: {err}")
-
-    def _open_file(self) -> None:
-        path = self.path
-        if path is None:
-            return
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        except OSError as err:
-            self._warn_once("open", f"cannot write {path}: {err.strerror}; printing lines only")
-
-    def _write_json(self, doc: dict[str, Any]) -> None:
-        """One JSON line, written with one ``os.write`` (O_APPEND: never torn)."""
-        if self._fd is None:
-            return
-        data = (json.dumps(doc, separators=(",", ":")) + "\n").encode("utf-8")
-        try:
-            while data:
-                data = data[os.write(self._fd, data) :]
-        except OSError as err:
-            self._warn_once("write", f"cannot append to {self.path}: {err.strerror}")
-
-    def _warn_once(self, key: str, message: str) -> None:
-        if key not in self._warned:
-            self._warned.add(key)
-            log.warning("tfprof_lite: %s", message)
+        self._output.line(record.to_line(self.level))
+        self._output.record(record.to_dict())
 
 
 def _check_int(name: str, value: object, minimum: int) -> None:
@@ -472,68 +400,3 @@ def monitor_for(
     if isinstance(spec, int) and not isinstance(spec, bool) and spec in LEVELS:
         return Monitor(profile_dir, level=spec, every=every)
     raise ValueError(f"monitor must be 0, 1, 2 or a tfprof_lite.Monitor; got {spec!r}")
-
-
-class _MonitorPatch(AttributePatch):
-    """``BaseSession.run`` and ``BaseSession._Callable.__call__`` while monitoring."""
-
-    def __init__(self) -> None:
-        super().__init__("monitoring")
-
-    @classmethod
-    def install(cls) -> _MonitorPatch:
-        """Patch the two entry points (over any ``ProfileContext`` patch)."""
-        base = importlib.import_module("tensorflow.python.client.session").BaseSession
-        patch = cls()
-        patch.set(base, "run", _run_wrapper(base.run))
-        patch.set(base._Callable, "__call__", _call_wrapper(base._Callable.__call__))
-        return patch
-
-
-def _run_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def run(
-        self: Any,
-        fetches: Any,
-        feed_dict: Any = None,
-        options: Any = None,
-        run_metadata: Any = None,
-    ) -> Any:
-        monitor = _active
-        if monitor is None or (monitor._thread is not None and monitor._thread != _ident()):
-            return original(self, fetches, feed_dict, options, run_metadata)
-        if monitor._sample_pending and monitor._claim_sample():
-            return monitor._sampled_run(original, self, (fetches, feed_dict, options, run_metadata))
-        pctx = _pc._active  # a ProfileContext whose patch runs inside ours
-        marker = pctx._schedule.traced_steps if pctx is not None else 0
-        start = _clock()
-        result = original(self, fetches, feed_dict, options, run_metadata)
-        elapsed = _clock() - start
-        traced = pctx is not None and pctx._schedule.traced_steps != marker
-        if run_metadata is not None and monitor._caller_trace(self, run_metadata):
-            traced = True
-        monitor._tick(elapsed, traced)
-        return result
-
-    return run
-
-
-def _call_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        monitor = _active
-        if monitor is None or (monitor._thread is not None and monitor._thread != _ident()):
-            return original(self, *args, **kwargs)
-        pctx = _pc._active
-        marker = pctx._schedule.traced_steps if pctx is not None else 0
-        start = _clock()
-        result = original(self, *args, **kwargs)
-        elapsed = _clock() - start
-        traced = pctx is not None and pctx._schedule.traced_steps != marker
-        meta = kwargs.get("run_metadata")
-        if meta is not None and monitor._caller_trace(self._session, meta):
-            traced = True
-        monitor._tick(elapsed, traced)
-        return result
-
-    return call

@@ -4,8 +4,8 @@ Contract: :meth:`AttributePatch.set` replaces ``owner.name`` with a wrapper and
 remembers what the class itself held (an inherited attribute counts as absent);
 :meth:`AttributePatch.remove` restores in reverse order: the old value, or no
 attribute at all. A wrapper that someone else replaced meanwhile is left in
-place with a warning, so stacked patches (a Monitor over a ProfileContext, or
-another tool's) never undo each other.
+place with a warning, so stacked patches (ours and another tool's) never undo
+each other.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``TFPROF_LITE_DIR=/tmp/prof python -m tfprof_lite.run train.py --its --args``
 runs ``train.py`` as ``__main__`` (``-m package.module`` works too) inside a
-:class:`~tfprof_lite.capture.profile_context.ProfileContext` and leaves
+:class:`~tfprof_lite.session.profile_context.ProfileContext` and leaves
 ``profile_<step>`` files in ``/tmp/prof``. Code that can be changed may call
 :func:`start_from_env` instead (e.g. from a ``sitecustomize`` it already has).
 
@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, Callable
 
-from tfprof_lite.capture.profile_context import STEP_SOURCES, ProfileContext
+from tfprof_lite.session.profile_context import STEP_SOURCES, ProfileContext
 
 __all__ = [
     "ENV_DIR",

@@ -1,4 +1,4 @@
-"""The stylesheet and script of the HTML report, inlined by :mod:`tfprof_lite.outputs.html`.
+"""The stylesheet and script of the HTML report, inlined by :mod:`tfprof_lite.report`.
 
 Contract: plain strings, no external resources (no fonts, no CDN, no network): the
 report must work from a file on a machine without a network. The script is

@@ -17,7 +17,7 @@ Contract:
   taken for one is dropped. A graph without a global step is an error at
   ``begin()`` (``tf.compat.v1.train.get_or_create_global_step()`` fixes it).
 * Which steps are traced, dumped and profiled follows
-  :mod:`tfprof_lite.capture.schedule` (TensorFlow's ``ProfileContext`` rules; the
+  :mod:`tfprof_lite.session.schedule` (TensorFlow's ``ProfileContext`` rules; the
   10 warm-up steps and the random-sampling limit count the steps seen by the hook,
   not the global step, so a restored run warms up again).
 * Traced steps go to :attr:`ProfilerHook.profiler`; ``profile_<step>`` files are
@@ -38,8 +38,8 @@ from typing import Any
 from tensorflow.core.protobuf import config_pb2
 from tensorflow.python.training import session_run_hook, training_util
 
-from tfprof_lite.capture.profile_context import fetch_key
-from tfprof_lite.capture.schedule import Capture, Plan
+from tfprof_lite.session.base import Capture, Plan
+from tfprof_lite.session.calls import fetch_key
 
 __all__ = ["ProfilerHook"]
 

@@ -1,0 +1,227 @@
+"""Profile ingestion for the facade: a graph, op logs and RunMetadata into one
+:class:`~tfprof_lite.model.profile.ProfileModel`, the way tfprof takes them.
+
+Both ways in of ``tf.compat.v1.profiler`` go through :class:`Ingest`:
+
+* the :class:`~tfprof_lite.profiler.Profiler` (:meth:`Ingest.for_profiler`, then
+  :meth:`Ingest.add_step`): at construction the graph's nodes and the default op
+  log merged with the user's; on every step the nodes added since, the step's
+  records and the op log refined by its RunMetadata. As TensorFlow re-sends the
+  *default* op log on ``add_step``, the FLOPs a user op log set give way to the
+  registered ones from the first step on;
+* the one-shot ``profile``/``advise`` (:func:`one_shot_model`): one default op log,
+  refined by the RunMetadata and merged with the user's; the RunMetadata (when it
+  holds step stats) becomes step 0.
+
+With ``flops="corrected"`` (or a ``FlopConventions``) the corrected FLOPs of
+:mod:`tfprof_lite.capture.flops` are applied after every op log; names a user op
+log gives FLOPs are never overridden. A ``tf.Graph`` is read by
+:mod:`tfprof_lite.capture`; GraphDefs and messages by :mod:`tfprof_lite.model`.
+This module sits between the capture layer and the facade (``profiler``, ``api``).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from tfprof_lite.capture.flops import FlopsHook, resolve_flops_mode
+from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_message, is_tf_graph
+from tfprof_lite.capture.source import GraphSource
+from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.model import decode
+from tfprof_lite.model.flops import FlopConventions
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.records import OpLogEntrySpec
+from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.codec import parse
+
+__all__ = ["Ingest", "default_tf_graph", "one_shot_model", "parse_op_log", "parse_run_meta"]
+
+log = logging.getLogger("tfprof_lite")
+
+
+def default_tf_graph() -> Any:
+    """TensorFlow's default graph when TensorFlow is imported and in graph mode, else None."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None or tf.executing_eagerly():
+        return None
+    return tf.compat.v1.get_default_graph()
+
+
+def parse_op_log(op_log: Any) -> Any | None:
+    """A user OpLogProto (ours, TensorFlow's or bytes) as our message, or None."""
+    return parse(pb.OpLogProto, op_log, "op_log") if op_log is not None else None
+
+
+def parse_run_meta(run_meta: Any) -> Any | None:
+    """A one-shot RunMetadata as our message; None when absent or empty."""
+    if run_meta is None:
+        return None
+    meta = parse(pb.RunMetadata, run_meta, "run_meta")
+    return meta if meta.ByteSize() else None
+
+
+def _flop_names(user_log: Any | None) -> set[str]:
+    """Names a user op log gives FLOPs."""
+    return {e.name for e in user_log.log_entries if e.float_ops} if user_log else set()
+
+
+class Ingest:
+    """One profile being fed: its model, the live graph it follows, the FLOP hook.
+
+    ``Ingest()`` is an empty profile that follows no graph (a loaded profile);
+    :meth:`for_profiler` and :func:`one_shot_model` start one from a graph.
+    """
+
+    def __init__(self) -> None:
+        self.model = ProfileModel()
+        #: The live ``tf.Graph`` followed across steps, or None.
+        self.source: GraphSource | None = None
+        #: Share of the graph's nodes seen in steps (updated by :meth:`add_step`).
+        self.coverage = 0.0
+        self._conventions: FlopConventions | None = None
+        self._hook: FlopsHook | None = None
+        self._user_flops: set[str] = set()
+
+    @classmethod
+    def _begin(cls, graph: Any, flops: str | FlopConventions) -> tuple[Ingest, Any]:
+        """A new ingestion and the graph to read (TensorFlow's default one if None)."""
+        conventions = resolve_flops_mode(flops)
+        ingest = cls()
+        ingest._conventions = conventions
+        # Frozen views are tfprof's behaviour; corrected FLOPs are ours, and they
+        # land on runtime nodes (loop bodies) that a frozen view would leave out.
+        ingest.model.freeze_views = conventions is None
+        return ingest, default_tf_graph() if graph is None else graph
+
+    def _start_flops(self, graph: Any, user_log: Any | None) -> None:
+        """The corrected-FLOPs hook (opt-in), made before the default op log so a bad
+        input fails early, and applied after it."""
+        if self._conventions is not None:
+            self._hook = FlopsHook(graph, self._conventions, _flop_names(user_log))
+
+    @classmethod
+    def for_profiler(
+        cls, graph: Any, op_log: Any = None, flops: str | FlopConventions = "tf"
+    ) -> Ingest:
+        """``Profiler(graph, op_log)``: the graph's nodes and the merged default op log."""
+        ingest, graph = cls._begin(graph, flops)
+        user_log = parse_op_log(op_log)
+        ingest._start_flops(graph, user_log)
+        if graph is not None and is_tf_graph(graph):
+            ingest.source = GraphSource(graph)
+            ingest._user_flops = _flop_names(user_log)
+            graph_def, user_log = ingest.source.initial(user_log)
+        else:
+            graph_def = _graph_def(graph)
+        ingest._feed(graph_def, user_log)
+        return ingest
+
+    @classmethod
+    def one_shot(
+        cls,
+        graph: Any,
+        run_meta: Any,
+        op_log: Any,
+        add_trace: bool,
+        flops: str | FlopConventions = "tf",
+    ) -> Ingest:
+        """The one-shot profile (see :func:`one_shot_model`)."""
+        ingest, graph = cls._begin(graph, flops)
+        meta = parse_run_meta(run_meta)
+        user_log = parse_op_log(op_log)
+        ingest._start_flops(graph, user_log)
+        if graph is not None and is_tf_graph(graph):
+            user_log = OpLogBuilder(graph, add_trace=add_trace).build(meta, user_log)
+            graph = graph_def_message(graph)
+        ingest._feed(_graph_def(graph), user_log, meta, step=0)
+        return ingest
+
+    def follow(self, graph: Any) -> None:
+        """Follow ``graph`` (a ``tf.Graph``) from the next step on, if it is another one."""
+        if graph is not None and (self.source is None or self.source.graph is not graph):
+            self.source = GraphSource(graph)
+
+    def add_step(self, step: int, run_meta: Any) -> None:
+        """Add one step's RunMetadata (our message, TensorFlow's, or bytes).
+
+        Raises:
+            InvalidInputError: ``run_meta`` is empty, unparsable or not a RunMetadata.
+        """
+        meta = parse(pb.RunMetadata, run_meta, "run_meta")
+        if meta.ByteSize() == 0:
+            raise InvalidInputError(
+                f"run_meta for step {step} is empty; run the step with "
+                "options=RunOptions(trace_level=FULL_TRACE) and pass its run_metadata"
+            )
+        graph_def = op_log = None
+        if self.source is not None:
+            graph_def, op_log = self.source.for_step(meta)
+        self._feed(graph_def, op_log, meta, int(step), warn=True)
+        self.coverage = self.model.coverage()
+
+    def _feed(
+        self,
+        graph_def: Any | None,
+        op_log: Any | None,
+        meta: Any | None = None,
+        step: int = 0,
+        warn: bool = False,
+    ) -> None:
+        """Nodes, then the step's records, then the op log, then corrected FLOPs."""
+        model = self.model
+        if graph_def is not None:
+            model.add_graph(decode.graph_nodes(graph_def))
+        if meta is not None:
+            if meta.HasField("step_stats"):
+                model.add_step(step, decode.step_records(meta))
+            elif warn:
+                log.warning("Invalid RunMetadata for step %d", step)
+            if self._user_flops:
+                self._restore_default_flops(meta)
+        if op_log is not None:
+            model.add_op_log(*decode.op_log_entries(op_log))
+        if self._hook is not None:
+            self._hook.apply(model, meta)
+
+    def _restore_default_flops(self, meta: Any) -> None:
+        """TF's ``add_step`` re-sends the *default* op log, so the FLOPs a user op log set
+        at construction give way to the registered (non-zero) ones from then on."""
+        assert self.source is not None
+        default = OpLogBuilder(self.source.graph, add_trace=False).build(run_meta=meta)
+        entries, _ = decode.op_log_entries(default)
+        restored = [
+            OpLogEntrySpec(e.name, float_ops=e.float_ops)
+            for e in entries
+            if e.float_ops and e.name in self._user_flops
+        ]
+        self.model.add_op_log(restored, {})
+        self._user_flops = set()
+
+
+def _graph_def(graph: Any) -> Any | None:
+    """A GraphDef given as a message (ours or TensorFlow's) or bytes, or None."""
+    return parse(pb.GraphDef, graph, "graph") if graph is not None else None
+
+
+def one_shot_model(
+    graph: Any,
+    run_meta: Any,
+    op_log: Any,
+    add_trace: bool,
+    flops: str | FlopConventions = "tf",
+) -> ProfileModel:
+    """A one-shot profile: graph nodes, RunMetadata as step 0, default + user op log.
+
+    Args:
+        graph: ``tf.Graph``, GraphDef (message or bytes) or None (TensorFlow's
+            default graph when TensorFlow is imported and in graph mode).
+        run_meta: RunMetadata (message or bytes) or None.
+        op_log: user OpLogProto (message or bytes) or None.
+        add_trace: whether the default op log records Python call stacks.
+        flops: ``"tf"`` (TensorFlow's FLOPs), ``"corrected"`` or a
+            ``FlopConventions`` (see ``docs/flops.md``).
+    """
+    return Ingest.one_shot(graph, run_meta, op_log, add_trace, flops).model

@@ -1,0 +1,116 @@
+"""The report composer: queries the views and lays out the page.
+
+Contract of :func:`render_html`: see :mod:`tfprof_lite.report`. The report's
+queries use :func:`report_options` (every statistic selected, unlimited depth,
+ordered by time, no output of their own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tfprof_lite.base.metrics import METRICS
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.options.builder import ProfileOptionBuilder
+from tfprof_lite.options.options import Options
+from tfprof_lite.report.assets import CSS, JS
+from tfprof_lite.report.markup import Section, esc
+from tfprof_lite.report.sections import flame_section, overview_section, steps_section
+from tfprof_lite.report.slots import slot_section
+from tfprof_lite.report.tables import glossary_section, op_table_section, tree_table_section
+from tfprof_lite.views.query import run_view
+from tfprof_lite.views.result import ViewResult
+
+__all__ = ["render_html", "report_options"]
+
+#: Every statistic the report shows.
+_ALL_SELECT = [m.select for m in METRICS if m.select]
+
+
+def report_options(overrides: Options | None = None) -> Options:
+    """The options the report's queries use: ``overrides`` (or every node accounted,
+    all steps averaged) with the depth, selection, order and output the report needs."""
+    base = overrides or Options.from_dict(ProfileOptionBuilder().build())
+    return base.updated(
+        {"max_depth": 1_000_000, "select": _ALL_SELECT, "order_by": "micros", "output": "none"}
+    )
+
+
+def _query(model: ProfileModel, view: str, opts: Options) -> ViewResult:
+    return run_view(model, view, opts)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("tfprof-lite")
+    except Exception:  # noqa: BLE001 - not installed as a distribution
+        return "unknown"
+
+
+def _page(title: str, subtitle: str, sections: Sequence[Section]) -> str:
+    nav = "".join(f'<a href="#{s.anchor}">{esc(s.title)}</a>' for s in sections)
+    body = "".join(
+        f'<section id="{s.anchor}"><h2>{esc(s.title)}</h2>{s.body}</section>' for s in sections
+    )
+    csp = (
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+        f'<header><h1>{esc(title)}</h1><p class="muted">{esc(subtitle)}</p>'
+        f"<nav>{nav}</nav></header>"
+        f"<main>{body}</main><footer>Made by tfprof-lite {esc(_version())}; "
+        "works offline, loads nothing.</footer>"
+        f"<script>{JS}</script></body></html>\n"
+    )
+
+
+def _subtitle(model: ProfileModel, opts: Options, source: str) -> str:
+    steps = model.sorted_steps()
+    if opts.step >= 0:
+        which = f"step {opts.step}"
+    else:
+        which = f"per-node average over {len(steps)} step{'s' if len(steps) != 1 else ''}"
+    return f"{source + ': ' if source else ''}tables show {which}"
+
+
+def render_html(
+    model: ProfileModel,
+    opts: Options | None = None,
+    *,
+    title: str = "tfprof-lite report",
+    source: str = "",
+    max_rows: int = 2000,
+) -> str:
+    """The whole report as one HTML document (see the module docstring).
+
+    Args:
+        model: the profile.
+        opts: query options (filters, ``step``); the report sets depth, selection,
+            order and output itself. None: every node accounted, steps averaged.
+        title: the page title.
+        source: where the profile came from (shown under the title).
+        max_rows: the most rows per table.
+    """
+    query = report_options(opts)
+    scope = _query(model, "scope", query)
+    op = _query(model, "op", query)
+    code = _query(model, "code", query) if model.has_trace else None
+    sections = [
+        overview_section(model, scope, op),
+        steps_section(model),
+        flame_section([r for r in (scope, code) if r is not None]),
+        op_table_section(op, max_rows),
+        tree_table_section(scope, max_rows),
+        tree_table_section(code, max_rows),
+        slot_section("memory", model),
+        slot_section("advisor", model),
+        glossary_section(),
+    ]
+    return _page(title, _subtitle(model, query, source), sections)

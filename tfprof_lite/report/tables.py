@@ -1,0 +1,221 @@
+"""The report's op, scope and code tables and the glossary of their columns.
+
+Contract: a :class:`Column` has a title, a glossary term, a cell kind (``text``,
+``time``, ``bytes``, ``count``, ``pct``) and a value getter; the statistics'
+titles, terms and kinds come from the metric table
+(:mod:`tfprof_lite.base.metrics`). Tables are sortable and filterable by the
+page's script (numbers sort by the cell's ``data-v``); a table keeps the
+``max_rows`` rows with the most time, in their order, and says so. Every column
+term is defined in :data:`GLOSSARY`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from tfprof_lite.base.metrics import (
+    ACC,
+    BY_STAT,
+    CPU,
+    EXEC,
+    FLOPS,
+    METRICS,
+    OUTPUT,
+    PARAMS,
+    PEAK,
+    REQUESTED,
+    RESIDUAL,
+    RUN,
+)
+from tfprof_lite.base.units import format_memory, format_number, format_time
+from tfprof_lite.report.markup import Section, esc
+from tfprof_lite.views.node import ShowNode
+from tfprof_lite.views.result import ViewResult
+
+__all__ = [
+    "GLOSSARY",
+    "Column",
+    "glossary_section",
+    "op_columns",
+    "op_table_section",
+    "tree_columns",
+    "tree_table_section",
+]
+
+
+def _tree_nodes(result: ViewResult) -> list[tuple[ShowNode, int]]:
+    """The displayed nodes below the root with their depth, in report order."""
+    out: list[tuple[ShowNode, int]] = []
+    stack = [(kid, 1) for kid in reversed(result.root.children)]
+    while stack:
+        node, depth = stack.pop()
+        out.append((node, depth))
+        stack.extend((kid, depth + 1) for kid in reversed(node.children))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """A table column: title, glossary term, cell kind and value getter."""
+
+    title: str
+    term: str
+    kind: str  # text | time | bytes | count | pct
+    get: Callable[[ShowNode, int], int | str | float | None]
+
+
+_FORMATS: dict[str, Callable[[int], str]] = {
+    "time": format_time,
+    "bytes": format_memory,
+    "count": format_number,
+}
+
+
+def _fmt(kind: str, value: int | str | float | None) -> tuple[str, str]:
+    """The (sort value, display text) of a cell."""
+    if value is None:
+        return "-1", "--"
+    if kind == "text":
+        return "", str(value)
+    if kind == "pct":
+        number = float(value)
+        return str(number), f"{number:.2f}%"
+    count = int(value)
+    return str(count), _FORMATS[kind](count)
+
+
+def _self(stat: int) -> Callable[[ShowNode, int], int | None]:
+    return lambda node, depth: node.self_[stat] if node.account else None
+
+
+def _total(stat: int) -> Callable[[ShowNode, int], int]:
+    return lambda node, depth: node.total[stat]
+
+
+Getter = Callable[[ShowNode, int], Any]
+
+
+def _stat_column(stat: int, get: Callable[[int], Getter]) -> Column:
+    """The column of a statistic: the metric table's title, term and kind."""
+    metric = BY_STAT[stat]
+    return Column(metric.title, metric.term, metric.kind, get(stat))
+
+
+def _memory_columns(get: Callable[[int], Getter]) -> list[Column]:
+    stats = (REQUESTED, PEAK, RESIDUAL, OUTPUT, PARAMS, FLOPS)
+    return [_stat_column(stat, get) for stat in stats]
+
+
+def op_columns(root_time: int) -> list[Column]:
+    """Columns of the op table (values of the op type itself)."""
+
+    def share(node: ShowNode, depth: int) -> float:
+        """The op type's share of all execution time, in percent."""
+        return 100.0 * node.self_[EXEC] / root_time if root_time else 0.0
+
+    return [
+        Column("Op type", "Name", "text", lambda n, d: n.name),
+        Column("Nodes", "Nodes", "count", lambda n, d: n.occurrence),
+        _stat_column(RUN, _self),
+        _stat_column(EXEC, _self),
+        Column("% time", "% time", "pct", share),
+        _stat_column(ACC, _self),
+        _stat_column(CPU, _self),
+        *_memory_columns(_self),
+    ]
+
+
+def tree_columns(first: str) -> list[Column]:
+    """Columns of the scope and code tables (self and total time, then totals)."""
+    return [
+        Column(first, "Name", "text", lambda n, d: n.name),
+        Column("Depth", "Depth", "count", lambda n, d: d),
+        Column("Self time", "Self", "time", _self(EXEC)),
+        Column("Total time", "Total", "time", _total(EXEC)),
+        _stat_column(ACC, _total),
+        _stat_column(CPU, _total),
+        _stat_column(RUN, _total),
+        *_memory_columns(_total),
+    ]
+
+
+Row = tuple[ShowNode, int]
+
+
+def _cap(rows: list[Row], max_rows: int) -> list[Row]:
+    """The ``max_rows`` rows with the most total time, in their original order."""
+    if len(rows) <= max_rows:
+        return rows
+    keep = sorted(range(len(rows)), key=lambda i: -rows[i][0].total[EXEC])[:max_rows]
+    return [rows[i] for i in sorted(keep)]
+
+
+def _table(table_id: str, columns: list[Column], rows: list[Row], total: int) -> str:
+    head = "".join(
+        f'<th data-kind="{c.kind}" title="{esc(c.term)}: see the glossary">{esc(c.title)}</th>'
+        for c in columns
+    )
+    body: list[str] = []
+    for node, depth in rows:
+        cells = []
+        for i, column in enumerate(columns):
+            sort, text = _fmt(column.kind, column.get(node, depth))
+            attrs = ' class="name"' if i == 0 else f' data-v="{sort}"'
+            cells.append(f"<td{attrs}>{esc(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    count = len(rows)
+    shown = f"{count} rows" + (f" (the {count} slowest of {total})" if total > count else "")
+    return (
+        f'<div class="tools"><input type="search" class="filter" data-table="{table_id}" '
+        f'data-count="{table_id}-count" placeholder="Filter by name (text or /regex/)" '
+        f'aria-label="Filter rows by name">'
+        f'<span class="muted" id="{table_id}-count">{esc(shown)}</span></div>'
+        f'<div class="scroll"><table class="data sortable" id="{table_id}">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def op_table_section(op: ViewResult, max_rows: int) -> Section:
+    """The op table: one row per op type, its own time and memory."""
+    rows = [(node, 1) for node in op.rows]
+    table = _table("t-op", op_columns(op.root.total[EXEC]), _cap(rows, max_rows), len(rows))
+    intro = "<p class=muted>One row per op type; values are the op type's own (self).</p>"
+    return Section("ops", "Ops", intro + table)
+
+
+def tree_table_section(result: ViewResult | None, max_rows: int) -> Section:
+    """The scope or code table: one row per node, self and total time."""
+    view = "code" if result is None else result.view
+    anchor, title = ("scopes", "Scopes") if view == "scope" else ("code", "Code")
+    if result is None:
+        note = "This profile has no code traces (run with an op log holding them)."
+        return Section(anchor, title, f'<p class="muted">{note}</p>')
+    rows = _tree_nodes(result)
+    first = "Scope" if view == "scope" else "Code (file:line:function)"
+    table = _table(f"t-{view}", tree_columns(first), _cap(rows, max_rows), len(rows))
+    intro = "<p class=muted>Every node of the view; the memory and count columns are totals.</p>"
+    return Section(anchor, title, intro + table)
+
+
+#: Glossary: term -> definition (every column title maps to one of these terms).
+GLOSSARY: dict[str, str] = {
+    "Name": "Scope view: the node's full name (its name scopes joined by /). Code view: "
+    "a Python frame, file:line:function. Op view: the op type (MatMul, Conv2D...).",
+    "Self": "The node's own value, without the nodes below it. Shown as -- when the node "
+    "is not accounted (the root, and scope parents when -account_type_regexes filters).",
+    "Total": "The node's own value plus every node below it in the tree.",
+    **{m.term: m.glossary for m in METRICS if m.term},
+    "Nodes": "How many graph nodes have this op type.",
+    "Depth": "Level in the tree: 1 is the top level below the root.",
+    "% time": "The op type's execution time as a share of all execution time.",
+    "Step": "One traced run (one RunMetadata). The tables average each node over the steps "
+    "it ran in (-step -1) unless the report was made with -step N.",
+}
+
+
+def glossary_section() -> Section:
+    """Definitions of every column (self vs total, CPU vs accelerator, the four bytes)."""
+    items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in GLOSSARY.items())
+    return Section("glossary", "Glossary", f'<dl class="glossary">{items}</dl>')
