@@ -3,7 +3,8 @@
 Builds a two-layer classifier in graph mode, trains it in a plain ``Session`` loop
 inside a ``ProfileContext`` (traced steps saved as ``profile_<step>`` files, a live
 monitoring line every 100 steps), prints the scope and op views exactly as
-``tf.compat.v1.profiler`` would, then writes one file per kind of output to
+``tf.compat.v1.profiler`` would (the saved profiles also record which ops XLA can
+compile, for ``tfprof-lite xla-compat``), then writes one file per kind of output to
 ``./tfprof_out/``: a Chrome trace, a pprof profile, a CSV table, the advice, the
 overview, and a drawing of the classifier compiled by XLA.
 
@@ -34,6 +35,7 @@ import tensorflow as tf  # noqa: E402
 import tfprof_lite  # noqa: E402
 from tfprof_lite import xla  # noqa: E402
 from tfprof_lite.analysis.overview import overview  # noqa: E402
+from tfprof_lite.capture import xla_compat  # noqa: E402
 
 tf1 = tf.compat.v1
 builder = tfprof_lite.ProfileOptionBuilder
@@ -86,8 +88,12 @@ def train_and_profile() -> tfprof_lite.ProfileContext:
             monitor=2,
             monitor_every=100,
         ) as pctx:
-            for _ in range(TRAIN_STEPS):
+            for step in range(TRAIN_STEPS):
                 sess.run(train_op, feed_dict=random_batch(x, y, rng))
+                if step == 0:  # the profiler exists after the first traced step
+                    # Record which ops XLA can compile, so the saved profiles carry
+                    # it (tfprof-lite xla-compat tfprof_out/profile_4, docs/xla_compat.md).
+                    xla_compat.annotate(pctx.profiler, graph)
     return pctx
 
 

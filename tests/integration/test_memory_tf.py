@@ -118,7 +118,9 @@ def test_saved_profile_degrades_with_a_note() -> None:
     saved = tfprof_lite.Profiler.load(dense_profile().serialize_to_string())
     report = memory_profile(saved.model)
     assert all(s.source == "per-op bytes" for s in report.steps)
-    assert len(report.notes) == STEPS and "ProfileProto" in report.notes[0]
+    # One note for every step it applies to, naming them (not one copy per step).
+    assert len(report.notes) == 1 and "ProfileProto" in report.notes[0]
+    assert report.notes[0].startswith(f"steps {', '.join(map(str, range(STEPS)))}: ")
     alloc = report.steps[0].allocators[0]
     assert not alloc.exact and alloc.peak_bytes == max(b for _, b in alloc.timeline)
     assert alloc.live_bytes + alloc.before_step_bytes == alloc.peak_bytes

@@ -208,3 +208,12 @@ def test_without_dot_writes_dot_text_and_one_line(tmp_path: Path) -> None:
     drawings = list(result.out.glob("module_*"))
     assert [p.suffix for p in drawings] == [".dot"]
     assert drawings[0].read_text(encoding="utf-8").lstrip().startswith("digraph")
+
+
+def test_saved_profiles_carry_xla_compat(run: Run, capsys: pytest.CaptureFixture[str]) -> None:
+    from tfprof_lite.cli import main
+
+    capsys.readouterr()
+    assert main(["xla-compat", str(run.out / "profile_4")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("XLA_CPU_JIT: 100.0% of ") and "dense1" in out

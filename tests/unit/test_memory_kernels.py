@@ -20,9 +20,10 @@ from tfprof_lite.analysis.kernels import (
     kernel_name,
     kernel_stats,
 )
-from tfprof_lite.analysis.memory import AllocatorMemory, dtype_name, memory_profile
+from tfprof_lite.analysis.memory import AllocatorMemory, memory_profile
 from tfprof_lite.errors import InvalidInputError, InvalidOptionError
 from tfprof_lite.model import decode
+from tfprof_lite.model.dtypes import dtype_name
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.report.memory import downsample, memory_fragment
 

@@ -32,6 +32,7 @@ from tfprof_lite.model.execs import KIND_ACCELERATOR, KernelColumns
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
+    "KERNEL_NAME_WIDTH",
     "KIND_KERNEL",
     "KIND_MEMCPY",
     "KIND_OTHER",
@@ -40,6 +41,7 @@ __all__ = [
     "KernelStat",
     "kernel_name",
     "kernel_stats",
+    "short_kernel_name",
 ]
 
 KIND_KERNEL = "kernel"
@@ -51,6 +53,8 @@ KIND_OTHER = "other"
 NOT_RECORDED = "(kernel name not recorded)"
 #: Kernel name of the rows built from a ProfileProto's accelerator times.
 NOT_KEPT = "(kernel names not kept in a ProfileProto)"
+#: Width :meth:`KernelReport.to_text` shortens kernel names to by default.
+KERNEL_NAME_WIDTH = 80
 
 _DEVICE_RE = re.compile(r"(.*?)/(stream:[^/]*|memcpy|sync)", re.IGNORECASE)
 _GPU_RE = re.compile(r"gpu:(\d+)", re.IGNORECASE)
@@ -111,28 +115,64 @@ class KernelReport:
         doc["total_micros"] = self.total_micros
         return doc
 
-    def to_text(self) -> str:
-        """A table of the kernels, or why there is none."""
+    def to_text(self, full_names: bool = False) -> str:
+        """A table of the kernels, or why there is none.
+
+        Kernel names are shortened by :func:`short_kernel_name` unless
+        ``full_names``; each note is printed once, after the table. Rows built
+        from a ProfileProto (no kernel name) show only their op.
+        """
         if not self.kernels:
             return "\n".join(["no GPU kernel records", *self.notes]) + "\n"
         lines = [
             f"GPU kernels over {self.steps} step{'s' if self.steps != 1 else ''} "
             f"({self.source}), total {format_time(self.total_micros)}",
-            f"{'count':>7} {'total':>10} {'avg':>10} {'min':>9} {'max':>9}  kind    kernel <- op",
+            f"{'count':>7} {'total':>10} {'avg':>10} {'min':>9} {'max':>9}  kind    "
+            + ("op" if all(k.kernel == NOT_KEPT for k in self.kernels) else "kernel <- op"),
         ]
-        lines += [_row_text(k) for k in self.kernels]
-        lines += [f"note: {text}" for text in self.notes]
+        lines += [_row_text(k, full_names) for k in self.kernels]
+        lines += [f"note: {text}" for text in dict.fromkeys(self.notes)]
+        if not full_names and any(short_kernel_name(k.kernel) != k.kernel for k in self.kernels):
+            lines.append("note: long kernel names are shortened; --full-names prints them whole")
         return "\n".join(lines) + "\n"
 
 
-def _row_text(k: KernelStat) -> str:
+def short_kernel_name(name: str, width: int = KERNEL_NAME_WIDTH) -> str:
+    """``name`` made readable: template arguments (``<...>``) and parameter lists
+    (``(...)``) are written ``<…>``/``(…)``, and a name still longer than
+    ``width`` keeps its head and tail around ``…``. Short names are unchanged."""
+    if len(name) <= width:
+        return name
+    out: list[str] = []
+    depth = 0
+    for char in name:
+        if char in "<(":
+            if depth == 0:
+                out.append(char + "…")
+            depth += 1
+        elif char in ">)" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                out.append(char)
+        elif depth == 0:
+            out.append(char)
+    text = "".join(out).strip() if depth == 0 else name
+    if len(text) <= width:
+        return text
+    head = (width - 1) * 2 // 3
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+def _row_text(k: KernelStat, full_names: bool = False) -> str:
     op = f"{k.op} ({k.op_type})" if k.op_type else k.op
     launch = f" <- {op}" if op else " <- (no op annotation)"
     copied = f" [{format_memory(k.bytes)}]" if k.bytes else ""
+    kernel = k.kernel if full_names else short_kernel_name(k.kernel)
+    # A ProfileProto keeps no kernel names: the note after the table says so once.
+    what = f"{op}" if k.kernel == NOT_KEPT else f"{kernel}{copied}{launch}"
     return (
         f"{k.count:>7} {format_time(k.total_micros):>10} {format_time(round(k.avg_micros)):>10} "
-        f"{format_time(k.min_micros):>9} {format_time(k.max_micros):>9}  {k.kind:<7} "
-        f"{k.kernel}{copied}{launch}"
+        f"{format_time(k.min_micros):>9} {format_time(k.max_micros):>9}  {k.kind:<7} {what}"
     )
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.decode import memory_detail
+from tfprof_lite.model.dtypes import dtype_name, node_dtype
 from tfprof_lite.model.execs import AllocatorColumns, StepExecs
 from tfprof_lite.model.profile import ProfileModel
 
@@ -42,45 +43,12 @@ __all__ = [
     "LiveTensor",
     "MemoryReport",
     "StepMemory",
-    "dtype_name",
     "memory_profile",
+    "peak_step",
 ]
-
-_DTYPES = {
-    1: "float32",
-    2: "float64",
-    3: "int32",
-    4: "uint8",
-    5: "int16",
-    6: "int8",
-    7: "string",
-    8: "complex64",
-    9: "int64",
-    10: "bool",
-    11: "qint8",
-    12: "quint8",
-    13: "qint32",
-    14: "bfloat16",
-    15: "qint16",
-    16: "quint16",
-    17: "uint16",
-    18: "complex128",
-    19: "float16",
-    20: "resource",
-    21: "variant",
-    22: "uint32",
-    23: "uint64",
-}
 
 #: Label of the top-level name scope (nodes whose names have no ``/``).
 TOP_SCOPE = "(top level)"
-
-
-def dtype_name(dtype: int) -> str:
-    """The numpy-style name of a DataType enum value (``""`` when unset)."""
-    if dtype <= 0:
-        return ""
-    return _DTYPES.get(dtype if dtype < 100 else dtype - 100, f"dtype{dtype}")
 
 
 # --------------------------------------------------------------------------- results
@@ -328,8 +296,9 @@ def _profile_tensors(model: ProfileModel, s: _Series, nid: int, outputs: dict[in
     if nid in s.tensors:
         return
     shapes = model.output_shapes[nid]
+    dtype = node_dtype(model, nid)
     s.tensors[nid] = [
-        LiveTensor(model.names[nid], slot, shapes.get(slot), "", out.bytes)
+        LiveTensor(model.names[nid], slot, shapes.get(slot), dtype, out.bytes)
         for slot, out in sorted(outputs.items())
         if out.bytes
     ]
@@ -437,21 +406,22 @@ def _allocator_memory(
 def _step_memory(
     model: ProfileModel, step: int, top: int, depth: int | None
 ) -> tuple[StepMemory, str | None]:
-    """One step's profile and a note on its source (None when nothing to add)."""
+    """One step's profile and a note on its source (None when nothing to add;
+    :func:`memory_profile` names the steps a note applies to)."""
     execs = model.steps[step]
     start = min(execs.all_start.values(), default=0)
     note = None
     if execs.raw_stats:
         series, source = _record_series(model, execs), "allocation records"
         if any(not s.exact for s in series):
-            note = f"step {step}: some allocators have no allocation records; approximated"
+            note = "some allocators have no allocation records; approximated"
     else:
         series, source = _profile_series(model, execs), "per-op bytes"
         if series:
             note = (
-                f"step {step}: no allocator data (a ProfileProto keeps no allocator names, "
+                "no allocator data (a ProfileProto keeps no allocator names, "
                 "CPU allocation records or tensor shapes); per-device timeline from "
-                "per-op bytes, shapes from the graph"
+                "per-op bytes, shapes and dtypes from the graph"
             )
     if not series:
         source = "no memory records"
@@ -475,13 +445,28 @@ def memory_profile(
     """
     report = MemoryReport()
     steps = model.sorted_steps() if step is None else [s for s in model.sorted_steps() if s == step]
+    noted: dict[str, list[int]] = {}
     for number in steps:
         profile, note = _step_memory(model, number, top, scope_depth)
         report.steps.append(profile)
         if note:
-            report.notes.append(note)
+            noted.setdefault(note, []).append(number)
+    for note, numbers in noted.items():  # one note for every step it applies to
+        which = ", ".join(str(n) for n in numbers)
+        report.notes.append(f"step{'s' if len(numbers) > 1 else ''} {which}: {note}")
     if not any(s.allocators for s in report.steps):
         report.notes.append(
             "no memory records: trace steps with FULL_TRACE (RunOptions.trace_level=3)"
         )
     return report
+
+
+def peak_step(report: MemoryReport) -> int | None:
+    """The step of ``report`` with the highest peak of any allocator (the first
+    of equal ones); None when no step has memory records."""
+    best: tuple[int, int] | None = None
+    for step in report.steps:
+        peak = max((a.peak_bytes for a in step.allocators), default=-1)
+        if peak >= 0 and (best is None or peak > best[0]):
+            best = (peak, step.step)
+    return None if best is None else best[1]

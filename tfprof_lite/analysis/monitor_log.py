@@ -15,9 +15,11 @@ Contract:
   skipped and counted in :attr:`MonitorLog.skipped`; records of an unknown
   ``event`` are ignored.
 * :func:`follow` yields records as they are appended (polling), starting at the
-  beginning or at the end of the file, waiting for the file to appear and
-  re-reading it from the start if it shrinks; it stops when ``stop()`` returns
-  true (checked at every poll) or after ``idle_timeout`` seconds without data.
+  beginning or at the end of the file, waiting for the file to appear (and for
+  ``path`` itself: a directory the run has not created yet is waited for, then
+  its ``monitor.jsonl``) and re-reading it from the start if it shrinks; it stops
+  when ``stop()`` returns true (checked at every poll) or after ``idle_timeout``
+  seconds without data.
 
 Files are read through :func:`tfprof_lite.base.reading.read_input` /
 :func:`~tfprof_lite.base.reading.open_input` (regular files only, at most the input
@@ -177,8 +179,12 @@ def follow(
     last_data = time.monotonic()
     try:
         while not stop():
-            if handle is None and os.path.exists(target):
-                handle = _open_follow(target, from_start)
+            if handle is None:
+                # Resolved again until opened: a directory that does not exist yet
+                # may be created by the run, and the log appears in it later.
+                target = monitor_path(path)
+                if os.path.exists(target) and not os.path.isdir(target):
+                    handle = _open_follow(target, from_start)
             lines: list[str] = []
             if handle is not None:
                 if os.path.getsize(target) < handle.tell():  # truncated / replaced

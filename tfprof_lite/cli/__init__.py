@@ -8,16 +8,19 @@ Contract:
   :mod:`~tfprof_lite.cli.monitor`, :mod:`~tfprof_lite.cli.xla_compat`,
   :mod:`~tfprof_lite.cli.overview`, :mod:`~tfprof_lite.cli.memory`,
   :mod:`~tfprof_lite.cli.timeline`, :mod:`~tfprof_lite.cli.pprof`,
-  :mod:`~tfprof_lite.cli.hlo`); each exports its click commands, collected in
-  :data:`COMMANDS` (name -> command) and added to the :func:`cli` group in that
-  order.
+  :mod:`~tfprof_lite.cli.hlo`); each exports its click commands. ``_REGISTRY``
+  names each command's module and one-line help: ``--help`` lists the commands
+  without importing them, and a command's module is imported only when it runs
+  (:data:`COMMANDS`, name -> command, imports on lookup).
 * :func:`main` is the only place errors are turned into output: any
   :class:`~tfprof_lite.errors.TfprofLiteError`, click usage error or ``OSError``
   becomes exactly one line ``tfprof-lite: error: <file>: <problem>`` on stderr and
   the exit code 1 (bad input: a file that is missing, unreadable, not a regular
   file, too large, empty, corrupt, or lacks what an option names) or 2 (usage: an
   unknown option, a malformed option value in either syntax, a missing argument,
-  conflicting inputs); success is 0. A closed stdout pipe (``| head``) ends quietly
+  conflicting inputs); success is 0. The one exception is a bare ``tfprof-lite``
+  (no arguments): the full help (usage and command list) on stderr and exit 2,
+  as click does for a group called without a command. A closed stdout pipe (``| head``) ends quietly
   with 0. SIGTERM becomes :class:`Terminated` so cleanup runs (temporary files are
   removed), then one line and exit 143. No traceback is printed for any of these.
 * Every command takes ``--max-input-size SIZE``
@@ -29,29 +32,21 @@ Contract:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
-from types import FrameType
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import click
 
-from tfprof_lite.cli.advise import ADVISE_COMMANDS
-from tfprof_lite.cli.common import input_limit_option, use_color
-from tfprof_lite.cli.diff import DIFF_COMMANDS
-from tfprof_lite.cli.hlo import HLO_COMMANDS
-from tfprof_lite.cli.memory import MEMORY_COMMANDS
-from tfprof_lite.cli.monitor import MONITOR_COMMANDS
-from tfprof_lite.cli.overview import OVERVIEW_COMMANDS
-from tfprof_lite.cli.pprof import PPROF_COMMANDS
-from tfprof_lite.cli.report import REPORT_COMMANDS
-from tfprof_lite.cli.shell import SHELL_COMMANDS
-from tfprof_lite.cli.timeline import TIMELINE_COMMANDS
-from tfprof_lite.cli.views import VIEW_COMMANDS
-from tfprof_lite.cli.xla_compat import XLA_COMPAT_COMMANDS
 from tfprof_lite.errors import TfprofLiteError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import FrameType
 
 __all__ = ["COMMANDS", "TERMINATED_EXIT", "Terminated", "cli", "main"]
 
@@ -59,7 +54,101 @@ __all__ = ["COMMANDS", "TERMINATED_EXIT", "Terminated", "cli", "main"]
 TERMINATED_EXIT = 128 + signal.SIGTERM
 
 
-@click.group(context_settings={"help_option_names": ["--help", "-h"]})
+#: Every command in the order of :data:`COMMANDS`: name -> (module, the module's
+#: ``*_COMMANDS`` dict, one-line help). The help text is what ``--help`` lists, so
+#: listing the commands imports none of them; ``tests/unit/test_lazy_imports.py``
+#: checks it against each command's own short help.
+_REGISTRY: dict[str, tuple[str, str, str]] = {
+    "scope": ("views", "VIEW_COMMANDS", "Name-scope view."),
+    "graph": ("views", "VIEW_COMMANDS", "Graph view."),
+    "op": ("views", "VIEW_COMMANDS", "Op-type view."),
+    "code": ("views", "VIEW_COMMANDS", "Python code view."),
+    "advise": ("advise", "ADVISE_COMMANDS", "Advice: expensive ops, accelerator use, op choices."),
+    "shell": ("shell", "SHELL_COMMANDS", "Interactive tfprof shell (tfprof> prompt)."),
+    "report": ("report", "REPORT_COMMANDS", "Self-contained HTML report."),
+    "diff": ("diff", "DIFF_COMMANDS", "Compare two profiles or two steps."),
+    "monitor": ("monitor", "MONITOR_COMMANDS", "Live or finished monitoring lines of a run."),
+    "xla-compat": ("xla_compat", "XLA_COMPAT_COMMANDS", "Ops XLA cannot JIT-compile, per scope."),
+    "overview": (
+        "overview",
+        "OVERVIEW_COMMANDS",
+        "Step time, idle time, top ops, environment, advice.",
+    ),
+    "memory": (
+        "memory",
+        "MEMORY_COMMANDS",
+        "Peak memory per allocator and what is live at the peak.",
+    ),
+    "kernels": ("memory", "MEMORY_COMMANDS", "GPU kernel statistics per kernel and launching op."),
+    "timeline": ("timeline", "TIMELINE_COMMANDS", "Chrome trace of the profile's steps."),
+    "pprof": ("pprof", "PPROF_COMMANDS", "pprof profile of the code/scope/op view."),
+    "hlo": ("hlo", "HLO_COMMANDS", "List XLA HLO dumps; draw one module with Graphviz."),
+}
+
+
+def _load_command(name: str) -> click.Command:
+    """Imports command ``name``'s module and returns the command (``--max-input-size`` added)."""
+    from tfprof_lite.cli.common import input_limit_option
+
+    module, attribute, _ = _REGISTRY[name]
+    family: dict[str, click.Command] = getattr(
+        importlib.import_module(f"tfprof_lite.cli.{module}"), attribute
+    )
+    command = family[name]
+    command.params.append(input_limit_option())
+    return command
+
+
+class _LazyGroup(click.Group):
+    """A click group whose commands are imported when first looked up.
+
+    ``--help`` lists the registry's one-line help texts without importing any
+    command module; running (or asking for the help of) a command imports only its
+    own module.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(_REGISTRY) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _REGISTRY:
+            self.add_command(_load_command(cmd_name), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            loaded = self.commands.get(name)
+            if loaded is not None and loaded.hidden:
+                continue
+            limit = formatter.width - 6 - max(len(n) for n in self.list_commands(ctx))
+            text = loaded.get_short_help_str(limit) if loaded is not None else _REGISTRY[name][2]
+            rows.append((name, text))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+class _Commands(Mapping[str, click.Command]):
+    """:data:`COMMANDS`: a read-only name -> command mapping that imports on access."""
+
+    def __getitem__(self, name: str) -> click.Command:
+        command = cli.get_command(click.Context(cli), name) if name in _REGISTRY else None
+        if command is None:
+            raise KeyError(name)
+        return command
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_REGISTRY)
+
+    def __len__(self) -> int:
+        return len(_REGISTRY)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _REGISTRY
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["--help", "-h"]})
 @click.option(
     "--color/--no-color",
     default=None,
@@ -91,24 +180,8 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     ctx.color = color
 
 
-#: Every command, by name, in the order ``--help`` lists them.
-COMMANDS: dict[str, click.Command] = {
-    **VIEW_COMMANDS,
-    **ADVISE_COMMANDS,
-    **SHELL_COMMANDS,
-    **REPORT_COMMANDS,
-    **DIFF_COMMANDS,
-    **MONITOR_COMMANDS,
-    **XLA_COMPAT_COMMANDS,
-    **OVERVIEW_COMMANDS,
-    **MEMORY_COMMANDS,
-    **TIMELINE_COMMANDS,
-    **PPROF_COMMANDS,
-    **HLO_COMMANDS,
-}
-for _name, _command in COMMANDS.items():
-    _command.params.append(input_limit_option())
-    cli.add_command(_command, _name)
+#: Every command, by name, in registry order; looking one up imports its module.
+COMMANDS: Mapping[str, click.Command] = _Commands()
 
 
 class Terminated(BaseException):
@@ -149,6 +222,8 @@ def _color_flag(argv: list[str]) -> bool | None:
 def _fail(message: str, code: int, argv: list[str]) -> int:
     line = "; ".join(part.strip() for part in message.strip().splitlines()) or "failed"
     prefix = "tfprof-lite: error:"
+    from tfprof_lite.cli.common import use_color
+
     if use_color(sys.stderr, _color_flag(argv)):
         prefix = click.style(prefix, fg="red", bold=True)
     sys.stderr.write(f"{prefix} {line}\n")
@@ -183,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(err), err.exit_code, args)
     except click.exceptions.Abort:
         return _fail("aborted", 1, args)
+    except click.exceptions.NoArgsIsHelpError as err:
+        # Bare `tfprof-lite`: the whole help on stderr, as click does, not one line.
+        err.show()
+        return err.exit_code
     except click.ClickException as err:
         return _fail(err.format_message() + _usage_hint(err), err.exit_code, args)
     except BrokenPipeError:

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from tfprof_lite.analysis.kernels import kernel_stats
-from tfprof_lite.analysis.memory import memory_profile
+from tfprof_lite.analysis.memory import memory_profile, peak_step
 from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import (
@@ -47,16 +47,23 @@ def _load(
     return model
 
 
-def _print(report: Any, as_json: bool) -> None:
+def _print(report: Any, as_json: bool, **text_options: bool) -> None:
     if as_json:
         write_stdout(json.dumps(report.to_dict(), indent=1) + "\n")
     else:
-        text = report.to_text()
+        text = report.to_text(**text_options)
         write_stdout(text if text.endswith("\n") else text + "\n")
 
 
 _STEP = click.option(
     "--step", "-step", default=-1, type=int, help="One traced step (default: every step)."
+)
+_MEMORY_STEP = click.option(
+    "--step",
+    "-step",
+    default=-1,
+    type=int,
+    help="One traced step (default: the step with the highest peak).",
 )
 _TOP = click.option(
     "--top", default=10, show_default=True, type=click.IntRange(min=1), help="Rows to list."
@@ -71,13 +78,18 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print the report a
     short_help="Peak memory per allocator and what is live at the peak.",
 )
 @input_options
-@_STEP
+@_MEMORY_STEP
 @_TOP
 @click.option(
     "--scope-depth",
     default=None,
     type=click.IntRange(min=1),
     help="Group scopes on their first N levels (default: the op's full scope).",
+)
+@click.option(
+    "--all-steps",
+    is_flag=True,
+    help="Print every traced step (default: the step with the highest peak).",
 )
 @_JSON
 def memory_command(
@@ -88,6 +100,7 @@ def memory_command(
     step: int,
     top: int,
     scope_depth: int | None,
+    all_steps: bool,
     as_json: bool,
 ) -> None:
     """The memory profile: per step and allocator, the peak bytes, when the
@@ -103,6 +116,17 @@ def memory_command(
     model = _load(profile, graph, run_meta, op_log, step)
     with Spinner("analysing memory"):
         report = memory_profile(model, None if step < 0 else step, top, scope_depth)
+        peak = peak_step(report)
+        every = len(report.steps)
+        if step < 0 and not all_steps and not as_json and every > 1 and peak is not None:
+            report = memory_profile(model, peak, top, scope_depth)
+        else:
+            every = 0
+    if every:
+        write_stdout(
+            f"step {peak} has the highest peak of the {every} traced steps "
+            "(--all-steps prints every step, --step N one)\n"
+        )
     _print(report, as_json)
 
 
@@ -120,6 +144,7 @@ def memory_command(
     type=click.IntRange(min=1),
     help="Keep the N rows with the most time (default: all).",
 )
+@click.option("--full-names", is_flag=True, help="Print kernel names whole (default: shortened).")
 @_JSON
 def kernels_command(
     profile: str | None,
@@ -128,6 +153,7 @@ def kernels_command(
     op_log: str | None,
     step: int,
     top: int | None,
+    full_names: bool,
     as_json: bool,
 ) -> None:
     """GPU kernel statistics from the stream devices (/stream:N, /stream:all,
@@ -142,7 +168,7 @@ def kernels_command(
     model = _load(profile, graph, run_meta, op_log, step)
     with Spinner("collecting kernels"):
         report = kernel_stats(model, None if step < 0 else step, top)
-    _print(report, as_json)
+    _print(report, as_json, full_names=full_names)
 
 
 MEMORY_COMMANDS: dict[str, click.Command] = {

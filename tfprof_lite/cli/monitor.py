@@ -13,7 +13,8 @@ Contract:
 * With ``--follow``: prints each window line as it is appended, a header line
   when a run starts and its summary line when it ends, flushed line by line,
   starting with the records already in the file (``--new-only``: only new
-  ones). It waits for the file to appear and stops on Ctrl-C (exit 0),
+  ones). It waits for ``DIR`` and then for its ``monitor.jsonl`` to appear
+  (started before the run creates them) and stops on Ctrl-C (exit 0),
   after the next ``end`` record with ``--until-end``, or after
   ``--idle-timeout`` seconds without new records.
 * Lines use the run's own level unless ``--level`` is given. A missing file is
@@ -134,13 +135,12 @@ def monitor_command(
       tfprof-lite monitor tfprof_out --follow        # Ctrl-C stops
       tfprof-lite monitor tfprof_out --all --lines
     """
-    path = monitor_path(target)
     if not following:
-        _summaries(path, every_run, level, lines, as_json)
+        _summaries(monitor_path(target), every_run, level, lines, as_json)
         return
     try:
         follow_lines(
-            path, level, from_start=not new_only, until_end=until_end, idle_timeout=idle_timeout
+            target, level, from_start=not new_only, until_end=until_end, idle_timeout=idle_timeout
         )
     except KeyboardInterrupt:
         return

@@ -66,8 +66,10 @@ def _saved_report(spec: InputSpec, target: str | None, depth: int) -> XlaCompatR
         what = f" for {target}" if target else ""
         raise InvalidInputError(
             f"{spec.profile or spec.graph}: no XLA compatibility data{what} in this profile; "
-            "record it with tfprof_lite.capture.xla_compat.annotate(profiler) while the graph "
-            "is live, or check a GraphDef with --graph (needs TensorFlow)"
+            "record it while the graph is live with tfprof_lite.capture.xla_compat"
+            ".annotate(profiler) (in a ProfileContext: annotate(pctx.profiler) after the "
+            "first traced step; see docs/xla_compat.md), or check a GraphDef with --graph "
+            "(needs TensorFlow)"
         )
     return report
 

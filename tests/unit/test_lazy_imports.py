@@ -1,0 +1,127 @@
+"""Lazy imports: ``import tfprof_lite`` and ``tfprof-lite --help`` load almost nothing.
+
+Each check runs a fresh interpreter (``sys.modules`` of this test process is already
+full). Start-up timings are measured by ``benchmarks/bench_cli.py``, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+import tfprof_lite
+from tfprof_lite.cli import _REGISTRY, COMMANDS, cli
+
+#: Packages that neither ``import tfprof_lite`` nor ``--help`` may load.
+HEAVY = ("session", "capture", "analysis", "advisor", "report", "xla")
+#: Third-party modules neither may load.
+THIRD_PARTY = ("tensorflow", "numpy", "google.protobuf", "re2")
+
+_REPORT = (
+    "import json, sys; print(json.dumps(sorted(m for m in sys.modules "
+    "if m.startswith(('tfprof_lite',) + {third!r}))))"
+)
+
+
+def _loaded(code: str) -> list[str]:
+    """Modules (ours and :data:`THIRD_PARTY`) loaded after running ``code``."""
+    script = f"{code}\n{_REPORT.format(third=THIRD_PARTY)}"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    modules: list[str] = json.loads(out.splitlines()[-1])
+    return modules
+
+
+def _assert_light(modules: list[str]) -> None:
+    heavy = [m for m in modules if m.split(".")[1:2] and m.split(".")[1] in HEAVY]
+    assert heavy == []
+    assert [m for m in modules if m.split(".")[0] in ("tensorflow", "numpy", "re2")] == []
+    assert [m for m in modules if m.startswith("google.protobuf")] == []
+
+
+def test_import_loads_only_the_package() -> None:
+    modules = _loaded("import tfprof_lite")
+    _assert_light(modules)
+    assert modules == ["tfprof_lite"]
+
+
+def test_help_loads_no_command_module() -> None:
+    # ``python -m tfprof_lite --help``, in-process so that sys.modules can be read.
+    code = (
+        "import runpy, sys\n"
+        "sys.argv = ['tfprof_lite', '--help']\n"
+        "try:\n"
+        "    runpy.run_module('tfprof_lite', run_name='__main__', alter_sys=True)\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0\n"
+    )
+    modules = _loaded(code)
+    _assert_light(modules)
+    assert [m for m in modules if m.startswith("tfprof_lite.cli.")] == []
+
+
+def test_help_lists_every_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "tfprof_lite", "--help"], capture_output=True, text=True
+    )
+    assert result.returncode == 0
+    listed = result.stdout.split("Commands:", 1)[1]
+    for name, (_, _, short) in _REGISTRY.items():
+        assert f"  {name} " in listed
+        assert short in listed
+
+
+def test_registry_help_matches_each_command() -> None:
+    """The help texts kept in the registry are the commands' own short help."""
+    for name, (_, _, short) in _REGISTRY.items():
+        assert COMMANDS[name].get_short_help_str(limit=200) == short
+
+
+def test_registry_lists_each_command_once() -> None:
+    assert sorted(_REGISTRY) == cli.list_commands(click.Context(cli))
+    assert cli.get_command(click.Context(cli), "no-such-command") is None
+    with pytest.raises(KeyError):
+        COMMANDS["no-such-command"]
+
+
+def test_a_command_loads_only_its_own_family() -> None:
+    modules = _loaded(
+        "from tfprof_lite.cli import COMMANDS, cli\n"
+        "import click\n"
+        "cli.get_command(click.Context(cli), 'overview')\n"
+    )
+    commands = {m for m in modules if m.startswith("tfprof_lite.cli.")}
+    assert "tfprof_lite.cli.overview" in commands
+    assert not commands & {"tfprof_lite.cli.views", "tfprof_lite.cli.report", "tfprof_lite.cli.hlo"}
+
+
+@pytest.mark.parametrize("name", [n for n in tfprof_lite.__all__ if n != "ProfilerHook"])
+def test_public_names_resolve(name: str) -> None:
+    assert getattr(tfprof_lite, name) is not None
+    assert name in dir(tfprof_lite)
+
+
+def test_profiler_hook_resolves_lazily() -> None:
+    """``ProfilerHook`` is a TensorFlow hook: resolving it imports TensorFlow (skipped
+    without it); merely importing the package does not."""
+    pytest.importorskip("tensorflow")
+    assert tfprof_lite.ProfilerHook.__name__ == "ProfilerHook"
+
+
+def test_unknown_name_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        tfprof_lite.no_such_name  # noqa: B018
+    assert not hasattr(tfprof_lite, "no_such_name")
+
+
+def test_names_match_their_modules() -> None:
+    from tfprof_lite.errors import UsageError
+    from tfprof_lite.profiler import Profiler
+
+    assert tfprof_lite.Profiler is Profiler
+    assert tfprof_lite.UsageError is UsageError
