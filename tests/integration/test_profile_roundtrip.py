@@ -36,6 +36,7 @@ from tensorflow.python.profiler import model_analyzer  # noqa: E402
 
 import tfprof_lite  # noqa: E402
 from tests import hand_cases  # noqa: E402
+from tests.handmade import ALL_SELECT  # noqa: E402
 from tests.integration import hand_oracle as ho  # noqa: E402
 from tests.integration import tf_models, tf_oracle  # noqa: E402
 from tests.integration.conftest import CAPTURE_NAMES  # noqa: E402
@@ -45,19 +46,8 @@ from tfprof_lite.outputs.text import MISSING_STREAM_WARNING  # noqa: E402
 pytestmark = pytest.mark.tf
 
 VIEWS = ("scope", "graph", "op", "code")
-SELECT = [
-    "micros",
-    "bytes",
-    "peak_bytes",
-    "residual_bytes",
-    "output_bytes",
-    "occurrence",
-    "params",
-    "float_ops",
-    "device",
-    "op_types",
-    "input_shapes",
-]
+#: Every column but ``tensor_value``.
+SELECT = [name for name in ALL_SELECT if name != "tensor_value"]
 
 
 def _queries(steps: list[int]) -> list[dict[str, Any]]:
