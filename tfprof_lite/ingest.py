@@ -35,7 +35,8 @@ from tfprof_lite.model.flops import FlopConventions
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import parse
+from tfprof_lite.proto import steps
+from tfprof_lite.proto.codec import parse, wire_bytes
 
 __all__ = ["Ingest", "default_tf_graph", "one_shot_model", "parse_op_log", "parse_run_meta"]
 
@@ -147,11 +148,24 @@ class Ingest:
     def add_step(self, step: int, run_meta: Any) -> None:
         """Add one step's RunMetadata (our message, TensorFlow's, or bytes).
 
+        The step's records are decoded straight from the wire bytes (by the
+        native decoder when it is built); the message itself is parsed only when
+        something needs it (a live graph to refine, corrected FLOPs).
+
         Raises:
             InvalidInputError: ``run_meta`` is empty, unparsable or not a RunMetadata.
         """
-        meta = parse(pb.RunMetadata, run_meta, "run_meta")
-        if meta.ByteSize() == 0:
+        meta: Any = None
+        cols = None
+        raw = wire_bytes(pb.RunMetadata, run_meta, "run_meta")
+        if raw is not None and self._needs_message() is False:
+            cols = steps.native_columns(raw)
+        if cols is None:
+            meta = parse(pb.RunMetadata, run_meta if raw is None else raw, "run_meta")
+            empty = meta.ByteSize() == 0
+        else:
+            empty = not raw
+        if empty:
             raise InvalidInputError(
                 f"run_meta for step {step} is empty; run the step with "
                 "options=RunOptions(trace_level=FULL_TRACE) and pass its run_metadata"
@@ -159,8 +173,12 @@ class Ingest:
         graph_def = op_log = None
         if self.source is not None:
             graph_def, op_log = self.source.for_step(meta)
-        self._feed(graph_def, op_log, meta, int(step), warn=True)
+        self._feed(graph_def, op_log, meta, int(step), warn=True, cols=cols)
         self.coverage = self.model.coverage()
+
+    def _needs_message(self) -> bool:
+        """Whether ``add_step`` needs the parsed RunMetadata beyond its step records."""
+        return self.source is not None or self._hook is not None or bool(self._user_flops)
 
     def _feed(
         self,
@@ -169,18 +187,21 @@ class Ingest:
         meta: Any | None = None,
         step: int = 0,
         warn: bool = False,
+        cols: steps.StepColumns | None = None,
     ) -> None:
         """Nodes, then the step's records, then the op log, then corrected FLOPs."""
         model = self.model
         if graph_def is not None:
             model.add_graph(decode.graph_nodes(graph_def))
-        if meta is not None:
-            if meta.HasField("step_stats"):
-                model.add_step(step, decode.step_records(meta))
+        if cols is None and meta is not None:
+            cols = steps.columns_from_message(meta)
+        if cols is not None:
+            if cols.has_step_stats:
+                model.add_step(step, cols)
             elif warn:
                 log.warning("Invalid RunMetadata for step %d", step)
-            if self._user_flops:
-                self._restore_default_flops(meta)
+        if meta is not None and self._user_flops:
+            self._restore_default_flops(meta)
         if op_log is not None:
             model.add_op_log(*decode.op_log_entries(op_log))
         if self._hook is not None:

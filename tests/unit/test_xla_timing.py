@@ -9,8 +9,9 @@ import pytest
 from tfprof_lite import xla
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.records import ExecRecord, NodeSpec
+from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.steps import columns_from_message
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
 KERNEL = "__XlaCompiledKernel_true__XlaHasReferenceVars_false__XlaNumConstantArgs_0_"
@@ -141,8 +142,11 @@ def _model() -> ProfileModel:
             "cluster": 100, "PartitionedCall": 60, "model/partitioned_call": 9},
     }  # fmt: skip
     for step, durations in steps.items():
-        records = [ExecRecord(n, 1000 + i, d) for i, (n, d) in enumerate(durations.items())]
-        model.add_step(step, [(CPU, records)])
+        meta = pb.RunMetadata()
+        dev = meta.step_stats.dev_stats.add(device=CPU)
+        for i, (name, dur) in enumerate(durations.items()):
+            dev.node_stats.add(node_name=name, all_start_micros=1000 + i, op_end_rel_micros=dur)
+        model.add_step(step, columns_from_message(meta))
     return model
 
 

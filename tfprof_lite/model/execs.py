@@ -1,35 +1,49 @@
-"""Per-step execution data, kept in columns.
+"""Per-step execution data, kept in NumPy column blocks.
 
-One :class:`StepExecs` holds everything tfprof records for one step number: time
-records as parallel integer columns (node id, kind, device, start, duration),
-memory records as a list, and per-node start/end/device bookkeeping. Queries turn
-the columns into dense per-node NumPy arrays once per step (:meth:`StepExecs.totals`).
+One :class:`StepExecs` holds everything tfprof records for one step number, as
+column groups (:class:`Columns`) that grow by whole blocks (one per ``add_step``
+or loaded step), never by one Python object per node execution:
+
+* ``pairs``: (node, device) for every record kept, device ``-1`` for a node that
+  ran on no named device (a loaded profile); the nodes present in the step;
+* ``times``: every (start, duration) an op spent on a device, with its kind
+  (:data:`KIND_ACCELERATOR` or :data:`KIND_CPU`);
+* ``spans``: (node, start, end) of every record with a start, for the node's
+  first start and latest end in the step;
+* ``mem``: tfprof's ExecMemory per record on the node's canonical device (the
+  ``MEM_VALUES`` columns), ``outs`` its outputs (row of ``mem``, slot, bytes,
+  address) and ``allocs`` the GPU allocation records (node, micros, bytes).
+
+Device strings are numbered per step (:meth:`StepExecs.device_code`). Dense
+per-node sums come from :meth:`StepExecs.totals`. Record-level views (``memory``,
+``devices``, ``all_start``...) are built on demand, for the few consumers that
+walk records, and cached until the step changes.
 
 Beyond tfprof, each step keeps what the memory profile and the GPU kernel
 statistics read: the serialized NodeExecStats of every record with memory
-entries (``raw_node``/``raw_stats``; serializing is much cheaper than decoding
-every allocation record and shape while adding a step), expanded on first use
-into :class:`AllocatorColumns` (every allocator's allocation records, per-op use
-and output tensors with shapes), and :class:`KernelColumns` (every GPU tracer
-record with its device, raw node name and ``timeline_label``). Both stay empty
-for steps loaded from a ProfileProto, which does not carry them.
+entries (``raw_node``/``raw_stats``), expanded on first use into
+:class:`AllocatorColumns`, and :class:`KernelColumns` (every GPU tracer record
+with its device, raw node name and ``timeline_label``). Both stay empty for
+steps loaded from a ProfileProto, which does not carry them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.int64 import wrap64
-from tfprof_lite.model.records import AllocationEvent, ExecRecord, MemoryDetail, OutputMemory
+from tfprof_lite.model.records import AllocationEvent, MemoryDetail, OutputMemory
 
 __all__ = [
     "KIND_ACCELERATOR",
     "KIND_CPU",
+    "MEM_VALUES",
     "AllocatorColumns",
+    "Columns",
     "KernelColumns",
     "MemoryExec",
     "StepExecs",
@@ -40,6 +54,57 @@ KIND_ACCELERATOR = 1
 KIND_CPU = 2
 
 IntArray = npt.NDArray[np.int64]
+
+#: The value columns of a memory record (tfprof's ExecMemory), in ProfileProto order.
+MEM_VALUES = (
+    "memory_micros",
+    "host_temp_bytes",
+    "host_persistent_bytes",
+    "accelerator_temp_bytes",
+    "accelerator_persistent_bytes",
+    "requested_bytes",
+    "peak_bytes",
+    "residual_bytes",
+    "output_bytes",
+    "allocator_bytes_in_use",
+)
+
+
+class Columns:
+    """Named NumPy columns that grow by blocks; reads concatenate once and cache."""
+
+    def __init__(self, dtypes: dict[str, Any]) -> None:
+        self._dtypes = dtypes
+        self._parts: dict[str, list[npt.NDArray[Any]]] = {name: [] for name in dtypes}
+        self._merged: dict[str, npt.NDArray[Any]] = {}
+        self._len = 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def append(self, **cols: Any) -> None:
+        """Add one block: every column, all of the same length."""
+        size = -1
+        for name, dtype in self._dtypes.items():
+            arr = np.asarray(cols[name], dtype=dtype)
+            if size not in (-1, arr.size):
+                raise ValueError(f"column {name!r} has {arr.size} rows, expected {size}")
+            size = arr.size
+            self._parts[name].append(arr)
+        self._len += max(size, 0)
+        self._merged.clear()
+
+    def __getitem__(self, name: str) -> npt.NDArray[Any]:
+        got = self._merged.get(name)
+        if got is None:
+            parts = self._parts[name]
+            if len(parts) == 1:
+                got = parts[0]
+            else:
+                got = np.concatenate(parts) if parts else np.zeros(0, self._dtypes[name])
+                self._parts[name] = [got]
+            self._merged[name] = got
+        return got
 
 
 @dataclass
@@ -72,6 +137,17 @@ class StepTotals:
     peak_bytes: IntArray
     residual_bytes: IntArray
     output_bytes: IntArray
+
+    def padded(self, n: int) -> StepTotals:
+        """The same sums over ``n`` nodes (nodes added since have none)."""
+        extra = n - self.present.size
+        if extra <= 0:
+            return self
+        values = {
+            name: np.concatenate([getattr(self, name), np.zeros(extra, getattr(self, name).dtype)])
+            for name in self.__dataclass_fields__
+        }
+        return StepTotals(**values)
 
 
 @dataclass
@@ -166,116 +242,228 @@ class KernelColumns:
     def __len__(self) -> int:
         return len(self.dev)
 
-    def add(self, dev: str, rec: ExecRecord) -> None:
-        """Append one tracer record."""
-        self.dev.append(dev)
-        self.name.append(rec.name)
-        self.label.append(rec.label)
-        self.start.append(rec.all_start_micros)
-        self.dur.append(rec.op_end_rel_micros)
+    def extend(
+        self, dev: list[str], name: list[str], label: list[str], start: list[int], dur: list[int]
+    ) -> None:
+        """Append tracer records given as parallel lists."""
+        self.dev += dev
+        self.name += name
+        self.label += label
+        self.start += start
+        self.dur += dur
 
 
-@dataclass
+_I32, _I64, _U64 = np.int32, np.int64, np.uint64
+
+
 class StepExecs:
-    """Everything recorded for one step number."""
+    """Everything recorded for one step number (see the module docstring)."""
 
-    t_node: list[int] = field(default_factory=list)
-    t_kind: list[int] = field(default_factory=list)
-    t_dev: list[str] = field(default_factory=list)
-    t_start: list[int] = field(default_factory=list)
-    t_dur: list[int] = field(default_factory=list)
-    memory: list[MemoryExec] = field(default_factory=list)
-    devices: dict[int, set[str]] = field(default_factory=dict)
-    all_start: dict[int, int] = field(default_factory=dict)
-    latest_end: dict[int, int] = field(default_factory=dict)
-    allocations: dict[int, list[AllocationEvent]] = field(default_factory=dict)
-    raw_node: list[int] = field(default_factory=list)
-    raw_stats: list[bytes] = field(default_factory=list)
-    kernels: KernelColumns = field(default_factory=KernelColumns)
-    _allocators: AllocatorColumns | None = None
-    _allocators_n: int = -1
-    _totals: StepTotals | None = None
-    _totals_n: int = -1
+    def __init__(self) -> None:
+        self.device_names: list[str] = []
+        self._device_index: dict[str, int] = {}
+        self.pairs = Columns({"node": _I32, "dev": _I32})
+        self.times = Columns(
+            {"node": _I32, "kind": np.int8, "dev": _I32, "start": _I64, "dur": _I64}
+        )
+        self.spans = Columns({"node": _I32, "start": _I64, "end": _I64})
+        self.mem = Columns({"node": _I32, **{name: _I64 for name in MEM_VALUES}})
+        self.outs = Columns({"mem": _I64, "slot": _I32, "bytes": _I64, "ptr": _U64})
+        self.allocs = Columns({"node": _I32, "micros": _I64, "bytes": _I64})
+        self.raw_node: list[int] = []
+        self.raw_stats: list[bytes] = []
+        self.kernels = KernelColumns()
+        self.version = 0
+        self._cache: dict[str, Any] = {}
+        self._cache_version = -1
 
-    def touch(self, node: int, device: str) -> None:
-        """Create the node's exec entry for this step (if new) and note the device."""
-        devs = self.devices.get(node)
-        if devs is None:
-            self.devices[node] = {device}
-        else:
-            devs.add(device)
-        self._totals = None
+    # ------------------------------------------------------------- building
+    def device_code(self, device: str) -> int:
+        """The step-local number of device string ``device`` (added when new)."""
+        code = self._device_index.get(device)
+        if code is None:
+            code = self._device_index[device] = len(self.device_names)
+            self.device_names.append(device)
+        return code
 
-    def add_raw(self, node: int, raw: bytes) -> None:
-        """Keep a serialized NodeExecStats with memory entries for the memory profile."""
-        self.raw_node.append(node)
-        self.raw_stats.append(raw)
+    def changed(self) -> None:
+        """Mark the step as changed (drops every cached view of it)."""
+        self.version += 1
+
+    def add_raw(self, nodes: Sequence[int], raws: Sequence[bytes]) -> None:
+        """Keep serialized NodeExecStats with memory entries for the memory profile."""
+        self.raw_node.extend(nodes)
+        self.raw_stats.extend(raws)
+        self.changed()
+
+    def _cached(self, key: str, build: Callable[[], Any]) -> Any:
+        if self._cache_version != self.version:
+            self._cache.clear()
+            self._cache_version = self.version
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
 
     def allocator_columns(self, expand: Callable[[bytes], MemoryDetail]) -> AllocatorColumns:
         """The step's :class:`AllocatorColumns`, built from the kept NodeExecStats
         with ``expand`` (the proto layer's decoder) on first use, then cached
         until more records arrive."""
-        if self._allocators is None or self._allocators_n != len(self.raw_stats):
+
+        def build() -> AllocatorColumns:
             cols = AllocatorColumns()
             for node, raw in zip(self.raw_node, self.raw_stats):
                 cols.add(node, expand(raw))
-            self._allocators = cols
-            self._allocators_n = len(self.raw_stats)
-        return self._allocators
+            return cols
+
+        result: AllocatorColumns = self._cached("allocators", build)
+        return result
+
+    # ------------------------------------------------------ per-node values
+    def node_spans(self) -> tuple[IntArray, IntArray, IntArray]:
+        """(nodes, first start, latest end): every node with a start in the step,
+        ascending; the end is 0 when none is known."""
+
+        def build() -> tuple[IntArray, IntArray, IntArray]:
+            nodes = self.spans["node"].astype(np.int64)
+            if not nodes.size:
+                empty = np.zeros(0, np.int64)
+                return empty, empty, empty
+            order = np.argsort(nodes, kind="stable")
+            sorted_nodes = nodes[order]
+            uniq, first = np.unique(sorted_nodes, return_index=True)
+            starts = np.minimum.reduceat(self.spans["start"][order], first)
+            ends = np.maximum.reduceat(self.spans["end"][order], first)
+            return uniq, starts, ends
+
+        result: tuple[IntArray, IntArray, IntArray] = self._cached("spans", build)
+        return result
 
     def wall_span(self) -> tuple[int, int] | None:
         """The step's (first start, last end) over its nodes, or None when nothing
         started; the end is the start when no end is known (an end that wrapped
         past int64, say)."""
-        if not self.all_start:
+        nodes, starts, ends = self.node_spans()
+        keep = starts != 0
+        if not keep.any():
             return None
-        start = min(self.all_start.values())
-        return start, max(self.latest_end.values(), default=start)
+        start = int(starts[keep].min())
+        kept_ends = ends[ends != 0]
+        return start, int(kept_ends.max()) if kept_ends.size else start
 
-    def add_time(self, node: int, kind: int, device: str, start: int, dur: int) -> None:
-        """Record one (start, duration) pair; ``kind`` 0 only moves start/end."""
-        prev = self.all_start.get(node, 0)
-        self.all_start[node] = start if prev <= 0 else min(prev, start)
-        end = wrap64(start + dur)
-        if end > self.latest_end.get(node, 0):
-            self.latest_end[node] = end
-        if kind:
-            self.t_node.append(node)
-            self.t_kind.append(kind)
-            self.t_dev.append(device)
-            self.t_start.append(start)
-            self.t_dur.append(dur)
+    @property
+    def all_start(self) -> dict[int, int]:
+        """node -> first start in the step (nodes with a non-zero start)."""
 
-    def totals(self, n_nodes: int) -> StepTotals:
-        """Dense per-node sums over this step's records (cached until the step changes)."""
-        if self._totals is not None and self._totals_n == n_nodes:
-            return self._totals
-        present = np.zeros(n_nodes, dtype=bool)
-        if self.devices:
-            present[np.fromiter(self.devices.keys(), dtype=np.int64)] = True
-        nodes = np.asarray(self.t_node, dtype=np.int64)
-        kinds = np.asarray(self.t_kind, dtype=np.int64)
-        durs = np.asarray(self.t_dur, dtype=np.int64)
-        cpu = kinds == KIND_CPU
-        acc = kinds == KIND_ACCELERATOR
-        mem_nodes = np.asarray([m.node for m in self.memory], dtype=np.int64)
+        def build() -> dict[int, int]:
+            nodes, starts, _ = self.node_spans()
+            keep = starts != 0
+            return dict(zip(nodes[keep].tolist(), starts[keep].tolist()))
 
-        def msum(attr: str) -> IntArray:
-            vals = np.asarray([getattr(m, attr) for m in self.memory], dtype=np.int64)
-            return _bincount(mem_nodes, vals, n_nodes)
+        result: dict[int, int] = self._cached("all_start", build)
+        return result
 
-        self._totals = StepTotals(
-            present=present,
-            run_count=_bincount(nodes[cpu], np.ones(int(cpu.sum()), np.int64), n_nodes),
-            accelerator_exec_micros=_bincount(nodes[acc], durs[acc], n_nodes),
-            cpu_exec_micros=_bincount(nodes[cpu], durs[cpu], n_nodes),
-            requested_bytes=msum("requested_bytes"),
-            peak_bytes=msum("peak_bytes"),
-            residual_bytes=msum("residual_bytes"),
-            output_bytes=msum("output_bytes"),
+    @property
+    def latest_end(self) -> dict[int, int]:
+        """node -> latest end in the step (nodes with a non-zero end)."""
+
+        def build() -> dict[int, int]:
+            nodes, _, ends = self.node_spans()
+            keep = ends != 0
+            return dict(zip(nodes[keep].tolist(), ends[keep].tolist()))
+
+        result: dict[int, int] = self._cached("latest_end", build)
+        return result
+
+    @property
+    def devices(self) -> dict[int, set[str]]:
+        """node -> the devices it ran on in the step (every present node, in
+        first-seen order)."""
+
+        def build() -> dict[int, set[str]]:
+            out: dict[int, set[str]] = {}
+            names = self.device_names
+            for nid, code in zip(self.pairs["node"].tolist(), self.pairs["dev"].tolist()):
+                devs = out.get(nid)
+                if devs is None:
+                    devs = out[nid] = set()
+                if code >= 0:
+                    devs.add(names[code])
+            return out
+
+        result: dict[int, set[str]] = self._cached("devices", build)
+        return result
+
+    def present_nodes(self) -> IntArray:
+        """The nodes present in the step, ascending."""
+        result: IntArray = self._cached(
+            "present", lambda: np.unique(self.pairs["node"].astype(np.int64))
         )
-        self._totals_n = n_nodes
-        return self._totals
+        return result
+
+    # ------------------------------------------------------ record views
+    @property
+    def t_node(self) -> list[int]:
+        """Node of every time record."""
+        return self._list("t_node", lambda: self.times["node"].tolist())
+
+    @property
+    def t_kind(self) -> list[int]:
+        """Kind of every time record."""
+        return self._list("t_kind", lambda: self.times["kind"].tolist())
+
+    @property
+    def t_dev(self) -> list[str]:
+        """Device string of every time record."""
+        names = self.device_names
+        return self._list("t_dev", lambda: [names[c] for c in self.times["dev"].tolist()])
+
+    @property
+    def t_start(self) -> list[int]:
+        """Start of every time record."""
+        return self._list("t_start", lambda: self.times["start"].tolist())
+
+    @property
+    def t_dur(self) -> list[int]:
+        """Duration of every time record."""
+        return self._list("t_dur", lambda: self.times["dur"].tolist())
+
+    def _list(self, key: str, build: Callable[[], list[Any]]) -> list[Any]:
+        result: list[Any] = self._cached(key, build)
+        return result
+
+    @property
+    def memory(self) -> list[MemoryExec]:
+        """The memory records as objects, in record order."""
+        return self._list("memory", self._memory_objects)
+
+    def _memory_objects(self) -> list[MemoryExec]:
+        values = [self.mem[name].tolist() for name in MEM_VALUES]
+        out = [MemoryExec(nid, *vals) for nid, *vals in zip(self.mem["node"].tolist(), *values)]
+        for row, slot, nbytes, ptr in zip(
+            self.outs["mem"].tolist(),
+            self.outs["slot"].tolist(),
+            self.outs["bytes"].tolist(),
+            self.outs["ptr"].tolist(),
+        ):
+            out[row].output_memory[slot] = OutputMemory(slot, nbytes, ptr)
+        return out
+
+    @property
+    def allocations(self) -> dict[int, list[AllocationEvent]]:
+        """node -> its GPU allocation records, in record order."""
+
+        def build() -> dict[int, list[AllocationEvent]]:
+            out: dict[int, list[AllocationEvent]] = {}
+            for nid, micros, nbytes in zip(
+                self.allocs["node"].tolist(),
+                self.allocs["micros"].tolist(),
+                self.allocs["bytes"].tolist(),
+            ):
+                out.setdefault(nid, []).append(AllocationEvent(micros, nbytes))
+            return out
+
+        result: dict[int, list[AllocationEvent]] = self._cached("allocations", build)
+        return result
 
     def times_by_node(self) -> dict[int, dict[int, dict[str, list[tuple[int, int]]]]]:
         """node -> kind -> device -> (start, duration) pairs, in record order."""
@@ -287,10 +475,41 @@ class StepExecs:
             per_kind.setdefault(dev, []).append((start, dur))
         return out
 
+    # --------------------------------------------------------------- totals
+    def totals(self, n_nodes: int) -> StepTotals:
+        """Dense per-node sums over this step's records (cached until the step
+        changes; nodes added to the model since only pad it)."""
+        cached: StepTotals | None = self._cache.get("totals")
+        if cached is None or self._cache_version != self.version:
+            cached = self._cached("totals", lambda: self._totals(n_nodes))
+        if cached.present.size < n_nodes:
+            cached = self._cache["totals"] = cached.padded(n_nodes)
+        return cached
 
-def _bincount(idx: IntArray, vals: IntArray, n: int) -> IntArray:
-    """Integer segment sum of ``vals`` grouped by ``idx`` into ``n`` bins."""
+    def _totals(self, n: int) -> StepTotals:
+        present = np.zeros(n, dtype=bool)
+        present[self.present_nodes()] = True
+        nodes = self.times["node"]
+        kinds = self.times["kind"]
+        durs = self.times["dur"]
+        cpu = kinds == KIND_CPU
+        acc = kinds == KIND_ACCELERATOR
+        mem_nodes = self.mem["node"]
+        return StepTotals(
+            present=present,
+            run_count=np.bincount(nodes[cpu], minlength=n).astype(np.int64),
+            accelerator_exec_micros=segment_sum(nodes[acc], durs[acc], n),
+            cpu_exec_micros=segment_sum(nodes[cpu], durs[cpu], n),
+            requested_bytes=segment_sum(mem_nodes, self.mem["requested_bytes"], n),
+            peak_bytes=segment_sum(mem_nodes, self.mem["peak_bytes"], n),
+            residual_bytes=segment_sum(mem_nodes, self.mem["residual_bytes"], n),
+            output_bytes=segment_sum(mem_nodes, self.mem["output_bytes"], n),
+        )
+
+
+def segment_sum(idx: npt.NDArray[Any], vals: npt.NDArray[Any], n: int) -> IntArray:
+    """Integer sums of ``vals`` grouped by ``idx`` into ``n`` bins (int64, wrapping)."""
     out = np.zeros(n, dtype=np.int64)
     if idx.size:
-        np.add.at(out, idx, vals)
+        np.add.at(out, idx, vals.astype(np.int64, copy=False))
     return out

@@ -11,7 +11,7 @@ turns them into dense per-node arrays for one query step, applying tfprof's rule
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -19,22 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.base.metrics import METRICS
-from tfprof_lite.model.devices import (
-    DEVICE_ACCELERATOR,
-    DEVICE_CANONICAL,
-    classify_device,
-    host_device_of,
-    is_tracer_device,
-)
-from tfprof_lite.model.execs import (
-    KIND_ACCELERATOR,
-    KIND_CPU,
-    KernelColumns,
-    MemoryExec,
-    StepExecs,
-)
-from tfprof_lite.model.int64 import unsigned_mean, wrap64
-from tfprof_lite.model.records import CodeFrame, ExecRecord, NodeSpec, OpLogEntrySpec
+from tfprof_lite.model.execs import StepExecs, StepTotals
+from tfprof_lite.model.int64 import unsigned_mean
+from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
+from tfprof_lite.model.step_ingest import ingest_step
+from tfprof_lite.proto.steps import StepColumns
 
 __all__ = ["NodeStats", "ProfileModel"]
 
@@ -42,8 +31,6 @@ log = logging.getLogger("tfprof_lite")
 
 IntArray = npt.NDArray[np.int64]
 _T = TypeVar("_T")
-
-_SKIPPED_NAMES = frozenset({"RecvTensor", "_SOURCE"})
 
 
 @dataclass
@@ -98,6 +85,7 @@ class ProfileModel:
         #: (see :meth:`view_extent`); False makes every view cover every node.
         self.freeze_views = True
         self._stats_cache: dict[int, NodeStats] = {}
+        self._running: _RunningSums | None = None
         self._stats_version = -1
         self._derived: dict[Hashable, Any] = {}
         self._derived_version = (-1, -1)
@@ -194,86 +182,17 @@ class ProfileModel:
         return out
 
     # ----------------------------------------------------------------- steps
-    def add_step(self, step: int, devices: Iterable[tuple[str, Iterable[ExecRecord]]]) -> None:
-        """Record one RunMetadata's StepStats (device string, records) for ``step``."""
-        execs = self.steps.setdefault(step, StepExecs())
-        has_gpu = has_stream = False
-        for device, records in devices:
-            dev = device.lower()
-            if "gpu" in dev:
-                has_gpu = True
-                has_stream = has_stream or "stream:all" in dev
-            cls = classify_device(dev)
-            if is_tracer_device(dev):
-                records = _kept(records, execs.kernels, dev)
-            for rec in records:
-                nid = self._node_for_record(rec.name)
-                if nid is not None:
-                    self._record(execs, nid, dev, cls, rec)
-        if has_gpu and not has_stream:
-            self.miss_accelerator_stream = True
+    def add_step(self, step: int, cols: StepColumns) -> None:
+        """Record one RunMetadata's step statistics (decoded columns) for ``step``."""
+        execs = self.steps.get(step)
+        if execs is None:
+            execs = self.steps[step] = StepExecs()
+        ingest_step(self, execs, cols)
         self.data_version += 1
 
-    def _node_for_record(self, raw_name: str) -> int | None:
-        name = raw_name.split(":", 1)[0]
-        nid = self.index.get(name)
-        if nid is not None:
-            self.covered.add(nid)
-            return nid
-        if name in _SKIPPED_NAMES or "MEMCPY" in name:
-            return None
+    def new_pseudo_node(self, name: str) -> int:
+        """Append a node first met in RunMetadata (op = name); returns its id."""
         return self._new_node(name, name)
-
-    def _record(self, execs: StepExecs, nid: int, dev: str, cls: int, rec: ExecRecord) -> None:
-        if cls == DEVICE_CANONICAL:
-            bound = self.canonical_device[nid]
-            if bound and bound != dev:
-                return
-            if not bound:
-                self.canonical_device[nid] = dev
-                self.host_device[nid] = host_device_of(dev)
-                self.op_types[nid].add(dev)
-        self.has_execs[nid] = True
-        execs.touch(nid, dev)
-        if rec.all_start_micros > 0:
-            dur = rec.op_end_rel_micros or 1
-            kind = KIND_ACCELERATOR if cls == DEVICE_ACCELERATOR else 0
-            if cls == DEVICE_CANONICAL:
-                kind = KIND_CPU
-            execs.add_time(nid, kind, dev, rec.all_start_micros, dur)
-        if dev == self.canonical_device[nid]:
-            self._record_memory(execs, nid, dev, rec)
-
-    def _record_memory(self, execs: StepExecs, nid: int, dev: str, rec: ExecRecord) -> None:
-        if rec.all_start_micros <= 0:  # tfprof keeps memory only with a positive start
-            log.warning("%s has no start time, skipping", self.names[nid])
-            return
-        end = wrap64(rec.all_start_micros + rec.op_end_rel_micros)
-        mem = MemoryExec(node=nid, memory_micros=end)
-        if rec.gpu_allocators > 1:
-            log.warning("found %d gpu allocator for 1 node", rec.gpu_allocators)
-        mem.allocator_bytes_in_use = rec.gpu_bytes_in_use
-        if rec.allocations:
-            execs.allocations.setdefault(nid, []).extend(rec.allocations)
-        if rec.raw:
-            execs.add_raw(nid, rec.raw)
-        for out in rec.outputs:
-            mem.output_bytes = wrap64(mem.output_bytes + out.bytes)
-            mem.output_memory[out.slot] = out
-        if rec.has_memory_stats:
-            if "cpu" in dev:
-                mem.host_temp_bytes = rec.temp_memory_size
-                mem.host_persistent_bytes = rec.persistent_memory_size
-            else:
-                mem.accelerator_temp_bytes = rec.temp_memory_size
-                mem.accelerator_persistent_bytes = rec.persistent_memory_size
-        temp = mem.host_temp_bytes + mem.accelerator_temp_bytes
-        persist = mem.host_persistent_bytes + mem.accelerator_persistent_bytes
-        # int64 sums, wrapping around like tfprof's (see model/int64.py).
-        mem.requested_bytes = wrap64(rec.total_bytes + persist + temp)
-        mem.peak_bytes = wrap64(rec.peak_bytes + persist + temp)
-        mem.residual_bytes = wrap64(rec.live_bytes + persist)
-        execs.memory.append(mem)
 
     def coverage(self) -> float:
         """Share of nodes seen in RunMetadata (tfprof's run coverage)."""
@@ -327,21 +246,19 @@ class ProfileModel:
 
     def _compute_stats(self, step: int) -> NodeStats:
         n = len(self.names)
-        sums = {name: np.zeros(n, dtype=np.int64) for name in _SUMMED}
-        chosen = [self.steps[step]] if step >= 0 and step in self.steps else []
         if step < 0:
-            chosen = [self.steps[s] for s in self.sorted_steps()]
-        count = np.zeros(n, dtype=np.int64)
-        for execs in chosen:
-            totals = execs.totals(n)
-            count += totals.present
-            for name in _SUMMED:
-                sums[name] += getattr(totals, name)
+            count, sums = self._running_sums(n)
+        else:
+            count = np.zeros(n, dtype=np.int64)
+            sums = {name: np.zeros(n, dtype=np.int64) for name in _SUMMED}
+            if step in self.steps:
+                totals = self.steps[step].totals(n)
+                count = totals.present.astype(np.int64)
+                sums = {name: getattr(totals, name) for name in _SUMMED}
         exec_micros = sums["accelerator_exec_micros"] + sums["cpu_exec_micros"]
         if step < 0:
             exec_micros = unsigned_mean(exec_micros, count)
-            for name in _SUMMED:
-                sums[name] = unsigned_mean(sums[name], count)
+            sums = {name: unsigned_mean(sums[name], count) for name in _SUMMED}
         static = np.asarray(self.static_float_ops, dtype=np.int64)
         ran = np.asarray(self.has_execs, dtype=bool)
         float_ops = np.where(ran, static * sums["run_count"], static)
@@ -353,9 +270,38 @@ class ProfileModel:
             **sums,
         )
 
+    def _running_sums(self, n: int) -> tuple[IntArray, dict[str, IntArray]]:
+        """Per-node step counts and sums over every step, kept between calls: a
+        new step adds its totals once, so the all-steps average costs the same
+        after 5 steps or 500; a step that changed makes them start over."""
+        run = self._running
+        if run is None or any(
+            s not in self.steps or self.steps[s].version != v for s, v in run.included.items()
+        ):
+            run = self._running = _RunningSums()
+        run.pad(n)
+        for s, execs in self.steps.items():
+            if run.included.get(s) != execs.version:
+                run.add(execs.totals(n))
+                run.included[s] = execs.version
+        return run.count, run.sums
 
-def _kept(records: Iterable[ExecRecord], kernels: KernelColumns, dev: str) -> Iterator[ExecRecord]:
-    """``records``, each also kept in the step's GPU tracer columns on the way."""
-    for rec in records:
-        kernels.add(dev, rec)
-        yield rec
+
+class _RunningSums:
+    """Per-node sums of every metric and step counts over the steps in ``included``."""
+
+    def __init__(self) -> None:
+        self.included: dict[int, int] = {}
+        self.count = np.zeros(0, dtype=np.int64)
+        self.sums = {name: np.zeros(0, dtype=np.int64) for name in _SUMMED}
+
+    def pad(self, n: int) -> None:
+        extra = n - self.count.size
+        if extra > 0:
+            fill = np.zeros(extra, dtype=np.int64)
+            self.count = np.concatenate([self.count, fill])
+            self.sums = {name: np.concatenate([v, fill]) for name, v in self.sums.items()}
+
+    def add(self, totals: StepTotals) -> None:
+        self.count = self.count + totals.present
+        self.sums = {name: v + getattr(totals, name) for name, v in self.sums.items()}

@@ -27,7 +27,7 @@ from google.protobuf.message import DecodeError
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto import kinds
 
-__all__ = ["parse"]
+__all__ = ["parse", "wire_bytes"]
 
 _M = TypeVar("_M")
 
@@ -81,6 +81,23 @@ def parse(cls: type[_M], data: object, what: str) -> _M:
         _check_kind(raw, expected, what, message)
     result: _M = message
     return result
+
+
+def wire_bytes(cls: type[Any], data: object, what: str) -> bytes | None:
+    """``data``'s wire bytes when it is bytes or a protobuf message named like
+    ``cls`` (ours or TensorFlow's), serialized when it is a message; None for
+    anything else (:func:`parse` then says what is wrong).
+
+    Raises:
+        InvalidInputError: ``data`` is a protobuf message of another type.
+    """
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    if hasattr(type(data), "DESCRIPTOR") and callable(getattr(data, "SerializeToString", None)):
+        return _serialized(data, cls.DESCRIPTOR.name, what)
+    return None
 
 
 def _parse_into(message: Any, raw: bytes | bytearray) -> None:

@@ -33,13 +33,13 @@ class SampleAnalyser:
 
     def _model(self, graph: Any, meta: Any) -> ProfileModel:
         """A one-step model: the graph's nodes plus the traced step."""
-        from tfprof_lite.model import decode
         from tfprof_lite.proto import messages as pb
+        from tfprof_lite.proto import steps
         from tfprof_lite.proto.codec import parse
 
         model = ProfileModel()
         model.add_graph(self._graph_nodes(graph))
-        model.add_step(0, decode.step_records(parse(pb.RunMetadata, meta, "run_metadata")))
+        model.add_step(0, steps.columns_from_message(parse(pb.RunMetadata, meta, "run_metadata")))
         return model
 
     def _graph_nodes(self, graph: Any) -> list[NodeSpec]:
