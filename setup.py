@@ -1,5 +1,6 @@
 """Build script: the project is configured in setup.cfg and pyproject.toml; this file
-only declares the optional C extension ``tfprof_lite._native._stepdecode``.
+only declares the optional C extensions of ``tfprof_lite._native`` (the step and
+saved-profile decoders).
 
 The extension is optional: when it cannot be compiled (no compiler, no Python
 headers) the build prints one warning and goes on, and tfprof_lite uses its
@@ -16,7 +17,12 @@ from setuptools.command.build_ext import (  # type: ignore[import-untyped, unuse
     build_ext,
 )
 
-NATIVE = "tfprof_lite._native._stepdecode"
+NATIVE = "tfprof_lite._native"
+#: The optional extensions: (module name, C source).
+MODULES = (
+    ("tfprof_lite._native._stepdecode", "tfprof_lite/_native/_stepdecode.c"),
+    ("tfprof_lite._native._profiledecode", "tfprof_lite/_native/_profiledecode.c"),
+)
 
 
 class OptionalBuildExt(build_ext):  # type: ignore[misc, unused-ignore]
@@ -39,7 +45,7 @@ class OptionalBuildExt(build_ext):  # type: ignore[misc, unused-ignore]
     @staticmethod
     def _warn(err: BaseException) -> None:
         print(
-            f"WARNING: the optional native decoder ({NATIVE}) was not built ({err}); "
+            f"WARNING: an optional native decoder ({NATIVE}) was not built ({err}); "
             "tfprof_lite uses its pure-Python decoder instead.",
             file=sys.stderr,
         )
@@ -48,12 +54,14 @@ class OptionalBuildExt(build_ext):  # type: ignore[misc, unused-ignore]
 setup(
     ext_modules=[
         Extension(
-            NATIVE,
-            sources=["tfprof_lite/_native/_stepdecode.c"],
+            name,
+            sources=[source],
+            depends=["tfprof_lite/_native/_wire.h"],
             define_macros=[("Py_LIMITED_API", "0x03090000")],
             py_limited_api=True,
             optional=True,
         )
+        for name, source in MODULES
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

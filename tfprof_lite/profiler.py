@@ -21,7 +21,7 @@ from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
 from tfprof_lite.outputs.answer import answer_query
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import parse
+from tfprof_lite.proto.codec import parse, wire_bytes
 from tfprof_lite.views import View, make_view
 
 __all__ = ["Profiler"]
@@ -174,12 +174,14 @@ class Profiler:
             source = read_input(what, "a saved profile", max_input_size)
             if not source:
                 raise InvalidInputError(f"{what}: the file is empty, expected a ProfileProto")
-        message = parse(pb.ProfileProto, source, what)
-        del source  # the parsed message replaces the bytes
-        if not len(message.nodes):
-            raise InvalidInputError(f"{what}: the profile has no nodes; is it a ProfileProto?")
+        raw = wire_bytes(pb.ProfileProto, source, what)
+        if raw is None:
+            parse(pb.ProfileProto, source, what)  # raises: not bytes nor a message
+            raise InvalidInputError(f"{what}: expected a ProfileProto or its bytes")
         prof = cls.__new__(cls)
         prof._ingest = Ingest()
         prof._views = {}
-        profile_io.decode(message, prof.model)
+        profile_io.load_bytes(raw, prof.model, lambda data: parse(pb.ProfileProto, data, what))
+        if not len(prof.model):
+            raise InvalidInputError(f"{what}: the profile has no nodes; is it a ProfileProto?")
         return prof

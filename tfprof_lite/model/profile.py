@@ -129,6 +129,27 @@ class ProfileModel:
         """Append a node read from a saved profile; returns its id."""
         return self._new_node(name, op)
 
+    def extend_nodes(self, names: list[str], ops: list[str]) -> int:
+        """Append nodes read from a saved profile, as :meth:`load_node` would one
+        by one; returns the first one's id."""
+        base = len(self.names)
+        n = len(names)
+        self.names.extend(names)
+        self.ops.extend(ops)
+        self.index.update(zip(names, range(base, base + n)))
+        self.op_types.extend({op} for op in ops)
+        for column in (self.output_shapes, self.inputs, self.src_output, self.attrs):
+            column.extend({} for _ in range(n))
+        self.str_attrs.extend({} for _ in range(n))
+        self.shapes.extend([None] * n)
+        self.static_float_ops.extend([0] * n)
+        self.traces.extend([None] * n)
+        self.canonical_device.extend([""] * n)
+        self.host_device.extend([""] * n)
+        self.has_execs.extend([False] * n)
+        self.graph_version += n
+        return base
+
     def add_graph(self, nodes: Iterable[NodeSpec]) -> bool:
         """Add GraphDef nodes whose names are new; returns True if any was added."""
         added = False

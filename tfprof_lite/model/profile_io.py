@@ -1,13 +1,13 @@
 """ProfileProto <-> ProfileModel: the ``profile_<step>`` file format.
 
 Writing is :mod:`tfprof_lite.model.profile_write` (:func:`encode`), reading
-:mod:`tfprof_lite.model.profile_read` (:func:`decode`); this module is the one
+:mod:`tfprof_lite.model.profile_read` (:func:`decode`, :func:`load_bytes`); this module is the one
 name both sides import.
 """
 
 from __future__ import annotations
 
-from tfprof_lite.model.profile_read import decode
+from tfprof_lite.model.profile_read import decode, load_bytes
 from tfprof_lite.model.profile_write import encode
 
-__all__ = ["decode", "encode"]
+__all__ = ["decode", "encode", "load_bytes"]

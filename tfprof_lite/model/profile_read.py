@@ -1,114 +1,142 @@
 """ProfileProto -> ProfileModel: reading the ``profile_<step>`` file format.
 
-:func:`decode` reads files written by TensorFlow or by us into an empty model.
-Like tfprof, reading does not restore the missing-accelerator-stream flag.
+:func:`load_bytes` reads a file's bytes (the native decoder when it is built and
+takes them, else a protobuf parse and the pure-Python walk); :func:`decode`
+reads an already parsed message. Both end in :func:`apply`, which puts the
+decoded :class:`~tfprof_lite.proto.profiles.ProfileColumns` into an empty model:
+nodes in id order (bulk appends), call stacks shared between nodes with equal
+traces, and one column block per step. Like tfprof, reading does not restore
+the missing-accelerator-stream flag.
 """
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Callable
 from typing import Any
 
-from tfprof_lite.model.decode import code_frames
-from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU, MEM_VALUES, StepExecs
-from tfprof_lite.model.profile import ProfileModel
+import numpy as np
 
-__all__ = ["decode"]
+from tfprof_lite.model.execs import MEM_VALUES, StepExecs
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.records import CodeFrame
+from tfprof_lite.proto.profiles import (
+    ProfileColumns,
+    StepBlock,
+    columns_from_profile,
+    native_profile_columns,
+)
+
+__all__ = ["apply", "decode", "load_bytes"]
 
 
 def decode(profile: Any, model: ProfileModel) -> None:
-    """Load a ProfileProto message into an empty model."""
-    for key, text in profile.id_to_string.items():
-        model.id_to_string[key] = text
-    ordered = sorted(profile.nodes.values(), key=lambda n: n.id)
-    by_id = {node.id: node.name for node in ordered}
-    blocks: dict[int, _StepBlock] = {}
-    for node in ordered:
-        nid = model.load_node(node.name, node.op)
-        model.shapes[nid] = list(node.shape) if len(node.shape) else None
-        model.output_shapes[nid] = {
-            idx: list(t.int64_values) for idx, t in sorted(node.output_shapes.items())
-        }
-        for pos, producer in sorted(node.inputs.items()):
-            src = by_id.get(producer, "")
-            model.inputs[nid][pos] = src
-            model.src_output[nid][src] = node.src_output_index.get(producer, 0)
-        model.op_types[nid] = set(node.op_types)
-        model.canonical_device[nid] = node.canonical_device
-        model.host_device[nid] = node.host_device
-        model.static_float_ops[nid] = node.float_ops
-        if node.HasField("trace"):
-            model.traces[nid] = code_frames(node.trace)
-        model.attrs[nid] = {k: v.SerializeToString() for k, v in node.attrs.items()}
-        for step, exec_pb in node.execs.items():
-            model.has_execs[nid] = True
-            block = blocks.get(step)
-            if block is None:
-                block = blocks[step] = _StepBlock(model.steps.setdefault(step, StepExecs()))
-            block.add(nid, exec_pb)
-    for block in blocks.values():
-        block.flush()
-    model.has_trace = profile.has_trace
-    for step in profile.steps:
+    """Load a parsed ProfileProto message into an empty model."""
+    apply(columns_from_profile(profile), model)
+
+
+def load_bytes(raw: bytes, model: ProfileModel, parse: Callable[[bytes], Any]) -> None:
+    """Load serialized ProfileProto ``raw`` into an empty model.
+
+    ``parse`` turns the bytes into a message when the native decoder is not used
+    (it raises the caller's usual errors for bad input).
+    """
+    collecting = gc.isenabled()
+    gc.disable()  # many small containers; none of them is garbage
+    try:
+        cols = native_profile_columns(raw)
+        if cols is None or not cols.nodes:  # an empty result: let the parse explain
+            cols = columns_from_profile(parse(raw))
+        apply(cols, model)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def apply(cols: ProfileColumns, model: ProfileModel) -> None:
+    """Put decoded profile columns into ``model`` (an empty one)."""
+    model.id_to_string.update(cols.id_to_string)
+    rows = cols.nodes
+    base = model.extend_nodes([r[0] for r in rows], [r[1] for r in rows])
+    end = base + len(rows)
+    model.inputs[base:end] = [r[2] for r in rows]
+    model.src_output[base:end] = [r[3] for r in rows]
+    model.output_shapes[base:end] = [r[4] for r in rows]
+    model.shapes[base:end] = [r[5] for r in rows]
+    model.op_types[base:end] = [r[6] for r in rows]
+    model.canonical_device[base:end] = [r[7] for r in rows]
+    model.host_device[base:end] = [r[8] for r in rows]
+    model.static_float_ops[base:end] = [r[9] for r in rows]
+    model.traces[base:end] = _traces([r[10] for r in rows])
+    model.attrs[base:end] = [r[11] for r in rows]
+    model.has_execs[base:end] = [r[12] for r in rows]
+    for block in sorted(cols.blocks, key=lambda b: b.step):
+        _add_block(model, block, base)
+    model.has_trace = cols.has_trace
+    for step in cols.steps:
         model.steps.setdefault(step, StepExecs())
     model.data_version += 1
 
 
-class _StepBlock:
-    """One step's executions read from a profile, gathered into column lists."""
+_FrameKey = tuple[int, int, int, int, int]
 
-    def __init__(self, execs: StepExecs) -> None:
-        self.execs = execs
-        self.pairs: tuple[list[int], list[int]] = ([], [])
-        self.spans: tuple[list[int], list[int], list[int]] = ([], [], [])
-        self.times: tuple[list[int], ...] = ([], [], [], [], [])
-        self.mem: list[list[int]] = [[] for _ in range(len(MEM_VALUES) + 1)]
-        self.outs: tuple[list[int], ...] = ([], [], [], [])
-        self.allocs: tuple[list[int], ...] = ([], [], [])
 
-    def add(self, nid: int, exec_pb: Any) -> None:
-        code = self.execs.device_code
-        devs = sorted({code(dev) for dev in exec_pb.devices}) or [-1]
-        self.pairs[0].extend([nid] * len(devs))
-        self.pairs[1].extend(devs)
-        if exec_pb.all_start_micros or exec_pb.latest_end_micros:
-            for col, value in zip(
-                self.spans, (nid, exec_pb.all_start_micros, exec_pb.latest_end_micros)
-            ):
-                col.append(value)
-        for kind, field in (
-            (KIND_ACCELERATOR, exec_pb.accelerator_execs),
-            (KIND_CPU, exec_pb.cpu_execs),
-        ):
-            for dev in sorted(field):
-                dcode = code(dev)
-                for pair in field[dev].times:
-                    start, dur = (list(pair.int64_values) + [0, 0])[:2]
-                    for col, value in zip(self.times, (nid, kind, dcode, start, dur)):
-                        col.append(value)
-        for mem_pb in exec_pb.memory_execs:
-            row = len(self.mem[0])
-            self.mem[0].append(nid)
-            for col, name in zip(self.mem[1:], MEM_VALUES):
-                col.append(getattr(mem_pb, name))
-            for slot, out in mem_pb.output_memory.items():
-                for col, value in zip(self.outs, (row, slot, out.bytes, out.ptr)):
-                    col.append(value)
-        for a in exec_pb.allocations:
-            for col, value in zip(self.allocs, (nid, a.alloc_micros, a.alloc_bytes)):
-                col.append(value)
+def _traces(raw: list[bytes | None]) -> list[list[CodeFrame] | None]:
+    """Call stacks from their packed frames; equal stacks share one list, equal
+    frames one (immutable) object."""
+    stacks: dict[bytes, list[CodeFrame]] = {}
+    frames: dict[_FrameKey, CodeFrame] = {}
+    out: list[list[CodeFrame] | None] = []
+    for packed in raw:
+        if packed is None:
+            out.append(None)
+            continue
+        stack = stacks.get(packed)
+        if stack is None:
+            stack = stacks[packed] = _stack(packed, frames)
+        out.append(stack)
+    return out
 
-    def flush(self) -> None:
-        execs = self.execs
-        base = len(execs.mem)
-        execs.pairs.append(node=self.pairs[0], dev=self.pairs[1])
-        execs.spans.append(node=self.spans[0], start=self.spans[1], end=self.spans[2])
-        execs.times.append(**dict(zip(("node", "kind", "dev", "start", "dur"), self.times)))
-        execs.mem.append(node=self.mem[0], **dict(zip(MEM_VALUES, self.mem[1:])))
-        execs.outs.append(
-            mem=[row + base for row in self.outs[0]],
-            slot=self.outs[1],
-            bytes=self.outs[2],
-            ptr=self.outs[3],
-        )
-        execs.allocs.append(**dict(zip(("node", "micros", "bytes"), self.allocs)))
-        execs.changed()
+
+def _stack(packed: bytes, frames: dict[_FrameKey, CodeFrame]) -> list[CodeFrame]:
+    values = np.frombuffer(packed, dtype=np.int64).reshape(-1, 5).tolist()
+    stack = []
+    for file_id, lineno, function_id, line_id, start in values:
+        key = (file_id, lineno, function_id, line_id, start)
+        frame = frames.get(key)
+        if frame is None:
+            frame = frames[key] = CodeFrame(
+                file="",
+                lineno=lineno,
+                function="",
+                func_start_line=start,
+                file_id=file_id,
+                function_id=function_id,
+                line_id=line_id,
+            )
+        stack.append(frame)
+    return stack
+
+
+def _add_block(model: ProfileModel, block: StepBlock, base: int) -> None:
+    execs = model.steps.get(block.step)
+    if execs is None:
+        execs = model.steps[block.step] = StepExecs()
+    remap = np.asarray([execs.device_code(d) for d in block.devices] + [-1], dtype=np.int32)
+    c = block.cols
+    mem_base = len(execs.mem)
+    execs.pairs.append(node=c["pair_node"] + base, dev=remap[c["pair_dev"]])
+    execs.spans.append(node=c["span_node"] + base, start=c["span_start"], end=c["span_end"])
+    execs.times.append(
+        node=c["t_node"] + base,
+        kind=c["t_kind"],
+        dev=remap[c["t_dev"]],
+        start=c["t_start"],
+        dur=c["t_dur"],
+    )
+    execs.mem.append(node=c["m_node"] + base, **{name: c[f"m_{name}"] for name in MEM_VALUES})
+    execs.outs.append(
+        mem=c["o_row"] + mem_base, slot=c["o_slot"], bytes=c["o_bytes"], ptr=c["o_ptr"]
+    )
+    execs.allocs.append(node=c["a_node"] + base, micros=c["a_micros"], bytes=c["a_bytes"])
+    execs.changed()

@@ -62,6 +62,7 @@ __all__ = [
     "decode_step_columns",
     "native_available",
     "native_columns",
+    "pure_forced",
 ]
 
 I32 = npt.NDArray[np.int32]
@@ -286,9 +287,13 @@ def native_available() -> bool:
     return _native() is not None
 
 
-def _pure_forced() -> bool:
-    """Whether :data:`PURE_PYTHON_ENV` is set (to anything but empty or ``0``)."""
+def pure_forced() -> bool:
+    """Whether :data:`PURE_PYTHON_ENV` is set (to anything but empty or ``0``):
+    every native decoder then stays out."""
     return os.environ.get(PURE_PYTHON_ENV, "").strip() not in ("", "0")
+
+
+_pure_forced = pure_forced
 
 
 def _columns_from_native(parts: tuple[Any, ...]) -> StepColumns:

@@ -1,0 +1,240 @@
+"""The two saved-profile decoders (native and pure Python) give equal results.
+
+Profiles come from the hand-made cases (written by our own ``serialize_to_string``)
+and from hand-built ProfileProto messages that reach the corners: unsorted and
+non-contiguous ids, several devices per map, repeated and missing values,
+extreme integers, empty and absent traces. Malformed or unusual bytes must make
+the native decoder decline (None), never give another answer than protobuf's
+parse; a seeded mutation loop checks that on a few thousand inputs.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tests.hand_cases as hc
+import tfprof_lite
+from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto import profiles
+from tfprof_lite.proto.profiles import ProfileColumns, columns_from_profile
+
+pytestmark = pytest.mark.skipif(
+    not profiles.native_profile_available() and os.environ.get("CI") != "true",
+    reason="the native profile decoder is not built (python setup.py build_ext --inplace)",
+)
+
+CASES = (hc.gpu_case, hc.steps_case, hc.shapes_case, hc.numbers_case, hc.code_case, hc.names_case)
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+def _saved(case: Any) -> bytes:
+    prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
+    for step, meta in case.run_metas:
+        prof.add_step(step, meta)
+    data: bytes = prof.serialize_to_string()
+    return data
+
+
+def _attr_values(attrs: dict[str, bytes]) -> dict[str, Any]:
+    return {key: pb.AttrValue.FromString(raw) for key, raw in attrs.items()}
+
+
+def assert_same(native: ProfileColumns, pure: ProfileColumns) -> None:
+    """Field by field; AttrValue bytes compared as messages (encodings may differ)."""
+    assert native.has_trace == pure.has_trace
+    assert native.steps == pure.steps
+    assert native.id_to_string == pure.id_to_string
+    assert len(native.nodes) == len(pure.nodes)
+    for a, b in zip(native.nodes, pure.nodes):
+        assert a[:11] == b[:11] and a[12] == b[12]
+        assert _attr_values(a[11]) == _attr_values(b[11])
+    assert [(b.step, b.devices) for b in native.blocks] == [
+        (b.step, b.devices) for b in pure.blocks
+    ]
+    for x, y in zip(native.blocks, pure.blocks):
+        for name, dtype in profiles.BLOCK_COLUMNS:
+            assert x.cols[name].dtype == np.dtype(dtype) == y.cols[name].dtype, name
+            assert np.array_equal(x.cols[name], y.cols[name]), (x.step, name)
+
+
+def _both(raw: bytes) -> tuple[ProfileColumns | None, ProfileColumns | None]:
+    native = profiles.native_profile_columns(raw)
+    try:
+        message = pb.ProfileProto.FromString(raw)
+    except Exception:  # noqa: BLE001 - protobuf's DecodeError
+        return native, None
+    return native, columns_from_profile(message)
+
+
+def _hand_profile() -> Any:
+    """A ProfileProto reaching the decoders' corners."""
+    out = pb.ProfileProto(has_trace=True, steps=[7, 3, 7])
+    out.id_to_string[5] = "file.py"
+    out.id_to_string[-1] = "ünï"
+    for nid, name in ((40, "b"), (3, "a"), (900, "c/d"), (-2, "neg")):
+        node = out.nodes[nid]
+        node.id = nid
+        node.name = name
+        node.op = "Op" + name
+        node.canonical_device = "/gpu:0"
+        node.float_ops = I64_MAX if nid == 3 else nid
+        node.op_types.extend(["T1", "T0", "T1"])
+        node.shape.extend([2, -1, 0] if nid != 40 else [])
+        node.inputs[1] = 3
+        node.inputs[0] = 12345  # no such node: producer name ""
+        node.src_output_index[3] = 2
+        node.output_shapes[2].int64_values.extend([4, 5])
+        node.output_shapes[0].SetInParent()
+        node.attrs["T"].type = 1
+        node.attrs["s"].s = b"\xff\x00"
+        if nid == 3:
+            node.trace.SetInParent()  # present and empty
+        elif nid != 900:
+            t = node.trace.traces.add(file_id=5, lineno=-7, function_id=-1, line_id=I64_MIN)
+            t.func_start_line = 2**31 - 1
+            node.trace.traces.add(file_id=5, lineno=1)
+        for step in (7, 3) if nid != -2 else ():
+            exe = node.execs[step]
+            exe.run_count = 3
+            exe.all_start_micros = I64_MAX if nid == 40 else step
+            exe.latest_end_micros = 0 if nid == 900 else -1
+            exe.devices.extend(["/gpu:0", "/cpu:0", "/gpu:0"] if nid != 900 else [])
+            for dev in ("z_stream:all", "a_stream:1"):
+                exe.accelerator_execs[dev].times.add().int64_values.extend([10, 20, 30])
+                exe.accelerator_execs[dev].times.add()
+            exe.cpu_execs["/cpu:0"].times.add().int64_values.append(I64_MIN)
+            exe.cpu_execs["/gpu:0"].SetInParent()
+            mem = exe.memory_execs.add(memory_micros=1, requested_bytes=I64_MIN, peak_bytes=-5)
+            mem.allocator_bytes_in_use = I64_MAX
+            mem.output_memory[9].bytes = 90
+            mem.output_memory[9].ptr = 2**64 - 1
+            mem.output_memory[-3].bytes = 30
+            exe.memory_execs.add()
+            exe.allocations.add(alloc_micros=5, alloc_bytes=-64)
+    return out
+
+
+def test_hand_profile_equal_and_loaded_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = _hand_profile().SerializeToString()
+    native, pure = _both(raw)
+    assert native is not None and pure is not None
+    assert_same(native, pure)
+    assert [row[0] for row in native.nodes] == ["neg", "a", "b", "c/d"]
+    texts = []
+    for forced in ("0", "1"):
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", forced)
+        prof = tfprof_lite.Profiler.load(raw)
+        texts.append(prof.serialize_to_string())
+    assert pb.ProfileProto.FromString(texts[0]) == pb.ProfileProto.FromString(texts[1])
+
+
+@pytest.mark.parametrize("make", CASES, ids=lambda f: f.__name__)
+def test_saved_hand_cases_equal(make: Any) -> None:
+    native, pure = _both(_saved(make()))
+    assert native is not None and pure is not None
+    assert_same(native, pure)
+
+
+def _declined(message: Any) -> bytes:
+    return message.SerializeToString()
+
+
+def _decline_cases() -> Iterator[tuple[str, bytes]]:
+    base = _hand_profile()
+    wrong_key = pb.ProfileProto()
+    wrong_key.CopyFrom(base)
+    wrong_key.nodes[77].CopyFrom(base.nodes[3])  # key 77, id 3
+    yield "key differs from id, two nodes with one id", _declined(wrong_key)
+    raw = base.SerializeToString()
+    yield "unknown top-level field", raw + b"\x30\x01"  # field 6, varint
+    yield "truncated", raw[:-3]
+    # A node whose trace frame carries the old string field 1.
+    trace = b"\x0a\x03abc"  # Trace.file (field 1), dropped by TensorFlow
+    code_def = b"\x0a" + bytes([len(trace)]) + trace
+    body = b"\x0a\x01x\x68\x01\x52" + bytes([len(code_def)]) + code_def
+    yield (
+        "old trace field",
+        b"\x0a" + bytes([len(body) + 4]) + b"\x08\x01\x12" + bytes([len(body)]) + body,
+    )
+    bad_utf8 = b"\x0a\x02\xc3\x28\x68\x01"
+    yield (
+        "invalid UTF-8 name",
+        b"\x0a" + bytes([len(bad_utf8) + 4]) + b"\x08\x01\x12" + bytes([len(bad_utf8)]) + bad_utf8,
+    )
+
+
+@pytest.mark.parametrize("what,raw", list(_decline_cases()), ids=lambda x: str(x)[:30])
+def test_unusual_inputs_decline_or_agree(what: str, raw: bytes) -> None:
+    native, pure = _both(raw)
+    if pure is None:
+        assert native is None, what
+    elif native is not None:
+        assert_same(native, pure)
+
+
+def test_declines_on_what_upb_reads_differently() -> None:
+    base = _hand_profile()
+    twice = pb.ProfileProto()
+    twice.nodes[3].CopyFrom(base.nodes[3])
+    raw = twice.SerializeToString()
+    assert profiles.native_profile_columns(raw) is not None
+    # The same node entry twice: protobuf keeps the last, the decoder declines.
+    assert profiles.native_profile_columns(raw + raw) is None
+    assert profiles.native_profile_columns(raw + b"\x30\x01") is None
+    assert profiles.native_profile_columns(raw[:-1]) is None
+
+
+def test_pure_env_keeps_native_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = _hand_profile().SerializeToString()
+    monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    assert profiles.native_profile_columns(raw) is None
+
+
+def _mutations(raw: bytes, rng: random.Random) -> bytes:
+    data = bytearray(raw)
+    kind = rng.randrange(6)
+    if kind == 0 and data:  # flip bits
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    elif kind == 1 and data:  # truncate
+        del data[rng.randrange(len(data)) :]
+    elif kind == 2 and data:  # overwrite a byte with a varint-ish value
+        data[rng.randrange(len(data))] = rng.choice([0x00, 0x7F, 0x80, 0xFF, 0x0A, 0x12])
+    elif kind == 3:  # splice a slice of itself elsewhere
+        a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
+        at = rng.randrange(len(data) + 1)
+        data[at:at] = data[a:b]
+    elif kind == 4 and data:  # drop a slice
+        a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
+        del data[a:b]
+    else:  # insert invalid UTF-8 or an unknown field
+        at = rng.randrange(len(data) + 1)
+        data[at:at] = rng.choice([b"\xc3\x28", b"\xed\xa0\x80", b"\x78\x01", b"\x0b"])
+    return bytes(data)
+
+
+def test_mutated_profiles_decline_or_agree() -> None:
+    """Native either declines or equals protobuf's parse walked in Python; it never
+    accepts bytes protobuf rejects."""
+    rng = random.Random(20261126)
+    seeds = [_hand_profile().SerializeToString(), _saved(hc.gpu_case())]
+    accepted = rejected = declined = 0
+    for i in range(2500):
+        raw = _mutations(seeds[i % len(seeds)], rng)
+        native, pure = _both(raw)
+        if pure is None:
+            assert native is None, raw.hex()
+            rejected += 1
+        elif native is None:
+            declined += 1
+        else:
+            assert_same(native, pure)
+            accepted += 1
+    # The loop must exercise all three outcomes to mean anything.
+    assert accepted > 100 and rejected > 100 and declined > 20, (accepted, rejected, declined)
