@@ -27,8 +27,11 @@ sums every op holding bytes and ``before_step_bytes`` is the rest of the peak
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import numpy as np
 
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.decode import memory_detail
@@ -218,12 +221,21 @@ class _Series:
     deltas: list[int] = field(default_factory=list)
     tensors: dict[int, list[LiveTensor]] = field(default_factory=dict)
     max_in_use: int = 0
+    #: Builds a node's tensors on first use when ``tensors`` lacks it (None: none).
+    lazy_tensors: Callable[[int], list[LiveTensor]] | None = None
 
     def add(self, node: int, micros: int, delta: int) -> None:
         """One event."""
         self.nodes.append(node)
         self.times.append(micros)
         self.deltas.append(delta)
+
+    def tensors_of(self, nid: int) -> list[LiveTensor]:
+        """The output tensors recorded for ``nid`` (built now if lazy)."""
+        got = self.tensors.get(nid)
+        if got is None and self.lazy_tensors is not None:
+            got = self.tensors[nid] = self.lazy_tensors(nid)
+        return got or []
 
 
 def _tensor(model: ProfileModel, cols: AllocatorColumns, i: int) -> LiveTensor:
@@ -268,40 +280,89 @@ def _approximate_from_use(s: _Series, cols: AllocatorColumns, aid: int) -> None:
 
 
 def _profile_series(model: ProfileModel, execs: StepExecs) -> list[_Series]:
-    """Series per device from what a ProfileProto keeps (see the module docstring)."""
+    """Series per device from what a ProfileProto keeps (see the module docstring).
+
+    Reads the step's memory columns directly; a node's tensors (from its first
+    memory record) are built only for the nodes a report lists."""
     by_dev: dict[str, _Series] = {}
+    tensors = _ProfileTensors(model, execs)
 
     def series_of(nid: int, exact: bool) -> _Series:
         dev = model.canonical_device[nid] or "unknown device"
-        s = by_dev.setdefault(dev, _Series(f"{dev} (allocator not kept)", exact=True))
+        s = by_dev.get(dev)
+        if s is None:
+            s = by_dev[dev] = _Series(f"{dev} (allocator not kept)", exact=True)
+            s.lazy_tensors = tensors.of
         s.exact = s.exact and exact
         return s
 
-    for nid, events in execs.allocations.items():
+    allocations = execs.allocations
+    for nid, events in allocations.items():
         s = series_of(nid, True)
         for event in events:
             s.add(nid, event.alloc_micros, event.alloc_bytes)
-    for mem in execs.memory:
-        s = series_of(mem.node, mem.node in execs.allocations)
-        s.max_in_use = max(s.max_in_use, mem.allocator_bytes_in_use)
-        _profile_tensors(model, s, mem.node, mem.output_memory)
-        if mem.node not in execs.allocations and mem.requested_bytes:
-            start = execs.all_start.get(mem.node, mem.memory_micros)
-            s.add(mem.node, start, mem.requested_bytes)
-            s.add(mem.node, mem.memory_micros, mem.residual_bytes - mem.requested_bytes)
+    mem = execs.mem
+    all_start = execs.all_start
+    for nid, in_use, requested, residual, micros in zip(
+        mem["node"].tolist(),
+        mem["allocator_bytes_in_use"].tolist(),
+        mem["requested_bytes"].tolist(),
+        mem["residual_bytes"].tolist(),
+        mem["memory_micros"].tolist(),
+    ):
+        recorded = nid in allocations
+        s = series_of(nid, recorded)
+        if in_use > s.max_in_use:
+            s.max_in_use = in_use
+        if not recorded and requested:
+            s.add(nid, all_start.get(nid, micros), requested)
+            s.add(nid, micros, residual - requested)
     return [s for s in by_dev.values() if s.times]
 
 
-def _profile_tensors(model: ProfileModel, s: _Series, nid: int, outputs: dict[int, Any]) -> None:
-    if nid in s.tensors:
-        return
-    shapes = model.output_shapes[nid]
-    dtype = node_dtype(model, nid)
-    s.tensors[nid] = [
-        LiveTensor(model.names[nid], slot, shapes.get(slot), dtype, out.bytes)
-        for slot, out in sorted(outputs.items())
-        if out.bytes
-    ]
+class _ProfileTensors:
+    """Output tensors of a loaded step's nodes, from each node's first memory
+    record (bytes per slot; shapes and dtypes from the graph)."""
+
+    def __init__(self, model: ProfileModel, execs: StepExecs) -> None:
+        self.model = model
+        self.execs = execs
+        self._first_row: dict[int, int] | None = None
+        self._outs: tuple[Any, list[int], list[int]] | None = None
+
+    def of(self, nid: int) -> list[LiveTensor]:
+        """The node's tensors with non-zero bytes, by slot."""
+        if self._first_row is None:
+            nodes = self.execs.mem["node"].tolist()
+            self._first_row = {}
+            for row in range(len(nodes) - 1, -1, -1):
+                self._first_row[nodes[row]] = row
+        row = self._first_row.get(nid)
+        if row is None:
+            return []
+        model = self.model
+        shapes = model.output_shapes[nid]
+        dtype = node_dtype(model, nid)
+        name = model.names[nid]
+        return [
+            LiveTensor(name, slot, shapes.get(slot), dtype, nbytes)
+            for slot, nbytes in sorted(self._outputs(row).items())
+            if nbytes
+        ]
+
+    def _outputs(self, row: int) -> dict[int, int]:
+        """slot -> bytes of memory record ``row`` (a later entry of a slot wins)."""
+        if self._outs is None:
+            outs = self.execs.outs
+            order = np.argsort(outs["mem"], kind="stable")
+            self._outs = (
+                outs["mem"][order],
+                outs["slot"][order].tolist(),
+                outs["bytes"][order].tolist(),
+            )
+        rows, slots, sizes = self._outs
+        lo, hi = np.searchsorted(rows, [row, row + 1]).tolist()
+        return {slots[i]: sizes[i] for i in range(lo, hi)}
 
 
 # --------------------------------------------------------------------------- profile
@@ -358,7 +419,7 @@ def _live_ops(
             op=model.ops[nid],
             scope=_scope_of(model.names[nid], depth),
             bytes=nbytes,
-            tensors=s.tensors.get(nid, []),
+            tensors=s.tensors_of(nid),
         )
         for nid, nbytes in held.items()
         if nbytes > 0
