@@ -239,13 +239,9 @@ TRACE_JS = r"""
   };
 
   Trace.prototype.box = function (e) {
-    var ev = this.ev, tr = null;
-    for (var i = 0; i < ev.tracks.length && !tr; i++) {
-      var t = ev.tracks[i], j = this.first(t, ev.start[e]);
-      if (j < t.n && t.ev[j] === e) { tr = t; }
-    }
+    var ev = this.ev, tr = ev.tracks[ev.lanes[ev.laneOf[e]].first + this.data.row[e]];
     var x0 = this.x(ev.start[e]), x1 = this.x(ev.start[e] + ev.dur[e]);
-    return { x: x0, y: (tr ? tr.y : 0) - this.top + 1, w: x1 - x0, h: ROW - 2 };
+    return { x: x0, y: tr.y - this.top + 1, w: x1 - x0, h: ROW - 2 };
   };
 
   Trace.prototype.find = function (name, step) {
@@ -260,10 +256,15 @@ TRACE_JS = r"""
   Trace.prototype.hit = function (px, py) {
     var ev = this.ev, t = this.time(px), slack = 2 / this.plotW() * (this.b - this.a);
     for (var i = 0; i < ev.tracks.length; i++) {
-      var tr = ev.tracks[i], y = tr.y - this.top;
+      var tr = ev.tracks[i], y = tr.y - this.top, near = -1;
       if (py < y || py >= y + ROW) { continue; }
-      var j = this.first(tr, t - slack);
-      if (j < tr.n && ev.start[tr.ev[j]] <= t + slack) { return tr.ev[j]; }
+      for (var j = this.first(tr, t - slack); j < tr.n; j++) {
+        var e = tr.ev[j];
+        if (ev.start[e] > t + slack) { break; }
+        if (ev.start[e] <= t && ev.start[e] + ev.dur[e] >= t) { return e; }
+        if (near < 0) { near = e; }
+      }
+      return near;
     }
     return -1;
   };
