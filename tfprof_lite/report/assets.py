@@ -72,7 +72,7 @@ table.fixed col.c-num { width: 86px; }
 table.fixed col.c-text { width: 200px; }
 table.fixed col.c-short { width: 100px; }
 table.fixed td { overflow: hidden; text-overflow: ellipsis; }
-table.fixed td.text { text-align: left; }
+table.fixed td.text, table.data th.l { text-align: left; }
 table.tree td.name { padding-left: calc(8px + var(--d, 0) * 14px); }
 button.tw {
   border: 0; background: none; color: var(--muted); width: 16px; padding: 0; margin-right: 2px;

@@ -67,7 +67,10 @@ def kernel_section(model: ProfileModel, max_rows: int) -> Section | None:
         + (f'<ul class="muted">{notes}</ul>' if notes else "")
     )
     cols = "".join(f'<col class="{c}">' for _, _, c in _HEAD)
-    head = "".join(f'<th data-kind="{kind}">{esc(title)}</th>' for title, kind, _ in _HEAD)
+    head = "".join(
+        f'<th data-kind="{kind}"{" class=l" if kind == "text" else ""}>{esc(title)}</th>'
+        for title, kind, _ in _HEAD
+    )
     table = (
         '<div class="tools"><input type="search" class="filter" data-table="t-kernels" '
         'data-count="t-kernels-count" placeholder="Filter by kernel (text or /regex/)" '

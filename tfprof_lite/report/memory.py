@@ -70,8 +70,9 @@ def timeline_svg(alloc: AllocatorMemory, width: int = 760, height: int = 200) ->
     parts += y_grid(left, width - right, base, top, peak, format_memory)
     for i in range(5):
         x = left + plot_w * i / 4
+        anchor = "end" if i == 4 else "middle"  # the last label stays inside the chart
         parts.append(
-            f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle">'
+            f'<text x="{x:.1f}" y="{base + 16}" text-anchor="{anchor}">'
             f"+{esc(format_time(round(span * i / 4)))}</text>"
         )
     path = _step_path(points, left, base, sx, sy)

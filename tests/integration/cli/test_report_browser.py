@@ -293,3 +293,42 @@ def test_trace_click_shows_the_op(page: tuple[Any, list[str]], tmp_path: Path) -
     assert tab.evaluate("() => window.tfprofTrace.range()") == [step[1], step[2]]
     assert full != [step[1], step[2]]
     assert problems == []
+
+
+@pytest.fixture(scope="module")
+def gpu_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.unit.cli.test_report_trace import _gpu_model
+    from tfprof_lite.report import render_html
+
+    target = tmp_path_factory.mktemp("gpu_report") / "report.html"
+    target.write_text(render_html(_gpu_model().model, source="gpu"), encoding="utf-8")
+    return target
+
+
+def test_gpu_report_lanes_kernels_and_legend(
+    browser: Any, gpu_report: Path, tmp_path: Path
+) -> None:
+    tab = browser.new_page(viewport={"width": 1400, "height": 900})
+    problems: list[str] = []
+    tab.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda err: problems.append(str(err)))
+    tab.on("request", lambda r: problems.append(r.url) if not r.url.startswith("file:") else None)
+    tab.goto(gpu_report.as_uri())
+    tab.wait_for_function("() => window.tfprofTraceFirstDraw !== undefined")
+    lanes = tab.evaluate("() => window.tfprofTrace.ev.lanes.map(l => [l.dev, l.kind])")
+    assert [kind for _, kind in lanes] == ["cpu", "accelerator"]
+    assert lanes[1][0].endswith("/stream:all")
+    assert _painted(tab) > 100
+    legend = tab.text_content("#steps .legend")
+    assert "Accelerator op time (summed)" in legend and "Input" not in legend
+    total = tab.locator("#t-kernels thead th", has_text="Total").first
+    total.click()
+    assert _column(tab, "t-kernels", 0) == ["volta_sgemm_128x64_nn", "relu_kernel"]
+    total.click()
+    assert _column(tab, "t-kernels", 0) == ["relu_kernel", "volta_sgemm_128x64_nn"]
+    tab.locator("#kernels").screenshot(path=str(tmp_path / "kernels.png"))
+    assert tab.evaluate(
+        "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
+    assert problems == []
+    tab.close()
