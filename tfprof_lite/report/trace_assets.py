@@ -11,7 +11,8 @@ Controls: mouse wheel zooms around the pointer (horizontal wheel pans), drag
 pans, ``W``/``S`` or ``+``/``-`` zoom, ``A``/``D`` or the arrow keys pan, ``0``
 shows everything; a click on a step slice zooms to that step; a click on an
 event shows its name, op type, device, step, start, duration, inputs, output
-shapes and consumers in ``#trace-details``. ``window.tfprofTrace`` exposes the
+shapes and consumers (for a GPU tracer record: kernel, launching op, op type,
+device, step, start, duration) in ``#trace-details``. ``window.tfprofTrace`` exposes the
 viewer (``range()``, ``zoomTo(a, b)``, ``find(name, step)``, ``box(i)``) and
 ``window.tfprofTraceFirstDraw`` the ``performance.now()`` of the first draw.
 """
@@ -285,6 +286,14 @@ TRACE_JS = r"""
     return this.users[i];
   };
 
+  Trace.prototype.launcher = function (i) {
+    if (!this.launchers) {
+      var map = this.launchers = {};
+      (this.data.kernels || []).forEach(function (k) { map[k[0]] = k[1]; });
+    }
+    return Object.prototype.hasOwnProperty.call(this.launchers, i) ? this.launchers[i] : null;
+  };
+
   Trace.prototype.select = function (e) {
     this.sel = e; this.draw();
     var box = this.details;
@@ -296,16 +305,23 @@ TRACE_JS = r"""
     })[0];
     var into = step ? "+" + fmt(ev.start[e] - step[1]) + " into the step, " : "";
     var name = function (j) { return j >= 0 ? ev.names[j] : d.extIn[-1 - j]; };
-    var rows = [
-      ["Name", ev.names[i]], ["Op type", d.ops[d.nodeOp[i]]],
-      ["Device", ev.lanes[ev.laneOf[e]].dev + " (" + ev.lanes[ev.laneOf[e]].kind + " time)"],
+    var lane = ev.lanes[ev.laneOf[e]], launcher = self.launcher(i);
+    var rows = [[launcher === null ? "Name" : "Kernel", ev.names[i]]];
+    if (launcher !== null) { rows.push(["Launched by", launcher || "not annotated"]); }
+    rows.push(
+      ["Op type", d.ops[d.nodeOp[i]]],
+      ["Device", lane.dev + " (" + lane.kind + " time)"],
       ["Step", step ? String(step[0]) : "?"],
       ["Start", into + fmt(ev.start[e]) + " on the timeline"],
-      ["Duration", fmt(ev.dur[e])],
-      ["Inputs", d.inputs[i].map(name).join(", ") || "none recorded"],
-      ["Output shapes", d.shapes[i].split(";").join(", ") || "not recorded"],
-      ["Consumers", self.consumers(i).map(name).join(", ") || "none that ran"]
-    ];
+      ["Duration", fmt(ev.dur[e])]
+    );
+    if (launcher === null) {
+      rows.push(
+        ["Inputs", d.inputs[i].map(name).join(", ") || "none recorded"],
+        ["Output shapes", d.shapes[i].split(";").join(", ") || "not recorded"],
+        ["Consumers", self.consumers(i).map(name).join(", ") || "none that ran"]
+      );
+    }
     var dl = document.createElement("dl");
     rows.forEach(function (r) {
       var dt = document.createElement("dt"), dd = document.createElement("dd");

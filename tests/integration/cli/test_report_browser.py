@@ -316,16 +316,26 @@ def test_gpu_report_lanes_kernels_and_legend(
     tab.goto(gpu_report.as_uri())
     tab.wait_for_function("() => window.tfprofTraceFirstDraw !== undefined")
     lanes = tab.evaluate("() => window.tfprofTrace.ev.lanes.map(l => [l.dev, l.kind])")
-    assert [kind for _, kind in lanes] == ["cpu", "accelerator"]
-    assert lanes[1][0].endswith("/stream:all")
+    assert [kind for _, kind in lanes] == ["cpu", "accelerator", "memcpy", "kernel"]
+    assert lanes[1][0].endswith("/stream:all") and lanes[3][0].endswith("/stream:7")
+    # A kernel on stream:7: its details name the launching op.
+    index = tab.evaluate("() => window.tfprofTrace.find('volta_sgemm_128x64_nn', 0)")
+    tab.locator("#trace-canvas").scroll_into_view_if_needed()
+    rect = tab.evaluate(f"() => window.tfprofTrace.box({index})")
+    box = tab.locator("#trace-canvas").bounding_box()
+    tab.mouse.click(box["x"] + rect["x"] + rect["w"] / 2, box["y"] + rect["y"] + rect["h"] / 2)
+    details = tab.text_content("#trace-details")
+    assert "Kernelvolta_sgemm_128x64_nn" in details and "Launched bya/mm" in details
+    assert "Op typeMatMul" in details and "stream:7 (kernel time)" in details
+    tab.locator("#trace").screenshot(path=str(tmp_path / "gpu-trace.png"))
     assert _painted(tab) > 100
     legend = tab.text_content("#steps .legend")
     assert "Accelerator op time (summed)" in legend and "Input" not in legend
     total = tab.locator("#t-kernels thead th", has_text="Total").first
     total.click()
-    assert _column(tab, "t-kernels", 0) == ["volta_sgemm_128x64_nn", "relu_kernel"]
+    assert _column(tab, "t-kernels", 0) == ["volta_sgemm_128x64_nn", "relu_kernel", "Memcpy"]
     total.click()
-    assert _column(tab, "t-kernels", 0) == ["relu_kernel", "volta_sgemm_128x64_nn"]
+    assert _column(tab, "t-kernels", 0) == ["Memcpy", "relu_kernel", "volta_sgemm_128x64_nn"]
     tab.locator("#kernels").screenshot(path=str(tmp_path / "kernels.png"))
     assert tab.evaluate(
         "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"

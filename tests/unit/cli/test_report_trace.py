@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import tfprof_lite
-from tests.handmade import CPU, GPU, STREAM_ALL, graph_def, node, ns, run_meta
+from tests.handmade import CPU, GPU, MEMCPY, STREAM_7, STREAM_ALL, graph_def, node, ns, run_meta
 from tests.unit.cli import profiles
 from tfprof_lite.analysis.steptime import step_times as wall_times
 from tfprof_lite.proto import messages as pb
@@ -145,7 +145,11 @@ def _gpu_model() -> tfprof_lite.Profiler:
     kernels[0].timeline_label = k1
     kernels[1].timeline_label = "relu_kernel regs:16 shm:0 grid:1,1,1 block:1,1,1@@a/relu:Relu"
     records = [ns("x", 990, 5), ns("a/mm", 1000, 12), ns("a/relu", 1045, 4)]
-    prof.add_step(0, run_meta([(GPU, records), (STREAM_ALL, kernels)]))
+    copies = [pb.NodeExecStats.FromString(k.SerializeToString()) for k in kernels]
+    h2d = ns("x", 985, 3)
+    h2d.timeline_label = "x bytes:128"
+    devices = [(GPU, records), (STREAM_ALL, kernels), (STREAM_7, copies), (MEMCPY, [h2d])]
+    prof.add_step(0, run_meta(devices))
     return prof
 
 
@@ -157,11 +161,25 @@ def test_gpu_profile_has_kernel_table_lanes_and_accelerator_legend() -> None:
     assert '<a href="#kernels">GPU kernels</a>' in page
     steps = page.split('<section id="steps">')[1].split("</section>")[0]
     assert "Accelerator op time (summed)" in steps
-    lanes = _script(page, "trace-data")["lanes"]
-    assert [(lane["dev"], lane["kind"]) for lane in lanes] == [
+    data = _script(page, "trace-data")
+    assert [(lane["dev"], lane["kind"]) for lane in data["lanes"]] == [
         (GPU.lower(), "cpu"),
         (STREAM_ALL.lower(), "accelerator"),
+        (MEMCPY.lower(), "memcpy"),
+        (STREAM_7.lower(), "kernel"),
     ]
+    events = _decode(data)
+    on_stream = [(name, start) for dev, name, _, start, _ in events if dev == STREAM_7.lower()]
+    assert on_stream == [("volta_sgemm_128x64_nn", 25), ("relu_kernel", 65)]  # t0 = 985
+    assert [(d, n) for d, n, *_ in events if d == MEMCPY.lower()] == [(MEMCPY.lower(), "Memcpy")]
+    launchers = {_decode_name(data, i): op for i, op in data["kernels"]}
+    assert launchers == {
+        "volta_sgemm_128x64_nn": "a/mm",
+        "relu_kernel": "a/relu",
+        "Memcpy": "x",
+    }
+    kernel_ops = {data["ops"][data["nodeOp"][i]] for i, _ in data["kernels"]}
+    assert kernel_ops == {"MatMul", "Relu", "Placeholder"}
     assert "Accelerator time" in page.split('<section id="ops">')[1].split("</table>")[0]
 
 
