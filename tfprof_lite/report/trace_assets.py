@@ -103,7 +103,10 @@ TRACE_JS = r"""
   }
 
   Trace.prototype.range = function () { return [this.a, this.b]; };
-  Trace.prototype.plotW = function () { return Math.max(this.canvas.clientWidth - GUTTER, 50); };
+  Trace.prototype.plotW = function () {
+    if (this.pw === undefined) { this.pw = Math.max(this.canvas.clientWidth - GUTTER, 50); }
+    return this.pw;
+  };
   Trace.prototype.x = function (t) {
     return GUTTER + (t - this.a) / (this.b - this.a) * this.plotW();
   };
@@ -213,6 +216,7 @@ TRACE_JS = r"""
 
   Trace.prototype.draw = function () {
     var c = this.canvas, dpr = window.devicePixelRatio || 1, w = c.clientWidth;
+    this.pw = Math.max(w - GUTTER, 50);  // read the layout once per draw, not per event
     if (c.width !== Math.round(w * dpr) || c.height !== Math.round(this.height * dpr)) {
       c.width = Math.round(w * dpr); c.height = Math.round(this.height * dpr);
       c.style.height = this.height + "px";
