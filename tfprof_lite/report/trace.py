@@ -165,6 +165,30 @@ def _kernel_entry(model: ProfileModel, key: tuple[str, str, str]) -> tuple[str, 
     return kernel, (op if sep else ""), (rest.split("#", 1)[0] if sep else "")
 
 
+def _input_refs(
+    model: ProfileModel, nid: int, index: dict[Hashable, int], ext: dict[str, int]
+) -> list[int]:
+    """Node-table positions of a node's inputs; ``-1 - k`` for ``ext``'s k-th name
+    (an input that never ran), added to ``ext`` when new."""
+    refs = []
+    for _, name in sorted(model.inputs[nid].items()):
+        base = name.lstrip("^").split(":")[0]
+        src = model.index.get(base)
+        if src is not None and src in index:
+            refs.append(index[src])
+        else:
+            refs.append(-1 - ext.setdefault(base, len(ext)))
+    return refs
+
+
+def _shapes(model: ProfileModel, nid: int) -> str:
+    """A node's output shapes as ``slot:AxB`` joined by ``;`` (empty when unknown)."""
+    return ";".join(
+        f"{slot}:{'x'.join(map(str, dims)) or 'scalar'}"
+        for slot, dims in sorted(model.output_shapes[nid].items())
+    )
+
+
 def _nodes(model: ProfileModel, order: list[Hashable]) -> dict[str, Any]:
     """The node table (see the module docstring) for the node keys in ``order``:
     node ids, or (``"kernel"``, kernel name, raw node name) for tracer records."""
@@ -186,24 +210,10 @@ def _nodes(model: ProfileModel, order: list[Hashable]) -> dict[str, Any]:
             launchers.append([i, op])
             continue
         assert isinstance(key, int)
-        nid = key
-        names.append(model.names[nid])
-        node_op.append(ops.setdefault(model.ops[nid], len(ops)))
-        refs = []
-        for _, name in sorted(model.inputs[nid].items()):
-            base = name.lstrip("^").split(":")[0]
-            src = model.index.get(base)
-            if src is not None and src in index:
-                refs.append(index[src])
-            else:
-                refs.append(-1 - ext.setdefault(base, len(ext)))
-        inputs.append(refs)
-        shapes.append(
-            ";".join(
-                f"{slot}:{'x'.join(map(str, dims)) or 'scalar'}"
-                for slot, dims in sorted(model.output_shapes[nid].items())
-            )
-        )
+        names.append(model.names[key])
+        node_op.append(ops.setdefault(model.ops[key], len(ops)))
+        inputs.append(_input_refs(model, key, index, ext))
+        shapes.append(_shapes(model, key))
     pre, suf = front_code(names)
     return {
         "namePre": pre,
