@@ -172,10 +172,6 @@ def test_filter_then_clear_restores_the_tree(page: tuple[Any, list[str]]) -> Non
     assert problems == []
 
 
-def _row_button(tab: Any, table: str, name: str) -> Any:
-    return tab.locator(f"#{table} tbody tr", has=tab.locator("td.name", has_text=name)).first
-
-
 def test_tree_tables_collapse_and_expand(page: tuple[Any, list[str]], tmp_path: Path) -> None:
     tab, problems = page
     assert len(_column(tab, "t-scope", 0)) == 14  # small trees open fully
