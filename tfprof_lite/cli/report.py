@@ -56,8 +56,10 @@ def report_command(
     title: str | None,
     max_rows: int,
 ) -> None:
-    """Writes one offline HTML file: overview, time per step, flame graph,
-    sortable op/scope/code tables, advisor findings and a glossary.
+    """Writes one offline HTML file: overview, time per step (wall vs summed op
+    time, input/compute/idle), a zoomable trace viewer of every step, flame
+    graph, sortable op table and scope/code trees, GPU kernels, memory, advisor
+    findings and a glossary.
 
     \b
     Example:

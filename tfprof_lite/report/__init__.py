@@ -6,13 +6,19 @@ Contract of :func:`render_html`:
   (:mod:`tfprof_lite.report.assets`) and nothing loaded from anywhere else
   (no CDN, no web fonts; a Content-Security-Policy forbids it), so it opens
   offline and can be mailed around.
-* Sections: overview numbers (steps, devices, graph nodes, op types, time per
-  step, parameters, FLOPs); a per-step time chart (inline SVG, CPU and
-  accelerator time stacked); a flame graph of the scope view (and the code view
-  when the profile has code traces) drawn by the script from embedded JSON; the
-  op, scope and code tables (sortable by any column, filterable by name); the
-  memory timeline (:mod:`tfprof_lite.report.memory`) and advisor slots
-  (:data:`SLOTS`); a glossary of every column.
+* Sections: overview numbers (steps, devices, graph nodes, op types, wall time
+  per step as ``tfprof-lite overview`` measures it, summed op time, parameters,
+  FLOPs); a per-step chart (inline SVG: wall time split into input, compute and
+  idle beside the summed op time, :mod:`tfprof_lite.report.steps`); a canvas
+  trace viewer of every traced step (:mod:`tfprof_lite.report.trace`); a flame
+  graph of the scope view (and the code view when the profile has code traces)
+  drawn by the script from embedded JSON; the op table and the scope and code
+  trees (collapsible, sortable by any column, filterable by name); the GPU
+  kernel table when the profile has kernel records
+  (:mod:`tfprof_lite.report.kernels`); the memory timeline
+  (:mod:`tfprof_lite.report.memory`) and advisor slots (:data:`SLOTS`); a
+  glossary of every column. Legends and the accelerator column appear only
+  when the profile has such data.
 * Numbers are those of the tfprof views for the given options (default: every
   node accounted, ``-step -1`` = per-node average over the steps); tables keep the
   ``max_rows`` rows with the most time (keeping their order) and say so.
@@ -23,8 +29,10 @@ Contract of :func:`render_html`:
 
 The report is a composer above the views, outputs, analyses and the advisor:
 :mod:`~tfprof_lite.report.page` queries the views and lays out the page;
-:mod:`~tfprof_lite.report.sections` (overview, steps, flame graph),
-:mod:`~tfprof_lite.report.tables` (tables and glossary) and
+:mod:`~tfprof_lite.report.sections` (overview, flame graph),
+:mod:`~tfprof_lite.report.steps` (time per step), :mod:`~tfprof_lite.report.trace`
+(trace viewer), :mod:`~tfprof_lite.report.tables` (tables and glossary),
+:mod:`~tfprof_lite.report.kernels` (GPU kernels) and
 :mod:`~tfprof_lite.report.slots` (memory timeline, advisor) draw the sections;
 :mod:`~tfprof_lite.report.markup` holds the shared escaping and chart pieces.
 """

@@ -24,6 +24,7 @@ CSS = """
 :root {
   --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --card: #f6f8fa;
   --accent: #0969da; --cpu: #4e79a7; --acc: #f28e2b; --bad: #cf222e;
+  --input: #e15759; --compute: #59a14f; --idle: #bab0ac;
 }
 @media (prefers-color-scheme: dark) {
   :root {
@@ -37,7 +38,7 @@ body {
   font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
     sans-serif;
 }
-header, main, footer { max-width: 1280px; margin: 0 auto; padding: 0 20px; }
+header, main, footer { max-width: 1360px; margin: 0 auto; padding: 0 20px; }
 header { padding-top: 18px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); }
@@ -62,10 +63,29 @@ table.data { border-collapse: collapse; width: 100%; font-size: 13px; }
 table.data th, table.data td {
   padding: 3px 8px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap;
 }
+table.data th { white-space: normal; vertical-align: bottom; }
+table.data td.wrap, table.data th.wrap {
+  white-space: normal; overflow-wrap: anywhere; text-align: left;
+}
+table.fixed { table-layout: fixed; }
+table.fixed col.c-num { width: 86px; }
+table.fixed col.c-text { width: 200px; }
+table.fixed col.c-short { width: 100px; }
+table.fixed td { overflow: hidden; text-overflow: ellipsis; }
+table.fixed td.text, table.data th.l { text-align: left; }
+table.tree td.name { padding-left: calc(8px + var(--d, 0) * 14px); }
+button.tw {
+  border: 0; background: none; color: var(--muted); width: 16px; padding: 0; margin-right: 2px;
+  cursor: pointer; font: inherit;
+}
+button.tw::before { content: "\\25B8"; }
+button.tw[aria-expanded="true"]::before { content: "\\25BE"; }
+span.tw-pad { display: inline-block; width: 18px; }
 table.data th:first-child, table.data td:first-child { text-align: left; }
 table.data td.name {
   white-space: pre; max-width: 520px; overflow: hidden; text-overflow: ellipsis;
 }
+table.fixed td.name { max-width: none; }
 table.data thead th {
   position: sticky; top: 0; background: var(--card); cursor: pointer; user-select: none;
 }
@@ -77,12 +97,18 @@ svg text { font-family: system-ui, sans-serif; }
 .chart text { fill: var(--muted); font-size: 11px; }
 .chart .cpu { fill: var(--cpu); }
 .chart .acc { fill: var(--acc); }
+.chart .input { fill: var(--input); }
+.chart .compute { fill: var(--compute); }
+.chart .idle { fill: var(--idle); }
 .chart.memory { color: var(--acc); }
 .swatch.cpu { background: var(--cpu); }
 .swatch.acc { background: var(--acc); }
+.swatch.input { background: var(--input); }
+.swatch.compute { background: var(--compute); }
+.swatch.idle { background: var(--idle); }
 #flame { width: 100%; display: block; border: 1px solid var(--line); border-radius: 6px; }
 #flame rect { stroke: var(--bg); stroke-width: 0.5; cursor: pointer; }
-#flame text { font-size: 11px; pointer-events: none; fill: #1f2328; }
+#flame text { font-size: 12px; pointer-events: none; fill: #1f2328; }
 .legend span { display: inline-block; margin-right: 14px; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 dl.glossary dt { font-weight: 600; margin-top: 8px; }
@@ -103,7 +129,16 @@ JS = r"""
       var v = parseFloat(cell.getAttribute("data-v"));
       return isNaN(v) ? -Infinity : v;
     }
-    return cell.textContent.toLowerCase();
+    return (index === 0 && row.__name !== undefined ? row.__name : cell.textContent).toLowerCase();
+  }
+
+  function compareRows(index, numeric, sign) {
+    return function (a, b) {
+      var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
+      if (x < y) { return -sign; }
+      if (x > y) { return sign; }
+      return a.__order - b.__order;
+    };
   }
 
   function sortBy(th) {
@@ -121,15 +156,120 @@ JS = r"""
     });
     th.setAttribute("aria-sort", dir);
     var body = table.tBodies[0];
+    if (table.classList.contains("tree")) {
+      treeSort(table, compareRows(index, numeric, sign));
+      return;
+    }
     var rows = Array.prototype.slice.call(body.rows);
     rows.forEach(function (row, i) { row.__order = i; });
-    rows.sort(function (a, b) {
-      var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
-      if (x < y) { return -sign; }
-      if (x > y) { return sign; }
-      return a.__order - b.__order;
-    });
+    rows.sort(compareRows(index, numeric, sign));
     rows.forEach(function (row) { body.appendChild(row); });
+  }
+
+  // Tree tables: rows in depth-first order, data-p = position of the parent row.
+  function treeState(table) {
+    if (table.__tree) { return table.__tree; }
+    var rows = Array.prototype.slice.call(table.tBodies[0].rows), n = rows.length;
+    var s = { rows: rows, parent: [], depth: [], kids: [], roots: [], open: [] };
+    s.match = null; s.keep = null;
+    var i, perDepth = [];
+    for (i = 0; i < n; i++) { s.kids.push([]); }
+    for (i = 0; i < n; i++) {
+      var p = parseInt(rows[i].getAttribute("data-p"), 10);
+      p = isNaN(p) || p < 0 || p >= i ? -1 : p;
+      s.parent.push(p);
+      s.depth.push(p >= 0 ? s.depth[p] + 1 : 0);
+      if (p >= 0) { s.kids[p].push(i); } else { s.roots.push(i); }
+      perDepth[s.depth[i]] = (perDepth[s.depth[i]] || 0) + 1;
+      rows[i].__index = i; rows[i].__order = i;
+      rows[i].__name = rows[i].cells[0].textContent;
+    }
+    // Open whole levels while at most 80 rows show.
+    var level = 0, shown = perDepth[0] || 0;
+    while (level + 1 < perDepth.length && shown + perDepth[level + 1] <= 80) {
+      level++; shown += perDepth[level];
+    }
+    for (i = 0; i < n; i++) { s.open.push(s.depth[i] < level); }
+    table.__tree = s;
+    return s;
+  }
+
+  function treeRefresh(table) {
+    var s = treeState(table), show = [];
+    for (var i = 0; i < s.rows.length; i++) {
+      var p = s.parent[i];
+      if (s.match) { show.push(s.match[i] || s.keep[i]); }
+      else { show.push(p < 0 || (show[p] && s.open[p])); }
+      s.rows[i].hidden = !show[i];
+      var button = s.rows[i].__button;
+      if (button) { button.setAttribute("aria-expanded", String(s.match ? s.keep[i] : s.open[i])); }
+    }
+  }
+
+  function treeSort(table, compare) {
+    var s = treeState(table), body = table.tBodies[0];
+    function place(list) {
+      list.map(function (i) { return s.rows[i]; }).sort(compare).forEach(function (row) {
+        body.appendChild(row);
+        place(s.kids[row.__index]);
+      });
+    }
+    place(s.roots);
+  }
+
+  function treeFilter(table, test, empty) {
+    var s = treeState(table), n = s.rows.length, matched = 0;
+    if (empty) { s.match = null; s.keep = null; treeRefresh(table); return n; }
+    s.match = []; s.keep = [];
+    for (var i = 0; i < n; i++) {
+      s.match.push(test(s.rows[i].__name)); s.keep.push(false);
+      if (s.match[i]) { matched++; }
+    }
+    for (i = n - 1; i >= 0; i--) {
+      if ((s.match[i] || s.keep[i]) && s.parent[i] >= 0) { s.keep[s.parent[i]] = true; }
+    }
+    treeRefresh(table);
+    return matched;
+  }
+
+  function initTrees() {
+    document.querySelectorAll("table.tree").forEach(function (table) {
+      var s = treeState(table);
+      s.rows.forEach(function (row, i) {
+        var cell = row.cells[0], mark;
+        cell.style.setProperty("--d", s.depth[i]);
+        if (s.kids[i].length) {
+          mark = document.createElement("button");
+          mark.type = "button"; mark.className = "tw";
+          mark.setAttribute("aria-label", "open or close");
+          row.__button = mark;
+        } else {
+          mark = document.createElement("span"); mark.className = "tw-pad";
+        }
+        cell.insertBefore(mark, cell.firstChild);
+      });
+      table.addEventListener("click", function (event) {
+        var button = event.target.closest("button.tw");
+        if (!button) { return; }
+        var i = button.closest("tr").__index;
+        if (s.match) { return; }
+        s.open[i] = !s.open[i];
+        treeRefresh(table);
+      });
+      table.addEventListener("mouseover", function (event) {
+        var cell = event.target.closest("td.name");
+        if (cell && !cell.title) { cell.title = cell.parentNode.__name; }
+      });
+      treeRefresh(table);
+    });
+    document.querySelectorAll("button.tree-all").forEach(function (button) {
+      button.addEventListener("click", function () {
+        var table = document.getElementById(button.getAttribute("data-table"));
+        var s = treeState(table), open = button.getAttribute("data-open") === "1";
+        for (var i = 0; i < s.open.length; i++) { s.open[i] = open; }
+        treeRefresh(table);
+      });
+    });
   }
 
   function initSorting() {
@@ -158,6 +298,14 @@ JS = r"""
     var test;
     try { test = matcher(input.value); input.classList.remove("invalid"); }
     catch (err) { input.classList.add("invalid"); return; }
+    if (table.classList.contains("tree")) {
+      var hits = treeFilter(table, test, input.value === "");
+      if (count) {
+        count.textContent = input.value === "" ? table.tBodies[0].rows.length + " rows"
+          : hits + " of " + table.tBodies[0].rows.length + " rows match";
+      }
+      return;
+    }
     var shown = 0, rows = table.tBodies[0].rows;
     for (var i = 0; i < rows.length; i++) {
       var ok = test(rows[i].cells[0].textContent);
@@ -186,7 +334,7 @@ JS = r"""
   }
 
   var SVG = "http://www.w3.org/2000/svg";
-  var ROW = 18;
+  var ROW = 22, FLAME_MIN_HEIGHT = 260;
 
   function svgEl(tag, attrs) {
     var el = document.createElementNS(SVG, tag);
@@ -222,8 +370,8 @@ JS = r"""
     g.appendChild(title);
     g.appendChild(rect);
     if (w > 28) {
-      var label = svgEl("text", { x: (x + 3).toFixed(2), y: depth * ROW + 12.5 });
-      var chars = Math.floor((w - 6) / 6.5);
+      var label = svgEl("text", { x: (x + 3).toFixed(2), y: depth * ROW + 15 });
+      var chars = Math.floor((w - 6) / 7);
       var text = node.n;
       if (text.length > chars) { text = text.slice(0, Math.max(chars - 1, 1)) + "\u2026"; }
       label.textContent = text;
@@ -268,7 +416,7 @@ JS = r"""
       out.push(this.frame(chain[i], 0, width, i, root, width));
     }
     this.layout(focus, 0, width, chain.length - 1, root, width, out);
-    var height = (chain.length - 1 + depthOf(focus)) * ROW + 2;
+    var height = Math.max((chain.length - 1 + depthOf(focus)) * ROW + 2, FLAME_MIN_HEIGHT);
     this.svg.setAttribute("viewBox", "0 0 " + width + " " + height);
     // The element's box includes its 1px border (box-sizing: border-box).
     this.svg.setAttribute("height", height + 2);
@@ -309,6 +457,7 @@ JS = r"""
 
   document.addEventListener("DOMContentLoaded", function () {
     initSorting();
+    initTrees();
     initFilters();
     initFlame();
   });

@@ -70,8 +70,9 @@ def timeline_svg(alloc: AllocatorMemory, width: int = 760, height: int = 200) ->
     parts += y_grid(left, width - right, base, top, peak, format_memory)
     for i in range(5):
         x = left + plot_w * i / 4
+        anchor = "end" if i == 4 else "middle"  # the last label stays inside the chart
         parts.append(
-            f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle">'
+            f'<text x="{x:.1f}" y="{base + 16}" text-anchor="{anchor}">'
             f"+{esc(format_time(round(span * i / 4)))}</text>"
         )
     path = _step_path(points, left, base, sx, sy)
@@ -89,12 +90,12 @@ def _ops_table(alloc: AllocatorMemory) -> str:
     rows = "".join(
         f'<tr><td class="name mem">{esc(op.name)}</td><td>{esc(op.op)}</td>'
         f'<td data-v="{op.bytes}">{esc(format_memory(op.bytes))}</td>'
-        f"<td>{esc(', '.join(t.label() for t in op.tensors) or '--')}</td></tr>"
+        f'<td class="wrap">{esc(", ".join(t.label() for t in op.tensors) or "--")}</td></tr>'
         for op in alloc.by_op
     )
     return (
         '<div class="scroll"><table class="data"><thead><tr><th>Op live at the peak</th>'
-        "<th>Op type</th><th>Bytes</th><th>Output tensors</th></tr></thead>"
+        "<th>Op type</th><th>Bytes</th><th class=wrap>Output tensors</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></div>"
     )
 
@@ -103,12 +104,13 @@ def _scopes_table(alloc: AllocatorMemory) -> str:
     rows = "".join(
         f'<tr><td class="name mem">{esc(sc.scope)}</td><td data-v="{sc.ops}">{sc.ops}</td>'
         f'<td data-v="{sc.bytes}">{esc(format_memory(sc.bytes))}</td>'
-        f"<td>{esc(', '.join(t.label() for t in sc.tensors) or '--')}</td></tr>"
+        f'<td class="wrap">{esc(", ".join(t.label() for t in sc.tensors) or "--")}</td></tr>'
         for sc in alloc.by_scope
     )
     return (
         '<div class="scroll"><table class="data"><thead><tr><th>Name scope</th><th>Ops</th>'
-        f"<th>Bytes</th><th>Largest tensors</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        "<th>Bytes</th><th class=wrap>Largest tensors</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
     )
 
 

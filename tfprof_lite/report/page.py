@@ -10,18 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfprof_lite.base.metrics import METRICS
+from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.report.assets import CSS, JS
+from tfprof_lite.report.kernels import kernel_section
 from tfprof_lite.report.markup import Section, esc
-from tfprof_lite.report.sections import flame_section, overview_section, steps_section
+from tfprof_lite.report.sections import flame_section, overview_section
 from tfprof_lite.report.slots import slot_section
+from tfprof_lite.report.steps import steps_section
 from tfprof_lite.report.tables import glossary_section, op_table_section, tree_table_section
+from tfprof_lite.report.trace import trace_section
+from tfprof_lite.report.trace_assets import TRACE_CSS
 from tfprof_lite.views.query import run_view
 from tfprof_lite.views.result import ViewResult
 
-__all__ = ["render_html", "report_options"]
+__all__ = ["code_view", "has_accelerator_time", "render_html", "report_options"]
 
 #: Every statistic the report shows.
 _ALL_SELECT = [m.select for m in METRICS if m.select]
@@ -38,6 +43,20 @@ def report_options(overrides: Options | None = None) -> Options:
 
 def _query(model: ProfileModel, view: str, opts: Options) -> ViewResult:
     return run_view(model, view, opts)
+
+
+def code_view(model: ProfileModel, opts: Options) -> ViewResult | None:
+    """The code-view data of the report (its flame graph and its Code table), or
+    None when the profile has no code traces. The one place the report gets it:
+    another code-view mode plugs in here."""
+    return _query(model, "code", opts) if model.has_trace else None
+
+
+def has_accelerator_time(model: ProfileModel) -> bool:
+    """True when any step records accelerator time (a GPU/TPU stream)."""
+    return any(
+        bool((execs.times["kind"] == KIND_ACCELERATOR).any()) for execs in model.steps.values()
+    )
 
 
 def _version() -> str:
@@ -62,7 +81,7 @@ def _page(title: str, subtitle: str, sections: Sequence[Section]) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+        f"<title>{esc(title)}</title><style>{CSS}{TRACE_CSS}</style></head><body>"
         f'<header><h1>{esc(title)}</h1><p class="muted">{esc(subtitle)}</p>'
         f"<nav>{nav}</nav></header>"
         f"<main>{body}</main><footer>Made by tfprof-lite {esc(_version())}; "
@@ -101,14 +120,18 @@ def render_html(
     query = report_options(opts)
     scope = _query(model, "scope", query)
     op = _query(model, "op", query)
-    code = _query(model, "code", query) if model.has_trace else None
+    code = code_view(model, query)
+    acc = has_accelerator_time(model)
+    kernels = kernel_section(model, max_rows)
     sections = [
         overview_section(model, scope, op),
         steps_section(model),
+        trace_section(model),
         flame_section([r for r in (scope, code) if r is not None]),
-        op_table_section(op, max_rows),
-        tree_table_section(scope, max_rows),
-        tree_table_section(code, max_rows),
+        op_table_section(op, max_rows, acc),
+        tree_table_section(scope, max_rows, acc),
+        tree_table_section(code, max_rows, acc),
+        *([kernels] if kernels is not None else []),
         slot_section("memory", model),
         slot_section("advisor", model),
         glossary_section(),

@@ -1,10 +1,10 @@
-"""The report's overview, per-step chart and flame graph sections.
+"""The report's overview and flame graph sections.
 
 Contract: :func:`step_times` sums each step's execution time (total, accelerator,
-CPU) and counts the nodes that ran; :func:`overview_section` shows the profile's
-headline numbers; :func:`steps_section` draws the time of every step as an inline
-SVG bar chart (CPU and accelerator stacked) with a table of the same numbers;
-:func:`flame_section` embeds the scope (and code) view as JSON that the page's
+CPU: the *summed op time*) and counts the nodes that ran; :func:`overview_section`
+shows the profile's headline numbers, its time per step being the wall-clock
+span of :func:`tfprof_lite.analysis.steptime.step_times` as in ``tfprof-lite
+overview``; :func:`flame_section` embeds the scope (and code) view as JSON that the page's
 script draws as a flame graph, leaving out frames under :data:`FLAME_MIN_SHARE`
 of the root.
 """
@@ -15,10 +15,11 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from tfprof_lite.analysis.steptime import step_times as wall_times
 from tfprof_lite.base.metrics import EXEC, FLOPS, PARAMS
 from tfprof_lite.base.units import format_number, format_time
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.report.markup import Section, esc, script_json, y_grid
+from tfprof_lite.report.markup import Section, esc, script_json
 from tfprof_lite.views.node import ShowNode
 from tfprof_lite.views.result import ViewResult
 
@@ -29,9 +30,7 @@ __all__ = [
     "flame_data",
     "flame_section",
     "overview_section",
-    "step_chart_svg",
     "step_times",
-    "steps_section",
 ]
 
 #: Frames narrower than this share of the root are left out of the flame graph.
@@ -102,16 +101,18 @@ def _card(key: str, value: str) -> str:
 
 def overview_section(model: ProfileModel, scope: ViewResult, op: ViewResult) -> Section:
     """Overview numbers: steps, devices, nodes, op types, time per step, params, FLOPs."""
-    steps = step_times(model)
-    avg = sum(s.total for s in steps) // len(steps) if steps else 0
+    sums = step_times(model)
+    walls = wall_times(model)
+    avg_ops = sum(s.total for s in sums) // len(sums) if sums else 0
     devs = devices(model)
     cards = [
-        _card("Steps", str(len(steps))),
+        _card("Steps", str(len(sums))),
         _card("Devices", str(len(devs))),
         _card("Graph nodes", format_number(len(model))),
         _card("Op types", str(len(op.rows))),
-        _card("Avg. time per step", format_time(avg)),
-        _card("Max. time per step", format_time(max((s.total for s in steps), default=0))),
+        _card("Avg. time per step (wall)", format_time(int(walls.mean_micros))),
+        _card("Max. time per step (wall)", format_time(walls.max_micros)),
+        _card("Avg. summed op time per step", format_time(avg_ops)),
         _card("Parameters", format_number(scope.root.total[PARAMS])),
         _card("FLOPs (per query step)", format_number(scope.root.total[FLOPS])),
         _card("Code traces", "yes" if model.has_trace else "no"),
@@ -121,71 +122,6 @@ def overview_section(model: ProfileModel, scope: ViewResult, op: ViewResult) -> 
         f'<div class="cards">{"".join(cards)}</div><p class="muted">Devices:</p><ul>{dev_list}</ul>'
     )
     return Section("overview", "Overview", body)
-
-
-def _bar(x: float, w: float, step: StepTime, scale: float, base: float) -> str:
-    cpu_h, acc_h = step.cpu * scale, step.accelerator * scale
-    tip = (
-        f"step {step.step}: total {format_time(step.total)}, accelerator "
-        f"{format_time(step.accelerator)}, cpu {format_time(step.cpu)}"
-    )
-    return (
-        f'<g class="bar"><title>{esc(tip)}</title>'
-        f'<rect class="cpu" x="{x:.1f}" y="{base - cpu_h:.1f}" width="{w:.1f}" '
-        f'height="{cpu_h:.1f}"/><rect class="acc" x="{x:.1f}" y="{base - cpu_h - acc_h:.1f}" '
-        f'width="{w:.1f}" height="{acc_h:.1f}"/></g>'
-    )
-
-
-def step_chart_svg(steps: Sequence[StepTime], width: int = 760, height: int = 220) -> str:
-    """An inline SVG bar chart of the time of each step (CPU and accelerator stacked)."""
-    if not steps:
-        return '<p class="muted">No steps were recorded (a graph without RunMetadata).</p>'
-    left, bottom, top = 70, 30, 10
-    plot_w, base = width - left - 10, height - bottom
-    peak = max(max(s.total for s in steps), 1)
-    scale = (base - top) / peak
-    slot = plot_w / len(steps)
-    parts = [
-        f'<svg class="chart" role="img" aria-label="time per step" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}">'
-    ]
-    parts += y_grid(left, width - 10, base, top, peak, format_time)
-    every = max(1, len(steps) // 20)
-    for i, step in enumerate(steps):
-        x = left + i * slot
-        parts.append(_bar(x + slot * 0.1, max(slot * 0.8, 0.5), step, scale, base))
-        if i % every == 0:
-            parts.append(
-                f'<text x="{x + slot / 2:.1f}" y="{base + 16}" text-anchor="middle">'
-                f"{step.step}</text>"
-            )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def steps_section(model: ProfileModel) -> Section:
-    """The per-step chart and a table of each step's times."""
-    steps = step_times(model)
-    legend = (
-        '<p class="legend"><span><i class="swatch cpu"></i>CPU time'
-        '</span><span><i class="swatch acc"></i>Accelerator time'
-        "</span> <span class=muted>x axis: step; y axis: summed execution time</span></p>"
-    )
-    rows = "".join(
-        f'<tr><td>{s.step}</td><td data-v="{s.total}">{format_time(s.total)}</td>'
-        f'<td data-v="{s.accelerator}">{format_time(s.accelerator)}</td>'
-        f'<td data-v="{s.cpu}">{format_time(s.cpu)}</td><td data-v="{s.nodes}">{s.nodes}</td></tr>'
-        for s in steps
-    )
-    table = (
-        '<div class="scroll"><table class="data sortable" id="t-steps"><thead><tr>'
-        '<th data-kind="count">Step</th><th data-kind="time">Total time</th>'
-        '<th data-kind="time">Accelerator</th><th data-kind="time">CPU</th>'
-        f'<th data-kind="count">Nodes run</th></tr></thead><tbody>{rows}</tbody></table></div>'
-    )
-    body = step_chart_svg(steps) + legend + (table if steps else "")
-    return Section("steps", "Time per step", body)
 
 
 def flame_section(results: Sequence[ViewResult]) -> Section:

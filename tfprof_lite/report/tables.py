@@ -45,14 +45,16 @@ __all__ = [
 ]
 
 
-def _tree_nodes(result: ViewResult) -> list[tuple[ShowNode, int]]:
-    """The displayed nodes below the root with their depth, in report order."""
-    out: list[tuple[ShowNode, int]] = []
-    stack = [(kid, 1) for kid in reversed(result.root.children)]
+def _tree_nodes(result: ViewResult) -> list[tuple[ShowNode, int, int]]:
+    """The displayed nodes below the root with their depth and the position of
+    their parent in the list (-1 for the top level), in report order."""
+    out: list[tuple[ShowNode, int, int]] = []
+    stack = [(kid, 1, -1) for kid in reversed(result.root.children)]
     while stack:
-        node, depth = stack.pop()
-        out.append((node, depth))
-        stack.extend((kid, depth + 1) for kid in reversed(node.children))
+        node, depth, parent = stack.pop()
+        here = len(out)
+        out.append((node, depth, parent))
+        stack.extend((kid, depth + 1, here) for kid in reversed(node.children))
     return out
 
 
@@ -108,8 +110,9 @@ def _memory_columns(get: Callable[[int], Getter]) -> list[Column]:
     return [_stat_column(stat, get) for stat in stats]
 
 
-def op_columns(root_time: int) -> list[Column]:
-    """Columns of the op table (values of the op type itself)."""
+def op_columns(root_time: int, accelerator: bool = True) -> list[Column]:
+    """Columns of the op table (values of the op type itself); without
+    ``accelerator`` the accelerator time column is left out."""
 
     def share(node: ShowNode, depth: int) -> float:
         """The op type's share of all execution time, in percent."""
@@ -121,20 +124,20 @@ def op_columns(root_time: int) -> list[Column]:
         _stat_column(RUN, _self),
         _stat_column(EXEC, _self),
         Column("% time", "% time", "pct", share),
-        _stat_column(ACC, _self),
+        *([_stat_column(ACC, _self)] if accelerator else []),
         _stat_column(CPU, _self),
         *_memory_columns(_self),
     ]
 
 
-def tree_columns(first: str) -> list[Column]:
-    """Columns of the scope and code tables (self and total time, then totals)."""
+def tree_columns(first: str, accelerator: bool = True) -> list[Column]:
+    """Columns of the scope and code tables (self and total time, then totals);
+    without ``accelerator`` the accelerator time column is left out."""
     return [
         Column(first, "Name", "text", lambda n, d: n.name),
-        Column("Depth", "Depth", "count", lambda n, d: d),
         Column("Self time", "Self", "time", _self(EXEC)),
         Column("Total time", "Total", "time", _total(EXEC)),
-        _stat_column(ACC, _total),
+        *([_stat_column(ACC, _total)] if accelerator else []),
         _stat_column(CPU, _total),
         _stat_column(RUN, _total),
         *_memory_columns(_total),
@@ -144,58 +147,106 @@ def tree_columns(first: str) -> list[Column]:
 Row = tuple[ShowNode, int]
 
 
-def _cap(rows: list[Row], max_rows: int) -> list[Row]:
-    """The ``max_rows`` rows with the most total time, in their original order."""
+def _cap(rows: list[Row], max_rows: int) -> list[int]:
+    """Positions of the ``max_rows`` rows with the most total time, in order."""
     if len(rows) <= max_rows:
-        return rows
+        return list(range(len(rows)))
     keep = sorted(range(len(rows)), key=lambda i: -rows[i][0].total[EXEC])[:max_rows]
-    return [rows[i] for i in sorted(keep)]
+    return sorted(keep)
 
 
-def _table(table_id: str, columns: list[Column], rows: list[Row], total: int) -> str:
+def _kept_parents(parents: list[int], kept: list[int]) -> list[int]:
+    """Each kept row's nearest kept ancestor, as a position in ``kept`` (-1: none)."""
+    where = {old: new for new, old in enumerate(kept)}
+    out = []
+    for old in kept:
+        parent = parents[old]
+        while parent != -1 and parent not in where:
+            parent = parents[parent]
+        out.append(where.get(parent, -1))
+    return out
+
+
+def _colgroup(columns: list[Column]) -> str:
+    cols = "".join(
+        '<col class="c-name">' if i == 0 else '<col class="c-num">' for i in range(len(columns))
+    )
+    return f"<colgroup>{cols}</colgroup>"
+
+
+def _table(
+    table_id: str,
+    columns: list[Column],
+    rows: list[Row],
+    total: int,
+    parents: list[int] | None = None,
+) -> str:
     head = "".join(
         f'<th data-kind="{c.kind}" title="{esc(c.term)}: see the glossary">{esc(c.title)}</th>'
         for c in columns
     )
     body: list[str] = []
-    for node, depth in rows:
+    for r, (node, depth) in enumerate(rows):
         cells = []
         for i, column in enumerate(columns):
             sort, text = _fmt(column.kind, column.get(node, depth))
             attrs = ' class="name"' if i == 0 else f' data-v="{sort}"'
             cells.append(f"<td{attrs}>{esc(text)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
+        tree = "" if parents is None else f' data-p="{parents[r]}"'
+        body.append(f"<tr{tree}>" + "".join(cells) + "</tr>")
     count = len(rows)
     shown = f"{count} rows" + (f" (the {count} slowest of {total})" if total > count else "")
+    kind = "data sortable fixed" + (" tree" if parents is not None else "")
     return (
         f'<div class="tools"><input type="search" class="filter" data-table="{table_id}" '
         f'data-count="{table_id}-count" placeholder="Filter by name (text or /regex/)" '
         f'aria-label="Filter rows by name">'
-        f'<span class="muted" id="{table_id}-count">{esc(shown)}</span></div>'
-        f'<div class="scroll"><table class="data sortable" id="{table_id}">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        f'<span class="muted" id="{table_id}-count">{esc(shown)}</span>'
+        + (
+            f'<button type="button" class="tree-all" data-table="{table_id}" data-open="1">'
+            f'Expand all</button><button type="button" class="tree-all" data-table="{table_id}"'
+            ' data-open="0">Collapse all</button>'
+            if parents is not None
+            else ""
+        )
+        + f'</div><div class="scroll"><table class="{kind}" id="{table_id}">'
+        f"{_colgroup(columns)}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+        "</table></div>"
     )
 
 
-def op_table_section(op: ViewResult, max_rows: int) -> Section:
+def op_table_section(op: ViewResult, max_rows: int, accelerator: bool = True) -> Section:
     """The op table: one row per op type, its own time and memory."""
     rows = [(node, 1) for node in op.rows]
-    table = _table("t-op", op_columns(op.root.total[EXEC]), _cap(rows, max_rows), len(rows))
+    kept = [rows[i] for i in _cap(rows, max_rows)]
+    columns = op_columns(op.root.total[EXEC], accelerator)
+    table = _table("t-op", columns, kept, len(rows))
     intro = "<p class=muted>One row per op type; values are the op type's own (self).</p>"
     return Section("ops", "Ops", intro + table)
 
 
-def tree_table_section(result: ViewResult | None, max_rows: int) -> Section:
-    """The scope or code table: one row per node, self and total time."""
+def tree_table_section(
+    result: ViewResult | None, max_rows: int, accelerator: bool = True
+) -> Section:
+    """The scope or code table: a collapsible tree, one row per node, self and
+    total time (rows carry ``data-p``, the position of their parent row)."""
     view = "code" if result is None else result.view
     anchor, title = ("scopes", "Scopes") if view == "scope" else ("code", "Code")
     if result is None:
         note = "This profile has no code traces (run with an op log holding them)."
         return Section(anchor, title, f'<p class="muted">{note}</p>')
-    rows = _tree_nodes(result)
+    nodes = _tree_nodes(result)
+    rows = [(node, depth) for node, depth, _ in nodes]
+    kept = _cap(rows, max_rows)
+    parents = _kept_parents([p for _, _, p in nodes], kept)
     first = "Scope" if view == "scope" else "Code (file:line:function)"
-    table = _table(f"t-{view}", tree_columns(first), _cap(rows, max_rows), len(rows))
-    intro = "<p class=muted>Every node of the view; the memory and count columns are totals.</p>"
+    columns = tree_columns(first, accelerator)
+    table = _table(f"t-{view}", columns, [rows[i] for i in kept], len(rows), parents)
+    intro = (
+        "<p class=muted>Every node of the view as a tree: click the triangle (or press "
+        "Enter on it) to open or close a node; sorting orders the children of each node. "
+        "The memory and count columns are totals.</p>"
+    )
     return Section(anchor, title, intro + table)
 
 
@@ -208,7 +259,6 @@ GLOSSARY: dict[str, str] = {
     "Total": "The node's own value plus every node below it in the tree.",
     **{m.term: m.glossary for m in METRICS if m.term},
     "Nodes": "How many graph nodes have this op type.",
-    "Depth": "Level in the tree: 1 is the top level below the root.",
     "% time": "The op type's execution time as a share of all execution time.",
     "Step": "One traced run (one RunMetadata). The tables average each node over the steps "
     "it ran in (-step -1) unless the report was made with -step N.",

@@ -88,11 +88,14 @@ def test_script_json_escapes_markup() -> None:
 
 
 def test_sections_and_tables(page: str) -> None:
-    for anchor in ("overview", "steps", "flamegraph", "ops", "scopes", "code", "memory"):
+    for anchor in ("overview", "steps", "trace", "flamegraph", "ops", "scopes", "code", "memory"):
         assert f'<section id="{anchor}">' in page
-    for table in ("t-steps", "t-op", "t-scope", "t-code"):
-        assert f'<table class="data sortable" id="{table}">' in page
+    assert '<table class="data sortable" id="t-steps">' in page
+    assert '<table class="data sortable fixed" id="t-op">' in page
+    for table in ("t-scope", "t-code"):
+        assert f'<table class="data sortable fixed tree" id="{table}">' in page
     assert page.count('class="filter"') == 3
+    assert '<section id="kernels">' not in page  # a CPU-only profile has no kernel table
     parsed = _parse(page)
     assert "MatMul" in parsed.cells and "dense1/MatMul" in parsed.cells
     assert "train.py:10:main" in parsed.cells
@@ -103,7 +106,12 @@ def test_overview_numbers(page: str) -> None:
     assert re.search(r'<div class="k">Steps</div><div class="v">3</div>', page)
     assert "/job:localhost/replica:0/task:0/device:cpu:0" in page
     assert page.count('<g class="bar">') == 3
-    assert "step 2: total 122us, accelerator 0us, cpu 122us" in page
+    # Steps run back to back: the wall time equals the summed op time here.
+    assert (
+        "step 2: wall 122us (input 0us, compute 122us, idle 0us); summed op time 122us "
+        "(cpu 122us, accelerator 0us)"
+    ) in page
+    assert re.search(r'<div class="k">Avg. time per step \(wall\)</div><div class="v">113us<', page)
 
 
 def test_glossary_defines_every_column(page: str) -> None:
