@@ -22,6 +22,7 @@ NATIVE = "tfprof_lite._native"
 MODULES = (
     ("tfprof_lite._native._stepdecode", "tfprof_lite/_native/_stepdecode.c"),
     ("tfprof_lite._native._profiledecode", "tfprof_lite/_native/_profiledecode.c"),
+    ("tfprof_lite._native._profileencode", "tfprof_lite/_native/_profileencode.c"),
 )
 
 

@@ -139,7 +139,7 @@ class Profiler:
 
     def serialize_to_string(self) -> bytes:
         """The profile as ProfileProto bytes (TensorFlow's tfprof can load them)."""
-        data: bytes = profile_io.encode(self.model).SerializeToString()
+        data: bytes = profile_io.encode_bytes(self.model)
         return data
 
     def _write_profile(self, filename: str | os.PathLike[str]) -> None:

@@ -457,7 +457,7 @@ typedef struct {
     PyObject *attrs;    /* dict */
 } Fields;
 
-static int add_attr(State *st, Fields *f, Span entry) {
+static int add_attr(Fields *f, Span entry) {
     Ptr p = entry.p;
     Span key = {NULL, NULL}, value = {NULL, NULL};
     int seen_key = 0, seen_value = 0;
@@ -545,7 +545,7 @@ static int node_field(State *st, Fields *f, uint32_t number, uint32_t wire, Ptr 
     case 5: return add_op_type(f, pp, end, wire);
     case 11:
         TRY(read_span(pp, end, wire, &s));
-        return add_attr(st, f, s);
+        return add_attr(f, s);
     default: return DECLINE;
     }
 }

@@ -38,7 +38,7 @@ typedef struct {
     size_t cap;
 } WireBuf;
 
-static int wire_buf_reserve(WireBuf *b, size_t n) {
+static inline int wire_buf_reserve(WireBuf *b, size_t n) {
     size_t need, cap;
     char *grown;
     if (n <= b->cap - b->len) {
@@ -63,7 +63,7 @@ static int wire_buf_reserve(WireBuf *b, size_t n) {
     return WIRE_OK;
 }
 
-static int wire_buf_put(WireBuf *b, const void *src, size_t n) {
+static inline int wire_buf_put(WireBuf *b, const void *src, size_t n) {
     if (wire_buf_reserve(b, n) != WIRE_OK) {
         return WIRE_FAIL;
     }
@@ -74,31 +74,31 @@ static int wire_buf_put(WireBuf *b, const void *src, size_t n) {
     return WIRE_OK;
 }
 
-static void wire_buf_free(WireBuf *b) {
+static inline void wire_buf_free(WireBuf *b) {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
 
-static int wire_put_i8(WireBuf *b, int8_t v) { return wire_buf_put(b, &v, sizeof v); }
-static int wire_put_i32(WireBuf *b, int32_t v) { return wire_buf_put(b, &v, sizeof v); }
-static int wire_put_i64(WireBuf *b, int64_t v) { return wire_buf_put(b, &v, sizeof v); }
-static int wire_put_u64(WireBuf *b, uint64_t v) { return wire_buf_put(b, &v, sizeof v); }
+static inline int wire_put_i8(WireBuf *b, int8_t v) { return wire_buf_put(b, &v, sizeof v); }
+static inline int wire_put_i32(WireBuf *b, int32_t v) { return wire_buf_put(b, &v, sizeof v); }
+static inline int wire_put_i64(WireBuf *b, int64_t v) { return wire_buf_put(b, &v, sizeof v); }
+static inline int wire_put_u64(WireBuf *b, uint64_t v) { return wire_buf_put(b, &v, sizeof v); }
 
 /* The buffer's bytes as a new bytearray (NULL with an exception set). */
-static PyObject *wire_buf_bytearray(const WireBuf *b) {
+static inline PyObject *wire_buf_bytearray(const WireBuf *b) {
     static const char empty[1] = {0};
     return PyByteArray_FromStringAndSize(b->data ? b->data : empty, (Py_ssize_t)b->len);
 }
 
 /* Two's complement reinterpretations without implementation-defined casts. */
-static int64_t wire_i64(uint64_t v) {
+static inline int64_t wire_i64(uint64_t v) {
     int64_t out;
     memcpy(&out, &v, sizeof out);
     return out;
 }
 
-static int32_t wire_i32(uint64_t v) {
+static inline int32_t wire_i32(uint64_t v) {
     uint32_t low = (uint32_t)(v & 0xFFFFFFFFu);
     int32_t out;
     memcpy(&out, &low, sizeof out);
@@ -108,7 +108,7 @@ static int32_t wire_i32(uint64_t v) {
 /* ------------------------------------------------------------------ readers */
 
 /* A varint of at most 10 bytes whose 10th byte is 0 or 1. */
-static int wire_varint(WirePtr *pp, WirePtr end, uint64_t *out) {
+static inline int wire_varint(WirePtr *pp, WirePtr end, uint64_t *out) {
     WirePtr p = *pp;
     uint64_t value = 0;
     unsigned i;
@@ -132,7 +132,7 @@ static int wire_varint(WirePtr *pp, WirePtr end, uint64_t *out) {
 }
 
 /* A field key of at most 2 bytes; field number 0 declines. */
-static int wire_tag(WirePtr *pp, WirePtr end, uint32_t *number, uint32_t *wire) {
+static inline int wire_tag(WirePtr *pp, WirePtr end, uint32_t *number, uint32_t *wire) {
     WirePtr p = *pp;
     uint32_t tag;
     if (p >= end) {
@@ -160,7 +160,7 @@ static int wire_tag(WirePtr *pp, WirePtr end, uint32_t *number, uint32_t *wire) 
 }
 
 /* A length-delimited value: its span, the reader moved past it. */
-static int wire_len(WirePtr *pp, WirePtr end, WireSpan *value) {
+static inline int wire_len(WirePtr *pp, WirePtr end, WireSpan *value) {
     WirePtr p = *pp;
     uint64_t size;
     if (wire_varint(&p, end, &size) != WIRE_OK || p - *pp > 5) {
@@ -176,7 +176,7 @@ static int wire_len(WirePtr *pp, WirePtr end, WireSpan *value) {
 }
 
 /* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
-static int wire_utf8_valid(WirePtr p, WirePtr end) {
+static inline int wire_utf8_valid(WirePtr p, WirePtr end) {
     while (p < end) {
         uint8_t c = *p;
         uint8_t lo = 0x80u, hi = 0xBFu;
@@ -212,7 +212,7 @@ static int wire_utf8_valid(WirePtr p, WirePtr end) {
 }
 
 /* A string field: a length-delimited value holding valid UTF-8. */
-static int wire_string(WirePtr *pp, WirePtr end, WireSpan *value) {
+static inline int wire_string(WirePtr *pp, WirePtr end, WireSpan *value) {
     if (wire_len(pp, end, value) != WIRE_OK || !wire_utf8_valid(value->p, value->end)) {
         return WIRE_DECLINE;
     }
@@ -220,7 +220,7 @@ static int wire_string(WirePtr *pp, WirePtr end, WireSpan *value) {
 }
 
 /* A str of a validated span (an absent span is ""); NULL with an exception set. */
-static PyObject *wire_text(WireSpan s) {
+static inline PyObject *wire_text(WireSpan s) {
     static const char empty[1] = {0};
     if (s.p == NULL) {
         return PyUnicode_FromStringAndSize(empty, 0);
@@ -229,7 +229,7 @@ static PyObject *wire_text(WireSpan s) {
 }
 
 /* Compare two spans as byte strings (an absent span is empty). */
-static int wire_span_cmp(WireSpan a, WireSpan b) {
+static inline int wire_span_cmp(WireSpan a, WireSpan b) {
     size_t la = a.p ? (size_t)(a.end - a.p) : 0;
     size_t lb = b.p ? (size_t)(b.end - b.p) : 0;
     size_t n = la < lb ? la : lb;
@@ -244,7 +244,7 @@ static int wire_span_cmp(WireSpan a, WireSpan b) {
  * One element or a packed run of a repeated int64 field, each value added to
  * ``out`` as int64 (``out`` may be NULL to only validate).
  */
-static int wire_repeated_i64(WirePtr *pp, WirePtr end, uint32_t wire, WireBuf *out) {
+static inline int wire_repeated_i64(WirePtr *pp, WirePtr end, uint32_t wire, WireBuf *out) {
     uint64_t v;
     if (wire == WIRE_VARINT) {
         if (wire_varint(pp, end, &v) != WIRE_OK) {

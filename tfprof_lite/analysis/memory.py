@@ -334,11 +334,10 @@ class _ProfileTensors:
         """The node's tensors with non-zero bytes, by slot."""
         if self._first_row is None:
             nodes = self.execs.mem["node"].tolist()
-            self._first_row = {}
-            for row in range(len(nodes) - 1, -1, -1):
-                self._first_row[nodes[row]] = row
-        row = self._first_row.get(nid)
-        if row is None:
+            # Later rows first, so that each node keeps its first row.
+            self._first_row = dict(zip(reversed(nodes), range(len(nodes) - 1, -1, -1)))
+        first = self._first_row.get(nid)
+        if first is None:
             return []
         model = self.model
         shapes = model.output_shapes[nid]
@@ -346,7 +345,7 @@ class _ProfileTensors:
         name = model.names[nid]
         return [
             LiveTensor(name, slot, shapes.get(slot), dtype, nbytes)
-            for slot, nbytes in sorted(self._outputs(row).items())
+            for slot, nbytes in sorted(self._outputs(first).items())
             if nbytes
         ]
 

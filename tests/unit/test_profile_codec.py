@@ -1,4 +1,4 @@
-"""The two saved-profile decoders (native and pure Python) give equal results.
+"""The saved-profile decoders and encoders (native and pure Python) give equal results.
 
 Profiles come from the hand-made cases (written by our own ``serialize_to_string``)
 and from hand-built ProfileProto messages that reach the corners: unsorted and
@@ -238,3 +238,45 @@ def test_mutated_profiles_decline_or_agree() -> None:
             accepted += 1
     # The loop must exercise all three outcomes to mean anything.
     assert accepted > 100 and rejected > 100 and declined > 20, (accepted, rejected, declined)
+
+
+# ----------------------------------------------------------------- encoding
+
+
+def _encoded_both(prof: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    from tfprof_lite.model import profile_write
+
+    native = profile_write.encode_bytes(prof.model)
+    monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    pure = profile_write.encode_bytes(prof.model)
+    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON")
+    return pb.ProfileProto.FromString(native), pb.ProfileProto.FromString(pure)
+
+
+@pytest.mark.parametrize("make", CASES, ids=lambda f: f.__name__)
+def test_native_encoder_equals_message_path(make: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Live profiles (steps from RunMetadata, GPU devices, memory, allocations)."""
+    case = make()
+    prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
+    for step, meta in case.run_metas:
+        prof.add_step(step, meta)
+    native, pure = _encoded_both(prof, monkeypatch)
+    assert native == pure
+    assert len(native.nodes) == len(prof.model)
+
+
+def test_native_encoder_on_a_loaded_corner_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Extreme values, empty and absent traces, unknown producers, several steps."""
+    prof = tfprof_lite.Profiler.load(_hand_profile().SerializeToString())
+    native, pure = _encoded_both(prof, monkeypatch)
+    assert native == pure
+    assert any(node.HasField("trace") and not node.trace.traces for node in native.nodes.values())
+
+
+def test_native_encoder_round_trips_through_both_decoders(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = _saved(hc.gpu_case())
+    again = tfprof_lite.Profiler.load(raw).serialize_to_string()
+    assert pb.ProfileProto.FromString(again) == pb.ProfileProto.FromString(raw)
+    monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    pure_again = tfprof_lite.Profiler.load(again).serialize_to_string()
+    assert pb.ProfileProto.FromString(pure_again) == pb.ProfileProto.FromString(again)

@@ -1,0 +1,681 @@
+/*
+ * Native encoder of a saved profile (ProfileProto; module
+ * tfprof_lite._native._profileencode). See docs/native.md and
+ * tfprof_lite/model/profile_write.py, which prepares its arguments and keeps
+ * the message-building path that gives the same message.
+ *
+ * encode(header, nodes, steps) -> bytes
+ *
+ *   header: bytes, the ProfileProto's other fields, already serialized;
+ *   nodes: tuple of per-node lists (names, ops, index, inputs, src_output,
+ *     output_shapes, shapes, op_types, canonical_device, host_device,
+ *     float_ops, traces, attrs) as kept by tfprof_lite.model.profile; traces
+ *     holds each node's serialized CodeDef (bytes) or None;
+ *   steps: list of tuples (step, device names, then bytes of the columns in the
+ *     S_* order below), every record group sorted by node (memory outputs by
+ *     their memory row), stable.
+ *
+ * The output is the ProfileProto's wire bytes: the header, then one ``nodes``
+ * map entry per node (ProfileNode fields, then one ``execs`` entry per step the
+ * node ran in). Map entries are written in node and step order; defaults are
+ * not written, as proto3 does.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x03090000
+#endif
+#include <Python.h>
+
+#include "_wire.h"
+
+#define OK WIRE_OK
+#define FAIL WIRE_FAIL
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        if ((expr) != OK) {                                                                        \
+            return FAIL;                                                                           \
+        }                                                                                          \
+    } while (0)
+
+#define N_MEM_VALUES 10
+
+enum {
+    S_P_NODE, /* int32: (node, device) pairs */
+    S_P_DEV,  /* int32 */
+    S_S_NODE, /* int64: nodes with a span, ascending */
+    S_S_START,
+    S_S_END,
+    S_T_NODE, /* int32: times */
+    S_T_KIND, /* int8 */
+    S_T_DEV,  /* int32 */
+    S_T_START,
+    S_T_DUR,
+    S_M_NODE, /* int32: memory rows, then N_MEM_VALUES int64 columns */
+    S_M_VALUES,
+    S_M_ROW = S_M_VALUES + N_MEM_VALUES, /* int64: each memory row's number */
+    S_O_MEM,                             /* int64: outputs by memory row */
+    S_O_SLOT,                            /* int32 */
+    S_O_BYTES,
+    S_O_PTR, /* uint64 */
+    S_A_NODE, /* int32: allocations */
+    S_A_MICROS,
+    S_A_BYTES,
+    N_STEP_COLUMNS
+};
+
+static const size_t STEP_WIDTH[N_STEP_COLUMNS] = {
+    4, 4, 8, 8, 8, 4, 1, 4, 8, 8, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 4, 8, 8, 4, 8, 8,
+};
+
+enum { N_NAMES, N_OPS, N_INDEX, N_INPUTS, N_SRC, N_OUT_SHAPES, N_SHAPES, N_OP_TYPES, N_CANON,
+       N_HOST, N_FLOPS, N_TRACES, N_ATTRS, N_NODE_LISTS };
+
+typedef struct {
+    int64_t step;
+    PyObject *devices; /* list of str (borrowed) */
+    const char *col[N_STEP_COLUMNS];
+    size_t rows[N_STEP_COLUMNS];
+    size_t at[N_STEP_COLUMNS]; /* cursor per record group */
+} Step;
+
+/* ------------------------------------------------------------------ writing */
+
+static int put_varint(WireBuf *b, uint64_t v) {
+    uint8_t tmp[10];
+    size_t n = 0;
+    do {
+        uint8_t byte = (uint8_t)(v & 0x7Fu);
+        v >>= 7;
+        tmp[n++] = (uint8_t)(byte | (v ? 0x80u : 0u));
+    } while (v);
+    return wire_buf_put(b, tmp, n);
+}
+
+static int put_key(WireBuf *b, uint32_t number, uint32_t wire) {
+    return put_varint(b, ((uint64_t)number << 3) | wire);
+}
+
+/* A varint field, skipped when 0 (proto3 default). */
+static int put_int(WireBuf *b, uint32_t number, int64_t v) {
+    if (v == 0) {
+        return OK;
+    }
+    TRY(put_key(b, number, WIRE_VARINT));
+    return put_varint(b, (uint64_t)v);
+}
+
+static int put_bytes(WireBuf *b, uint32_t number, const char *data, size_t n) {
+    TRY(put_key(b, number, WIRE_LEN));
+    TRY(put_varint(b, n));
+    return wire_buf_put(b, data, n);
+}
+
+/* A str field (skipped when empty). */
+static int put_text(WireBuf *b, uint32_t number, PyObject *text) {
+    PyObject *utf8;
+    char *data;
+    Py_ssize_t n;
+    int rc;
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "expected str");
+        return FAIL;
+    }
+    utf8 = PyUnicode_AsUTF8String(text);
+    if (utf8 == NULL) {
+        return FAIL;
+    }
+    rc = PyBytes_AsStringAndSize(utf8, &data, &n) < 0 ? FAIL : OK;
+    if (rc == OK && n > 0) {
+        rc = put_bytes(b, number, data, (size_t)n);
+    }
+    Py_DECREF(utf8);
+    return rc;
+}
+
+/* ``inner`` as a length-delimited field. */
+static int put_nested(WireBuf *b, uint32_t number, const WireBuf *inner) {
+    return put_bytes(b, number, inner->data ? inner->data : "", inner->len);
+}
+
+static int64_t as_int64(PyObject *o, int *failed) {
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+        *failed = 1;
+    }
+    return (int64_t)v;
+}
+
+/* A packed int64 run of a Python list of ints, as field ``number`` (skipped when empty). */
+static int put_packed_list(WireBuf *b, WireBuf *tmp, uint32_t number, PyObject *list) {
+    Py_ssize_t n, i;
+    int failed = 0;
+    if (list == Py_None) {
+        return OK;
+    }
+    n = PyList_Size(list);
+    if (n < 0) {
+        return FAIL;
+    }
+    if (n == 0) {
+        return OK;
+    }
+    tmp->len = 0;
+    for (i = 0; i < n; i++) {
+        int64_t v = as_int64(PyList_GetItem(list, i), &failed);
+        if (failed || put_varint(tmp, (uint64_t)v) != OK) {
+            return FAIL;
+        }
+    }
+    return put_nested(b, number, tmp);
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+typedef struct {
+    PyObject *lists[N_NODE_LISTS];
+    WireBuf node;  /* the ProfileNode being written */
+    WireBuf entry; /* a map entry */
+    WireBuf inner; /* a nested message */
+    WireBuf tmp;   /* packed runs */
+    WireBuf exec;  /* an ExecProfile */
+    WireBuf out;
+} Enc;
+
+static PyObject *item(Enc *e, int which, Py_ssize_t nid) {
+    return PyList_GetItem(e->lists[which], nid);
+}
+
+/* inputs (2) and src_output_index (14): producers named in the model only. */
+static int put_inputs(Enc *e, Py_ssize_t nid) {
+    PyObject *inputs = item(e, N_INPUTS, nid), *src_output = item(e, N_SRC, nid);
+    PyObject *index = e->lists[N_INDEX];
+    PyObject *pos, *src;
+    Py_ssize_t it = 0;
+    int failed = 0;
+    while (PyDict_Next(inputs, &it, &pos, &src)) {
+        PyObject *producer = PyDict_GetItem(index, src);
+        PyObject *idx;
+        int64_t p;
+        if (producer == NULL) {
+            continue;
+        }
+        p = as_int64(producer, &failed);
+        e->entry.len = 0;
+        if (put_int(&e->entry, 1, as_int64(pos, &failed)) != OK ||
+            put_int(&e->entry, 2, p) != OK || put_nested(&e->node, 2, &e->entry) != OK) {
+            return FAIL;
+        }
+        idx = PyDict_GetItem(src_output, src);
+        e->entry.len = 0;
+        if (put_int(&e->entry, 1, p) != OK ||
+            put_int(&e->entry, 2, idx ? as_int64(idx, &failed) : 0) != OK ||
+            put_nested(&e->node, 14, &e->entry) != OK) {
+            return FAIL;
+        }
+    }
+    return failed ? FAIL : OK;
+}
+
+/* output_shapes (15): index -> Tuple of dims. */
+static int put_output_shapes(Enc *e, Py_ssize_t nid) {
+    PyObject *shapes = item(e, N_OUT_SHAPES, nid);
+    PyObject *idx, *dims;
+    Py_ssize_t it = 0;
+    int failed = 0;
+    while (PyDict_Next(shapes, &it, &idx, &dims)) {
+        e->entry.len = 0;
+        e->inner.len = 0;
+        if (put_int(&e->entry, 1, as_int64(idx, &failed)) != OK ||
+            put_packed_list(&e->inner, &e->tmp, 1, dims) != OK ||
+            put_nested(&e->entry, 2, &e->inner) != OK ||
+            put_nested(&e->node, 15, &e->entry) != OK) {
+            return FAIL;
+        }
+    }
+    return failed ? FAIL : OK;
+}
+
+/* op_types (5), sorted. */
+static int put_op_types(Enc *e, Py_ssize_t nid) {
+    PyObject *sorted = PySequence_List(item(e, N_OP_TYPES, nid));
+    Py_ssize_t n, i;
+    int rc = OK;
+    if (sorted == NULL || PyList_Sort(sorted) < 0) {
+        Py_XDECREF(sorted);
+        return FAIL;
+    }
+    n = PyList_Size(sorted);
+    for (i = 0; rc == OK && i < n; i++) {
+        PyObject *text = PyList_GetItem(sorted, i);
+        /* An empty string is still an element of a repeated field. */
+        if (PyUnicode_GetLength(text) == 0) {
+            rc = put_bytes(&e->node, 5, "", 0);
+        } else {
+            rc = put_text(&e->node, 5, text);
+        }
+    }
+    Py_DECREF(sorted);
+    return rc;
+}
+
+/* attrs (11): name -> AttrValue bytes, as kept. */
+static int put_attrs(Enc *e, Py_ssize_t nid) {
+    PyObject *attrs = item(e, N_ATTRS, nid);
+    PyObject *key, *raw;
+    Py_ssize_t it = 0;
+    while (PyDict_Next(attrs, &it, &key, &raw)) {
+        char *data;
+        Py_ssize_t n;
+        e->entry.len = 0;
+        if (PyBytes_AsStringAndSize(raw, &data, &n) < 0 || put_text(&e->entry, 1, key) != OK ||
+            put_bytes(&e->entry, 2, data, (size_t)n) != OK ||
+            put_nested(&e->node, 11, &e->entry) != OK) {
+            return FAIL;
+        }
+    }
+    return OK;
+}
+
+static int put_static(Enc *e, Py_ssize_t nid) {
+    PyObject *trace = item(e, N_TRACES, nid);
+    int failed = 0;
+    TRY(put_text(&e->node, 1, item(e, N_NAMES, nid)));
+    TRY(put_inputs(e, nid));
+    TRY(put_packed_list(&e->node, &e->tmp, 4, item(e, N_SHAPES, nid)));
+    TRY(put_op_types(e, nid));
+    TRY(put_text(&e->node, 6, item(e, N_CANON, nid)));
+    TRY(put_text(&e->node, 7, item(e, N_HOST, nid)));
+    TRY(put_int(&e->node, 8, as_int64(item(e, N_FLOPS, nid), &failed)));
+    TRY(put_text(&e->node, 9, item(e, N_OPS, nid)));
+    if (trace != Py_None) {
+        char *data;
+        Py_ssize_t n;
+        if (PyBytes_AsStringAndSize(trace, &data, &n) < 0) {
+            return FAIL;
+        }
+        TRY(put_bytes(&e->node, 10, data, (size_t)n));
+    }
+    TRY(put_attrs(e, nid));
+    TRY(put_int(&e->node, 13, (int64_t)nid));
+    TRY(put_output_shapes(e, nid));
+    return failed ? FAIL : OK;
+}
+
+/* ------------------------------------------------------------------ executions */
+
+typedef struct {
+    WireBuf xentry; /* a map entry inside an ExecProfile */
+    WireBuf xinner; /* ExecTime, ExecMemory */
+    WireBuf leaf;   /* Tuple, Memory */
+    WireBuf codes;  /* int32 device codes */
+} ExecBufs;
+
+static int32_t get_i32(const Step *s, int col, size_t row) {
+    int32_t v;
+    memcpy(&v, s->col[col] + row * 4, 4);
+    return v;
+}
+
+static int64_t get_i64(const Step *s, int col, size_t row) {
+    int64_t v;
+    memcpy(&v, s->col[col] + row * 8, 8);
+    return v;
+}
+
+static int8_t get_i8(const Step *s, int col, size_t row) {
+    return (int8_t)s->col[col][row];
+}
+
+/* [*first, *last) of the rows of group column ``col`` (int32 node ids) for ``nid``. */
+static void node_range(Step *s, int col, int32_t nid, size_t *first, size_t *last) {
+    size_t at = s->at[col];
+    while (at < s->rows[col] && get_i32(s, col, at) < nid) {
+        at++;
+    }
+    *first = at;
+    while (at < s->rows[col] && get_i32(s, col, at) == nid) {
+        at++;
+    }
+    *last = at;
+    s->at[col] = at;
+}
+
+static int put_device_name(WireBuf *b, uint32_t number, const Step *s, int32_t code) {
+    PyObject *name = PyList_GetItem(s->devices, code);
+    if (name == NULL) {
+        return FAIL;
+    }
+    if (PyUnicode_GetLength(name) == 0) {
+        return put_bytes(b, number, "", 0);
+    }
+    return put_text(b, number, name);
+}
+
+/* accelerator_execs (4) or cpu_execs (5): per device in first-seen order, the
+   (start, duration) Tuples of its records in record order. */
+static int put_times(WireBuf *exec, ExecBufs *x, const Step *s, size_t a, size_t b, int8_t kind) {
+    size_t i, j, k;
+    for (i = a; i < b; i++) {
+        int32_t dev = get_i32(s, S_T_DEV, i);
+        int seen = 0;
+        if (get_i8(s, S_T_KIND, i) != kind) {
+            continue;
+        }
+        for (k = a; k < i && !seen; k++) {
+            seen = get_i8(s, S_T_KIND, k) == kind && get_i32(s, S_T_DEV, k) == dev;
+        }
+        if (seen) {
+            continue;
+        }
+        x->xinner.len = 0;
+        for (j = i; j < b; j++) {
+            if (get_i8(s, S_T_KIND, j) != kind || get_i32(s, S_T_DEV, j) != dev) {
+                continue;
+            }
+            x->leaf.len = 0;
+            x->codes.len = 0;
+            TRY(put_varint(&x->codes, (uint64_t)get_i64(s, S_T_START, j)));
+            TRY(put_varint(&x->codes, (uint64_t)get_i64(s, S_T_DUR, j)));
+            TRY(put_nested(&x->leaf, 1, &x->codes));
+            TRY(put_nested(&x->xinner, 1, &x->leaf));
+        }
+        x->xentry.len = 0;
+        TRY(put_device_name(&x->xentry, 1, s, dev));
+        TRY(put_nested(&x->xentry, 2, &x->xinner));
+        TRY(put_nested(exec, kind == 1 ? 4u : 5u, &x->xentry));
+    }
+    return OK;
+}
+
+static const Step *cmp_step; /* qsort has no context argument; the GIL serialises calls */
+
+static int by_device_name(const void *pa, const void *pb) {
+    PyObject *a = PyList_GetItem(cmp_step->devices, *(const int32_t *)pa);
+    PyObject *b = PyList_GetItem(cmp_step->devices, *(const int32_t *)pb);
+    int lt = PyObject_RichCompareBool(a, b, Py_LT);
+    if (lt > 0) {
+        return -1;
+    }
+    return PyObject_RichCompareBool(b, a, Py_LT) > 0 ? 1 : 0;
+}
+
+/* devices (6): the node's device strings, unique and sorted. */
+static int put_devices(WireBuf *exec, ExecBufs *x, const Step *s, size_t a, size_t b) {
+    size_t i, j, n = 0;
+    int32_t *codes;
+    x->codes.len = 0;
+    for (i = a; i < b; i++) {
+        int32_t code = get_i32(s, S_P_DEV, i);
+        int dup = 0;
+        if (code < 0) {
+            continue;
+        }
+        for (j = 0; j < n && !dup; j++) {
+            dup = ((int32_t *)x->codes.data)[j] == code;
+        }
+        if (!dup) {
+            TRY(wire_put_i32(&x->codes, code));
+            n++;
+        }
+    }
+    codes = (int32_t *)x->codes.data;
+    if (n > 1) {
+        cmp_step = s;
+        qsort(codes, n, sizeof(int32_t), by_device_name);
+    }
+    for (i = 0; i < n; i++) {
+        TRY(put_device_name(exec, 6, s, codes[i]));
+    }
+    return OK;
+}
+
+/* The outputs of memory row ``row``: [first, last) in the outputs sorted by row. */
+static void output_range(const Step *s, int64_t row, size_t *first, size_t *last) {
+    size_t lo = 0, hi = s->rows[S_O_MEM];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (get_i64(s, S_O_MEM, mid) < row) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *first = lo;
+    while (lo < s->rows[S_O_MEM] && get_i64(s, S_O_MEM, lo) == row) {
+        lo++;
+    }
+    *last = lo;
+}
+
+/* memory_execs (7). */
+static int put_memory(WireBuf *exec, ExecBufs *x, const Step *s, size_t a, size_t b) {
+    size_t i, k, first, last;
+    int v;
+    for (i = a; i < b; i++) {
+        x->xinner.len = 0;
+        for (v = 0; v < N_MEM_VALUES; v++) {
+            TRY(put_int(&x->xinner, (uint32_t)(v + 1), get_i64(s, S_M_VALUES + v, i)));
+        }
+        output_range(s, get_i64(s, S_M_ROW, i), &first, &last);
+        for (k = first; k < last; k++) {
+            uint64_t ptr;
+            memcpy(&ptr, s->col[S_O_PTR] + k * 8, 8);
+            x->leaf.len = 0;
+            TRY(put_int(&x->leaf, 1, get_i64(s, S_O_BYTES, k)));
+            if (ptr) {
+                TRY(put_key(&x->leaf, 2, WIRE_VARINT));
+                TRY(put_varint(&x->leaf, ptr));
+            }
+            x->xentry.len = 0;
+            TRY(put_int(&x->xentry, 1, get_i32(s, S_O_SLOT, k)));
+            TRY(put_nested(&x->xentry, 2, &x->leaf));
+            TRY(put_nested(&x->xinner, 11, &x->xentry));
+        }
+        TRY(put_nested(exec, 7, &x->xinner));
+    }
+    return OK;
+}
+
+/* allocations (11). */
+static int put_allocations(WireBuf *exec, ExecBufs *x, const Step *s, size_t a, size_t b) {
+    size_t i;
+    for (i = a; i < b; i++) {
+        x->leaf.len = 0;
+        TRY(put_int(&x->leaf, 1, get_i64(s, S_A_MICROS, i)));
+        TRY(put_int(&x->leaf, 2, get_i64(s, S_A_BYTES, i)));
+        TRY(put_nested(exec, 11, &x->leaf));
+    }
+    return OK;
+}
+
+/* The node's ExecProfile of step ``s`` into e->exec; *present says whether it ran. */
+static int put_exec(Enc *e, ExecBufs *x, Step *s, int32_t nid, int *present) {
+    size_t pa, pb, ta, tb, ma, mb, aa, ab, i;
+    int64_t runs = 0, start = 0, end = 0;
+    node_range(s, S_P_NODE, nid, &pa, &pb);
+    node_range(s, S_T_NODE, nid, &ta, &tb);
+    node_range(s, S_M_NODE, nid, &ma, &mb);
+    node_range(s, S_A_NODE, nid, &aa, &ab);
+    *present = pb > pa;
+    if (!*present) {
+        return OK;
+    }
+    while (s->at[S_S_NODE] < s->rows[S_S_NODE] && get_i64(s, S_S_NODE, s->at[S_S_NODE]) < nid) {
+        s->at[S_S_NODE]++;
+    }
+    if (s->at[S_S_NODE] < s->rows[S_S_NODE] && get_i64(s, S_S_NODE, s->at[S_S_NODE]) == nid) {
+        start = get_i64(s, S_S_START, s->at[S_S_NODE]);
+        end = get_i64(s, S_S_END, s->at[S_S_NODE]);
+    }
+    for (i = ta; i < tb; i++) {
+        runs += get_i8(s, S_T_KIND, i) == 2;
+    }
+    e->exec.len = 0;
+    TRY(put_int(&e->exec, 1, runs));
+    TRY(put_int(&e->exec, 2, start));
+    TRY(put_int(&e->exec, 3, end));
+    TRY(put_times(&e->exec, x, s, ta, tb, 1));
+    TRY(put_times(&e->exec, x, s, ta, tb, 2));
+    TRY(put_devices(&e->exec, x, s, pa, pb));
+    TRY(put_memory(&e->exec, x, s, ma, mb));
+    TRY(put_allocations(&e->exec, x, s, aa, ab));
+    return OK;
+}
+
+/* ------------------------------------------------------------------ module */
+
+static int read_step(PyObject *t, Step *s) {
+    Py_ssize_t i;
+    int failed = 0;
+    if (!PyTuple_Check(t) || PyTuple_Size(t) != 2 + N_STEP_COLUMNS) {
+        PyErr_SetString(PyExc_TypeError, "a step is (step, devices, columns...)");
+        return FAIL;
+    }
+    memset(s, 0, sizeof *s);
+    s->step = as_int64(PyTuple_GetItem(t, 0), &failed);
+    s->devices = PyTuple_GetItem(t, 1);
+    if (failed || !PyList_Check(s->devices)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "a step's devices are a list");
+        }
+        return FAIL;
+    }
+    for (i = 0; i < N_STEP_COLUMNS; i++) {
+        char *data;
+        Py_ssize_t n;
+        if (PyBytes_AsStringAndSize(PyTuple_GetItem(t, 2 + i), &data, &n) < 0) {
+            return FAIL;
+        }
+        if ((size_t)n % STEP_WIDTH[i]) {
+            PyErr_SetString(PyExc_ValueError, "a column's size is not a whole number of rows");
+            return FAIL;
+        }
+        s->col[i] = data;
+        s->rows[i] = (size_t)n / STEP_WIDTH[i];
+    }
+    return OK;
+}
+
+static int encode_nodes(Enc *e, Step *steps, Py_ssize_t n_steps) {
+    Py_ssize_t n = PyList_Size(e->lists[N_NAMES]), nid, k;
+    ExecBufs x;
+    int rc = OK;
+    memset(&x, 0, sizeof x);
+    for (nid = 0; rc == OK && nid < n; nid++) {
+        e->node.len = 0;
+        rc = put_static(e, nid);
+        for (k = 0; rc == OK && k < n_steps; k++) {
+            int present = 0;
+            rc = put_exec(e, &x, &steps[k], (int32_t)nid, &present);
+            if (rc == OK && present) {
+                e->entry.len = 0;
+                if (put_int(&e->entry, 1, steps[k].step) != OK ||
+                    put_nested(&e->entry, 2, &e->exec) != OK ||
+                    put_nested(&e->node, 12, &e->entry) != OK) {
+                    rc = FAIL;
+                }
+            }
+        }
+        if (rc == OK) {
+            e->entry.len = 0;
+            if (put_int(&e->entry, 1, (int64_t)nid) != OK ||
+                put_nested(&e->entry, 2, &e->node) != OK ||
+                put_nested(&e->out, 1, &e->entry) != OK) {
+                rc = FAIL;
+            }
+        }
+    }
+    wire_buf_free(&x.xentry);
+    wire_buf_free(&x.xinner);
+    wire_buf_free(&x.leaf);
+    wire_buf_free(&x.codes);
+    return rc;
+}
+
+static int check_lists(Enc *e, PyObject *nodes) {
+    Py_ssize_t i, n;
+    if (!PyTuple_Check(nodes) || PyTuple_Size(nodes) != N_NODE_LISTS) {
+        PyErr_SetString(PyExc_TypeError, "nodes is a tuple of the model's per-node lists");
+        return FAIL;
+    }
+    for (i = 0; i < N_NODE_LISTS; i++) {
+        e->lists[i] = PyTuple_GetItem(nodes, i);
+    }
+    n = PyList_Size(e->lists[N_NAMES]);
+    for (i = 0; i < N_NODE_LISTS; i++) {
+        if (i == N_INDEX ? !PyDict_Check(e->lists[i])
+                         : (!PyList_Check(e->lists[i]) || PyList_Size(e->lists[i]) != n)) {
+            PyErr_SetString(PyExc_TypeError, "the per-node lists differ in length");
+            return FAIL;
+        }
+    }
+    return OK;
+}
+
+static PyObject *profileencode_encode(PyObject *self, PyObject *args) {
+    PyObject *header, *nodes, *steps_list, *result = NULL;
+    Enc e;
+    Step *steps = NULL;
+    Py_ssize_t n_steps = 0, i;
+    char *data;
+    Py_ssize_t size;
+    int rc;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "SOO!", &header, &nodes, &PyList_Type, &steps_list)) {
+        return NULL;
+    }
+    memset(&e, 0, sizeof e);
+    rc = check_lists(&e, nodes);
+    if (rc == OK) {
+        n_steps = PyList_Size(steps_list);
+        steps = (Step *)calloc((size_t)n_steps + 1, sizeof(Step));
+        if (steps == NULL) {
+            PyErr_NoMemory();
+            rc = FAIL;
+        }
+    }
+    for (i = 0; rc == OK && i < n_steps; i++) {
+        rc = read_step(PyList_GetItem(steps_list, i), &steps[i]);
+    }
+    if (rc == OK && PyBytes_AsStringAndSize(header, &data, &size) == 0) {
+        rc = wire_buf_put(&e.out, data, (size_t)size);
+    } else if (rc == OK) {
+        rc = FAIL;
+    }
+    if (rc == OK) {
+        rc = encode_nodes(&e, steps, n_steps);
+    }
+    if (rc == OK && !PyErr_Occurred()) {
+        result = PyBytes_FromStringAndSize(e.out.data ? e.out.data : "", (Py_ssize_t)e.out.len);
+    }
+    free(steps);
+    wire_buf_free(&e.node);
+    wire_buf_free(&e.entry);
+    wire_buf_free(&e.inner);
+    wire_buf_free(&e.tmp);
+    wire_buf_free(&e.exec);
+    wire_buf_free(&e.out);
+    return result;
+}
+
+static PyMethodDef profileencode_methods[] = {
+    {"encode", profileencode_encode, METH_VARARGS,
+     "encode(header: bytes, nodes: tuple, steps: list) -> bytes\n\n"
+     "A profile model's ProfileProto bytes (see tfprof_lite.model.profile_write)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef profileencode_module = {
+    PyModuleDef_HEAD_INIT,
+    "_profileencode",
+    "Native encoder of saved profiles (see tfprof_lite.model.profile_write).",
+    -1,
+    profileencode_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__profileencode(void) { return PyModule_Create(&profileencode_module); }
