@@ -328,7 +328,7 @@ class _ProfileTensors:
         self.model = model
         self.execs = execs
         self._first_row: dict[int, int] | None = None
-        self._outs: tuple[Any, list[int], list[int]] | None = None
+        self._outs: tuple[list[int], list[int], list[int]] | None = None
 
     def of(self, nid: int) -> list[LiveTensor]:
         """The node's tensors with non-zero bytes, by slot."""
@@ -354,13 +354,15 @@ class _ProfileTensors:
         if self._outs is None:
             outs = self.execs.outs
             order = np.argsort(outs["mem"], kind="stable")
+            # bounds[r]:bounds[r + 1] are memory row r's outputs in ``order``.
+            rows = np.arange(len(self.execs.mem) + 1)
             self._outs = (
-                outs["mem"][order],
+                np.searchsorted(outs["mem"][order], rows).tolist(),
                 outs["slot"][order].tolist(),
                 outs["bytes"][order].tolist(),
             )
-        rows, slots, sizes = self._outs
-        lo, hi = np.searchsorted(rows, [row, row + 1]).tolist()
+        bounds, slots, sizes = self._outs
+        lo, hi = bounds[row], bounds[row + 1]
         return {slots[i]: sizes[i] for i in range(lo, hi)}
 
 
