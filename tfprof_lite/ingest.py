@@ -149,8 +149,9 @@ class Ingest:
         """Add one step's RunMetadata (our message, TensorFlow's, or bytes).
 
         The step's records are decoded straight from the wire bytes (by the
-        native decoder when it is built); the message itself is parsed only when
-        something needs it (a live graph to refine, corrected FLOPs).
+        native decoder when it is built, for every kind of profiler); the message
+        itself is parsed only when something needs it (a live graph to refine,
+        corrected FLOPs) or when the native decoder is not used.
 
         Raises:
             InvalidInputError: ``run_meta`` is empty, unparsable or not a RunMetadata.
@@ -158,9 +159,9 @@ class Ingest:
         meta: Any = None
         cols = None
         raw = wire_bytes(pb.RunMetadata, run_meta, "run_meta")
-        if raw is not None and self._needs_message() is False:
+        if raw is not None:
             cols = steps.native_columns(raw)
-        if cols is None:
+        if cols is None or self._needs_message():
             meta = parse(pb.RunMetadata, run_meta if raw is None else raw, "run_meta")
             empty = meta.ByteSize() == 0
         else:
