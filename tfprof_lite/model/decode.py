@@ -11,17 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.model.devices import is_tracer_device
-from tfprof_lite.model.int64 import wrap64
 from tfprof_lite.model.records import (
-    AllocationEvent,
     AllocatorUse,
     CodeFrame,
-    ExecRecord,
     MemoryDetail,
     NodeSpec,
     OpLogEntrySpec,
-    OutputMemory,
     OutputTensor,
 )
 from tfprof_lite.proto import messages as pb
@@ -32,7 +27,6 @@ __all__ = [
     "memory_detail",
     "op_log_entries",
     "shape_dims",
-    "step_records",
 ]
 
 _STRING_ATTRS = ("data_format",)
@@ -209,7 +203,7 @@ def _output_tensor(out: Any, shapes: _ShapeCache) -> OutputTensor | None:
 
 def memory_detail(raw: bytes, shapes: _ShapeCache | None = None) -> MemoryDetail:
     """Start and end time, every allocator entry and every output's tensor
-    description of a serialized NodeExecStats (:attr:`ExecRecord.raw`).
+    description of a serialized NodeExecStats (a step's kept ``raw_stats``).
 
     ``shapes`` lets calls share equal shape tuples.
 
@@ -226,61 +220,3 @@ def memory_detail(raw: bytes, shapes: _ShapeCache | None = None) -> MemoryDetail
     tensors = tuple(t for t in (_output_tensor(out, known) for out in ns.output) if t is not None)
     start = ns.all_start_micros
     return MemoryDetail(start, start + ns.op_end_rel_micros, uses, tensors)
-
-
-def _exec_record(ns: Any) -> ExecRecord:
-    rec = ExecRecord(ns.node_name, ns.all_start_micros, ns.op_end_rel_micros)
-    allocations: list[AllocationEvent] = []
-    for mem in ns.memory:  # int64 sums that wrap around, as in tfprof
-        rec.total_bytes = wrap64(rec.total_bytes + mem.total_bytes)
-        rec.peak_bytes = wrap64(rec.peak_bytes + mem.peak_bytes)
-        rec.live_bytes = wrap64(rec.live_bytes + mem.live_bytes)
-        if "GPU" in mem.allocator_name:
-            rec.gpu_allocators += 1
-            rec.gpu_bytes_in_use = max(rec.gpu_bytes_in_use, mem.allocator_bytes_in_use)
-            allocations.extend(
-                AllocationEvent(a.alloc_micros, a.alloc_bytes) for a in mem.allocation_records
-            )
-    rec.allocations = tuple(allocations)
-    if ns.memory:
-        # Kept whole for the memory profile (decoded by memory_detail on first
-        # use): serializing costs far less than decoding every field now.
-        rec.raw = ns.SerializeToString()
-    outputs = []
-    for out in ns.output:
-        if out.HasField("tensor_description"):
-            desc = out.tensor_description
-            if desc.HasField("allocation_description"):
-                alloc = desc.allocation_description
-                size = max(alloc.allocated_bytes, alloc.requested_bytes)
-                outputs.append(OutputMemory(out.slot, size, alloc.ptr))
-    rec.outputs = tuple(outputs)
-    if ns.HasField("memory_stats"):
-        rec.has_memory_stats = True
-        rec.temp_memory_size = ns.memory_stats.temp_memory_size
-        rec.persistent_memory_size = ns.memory_stats.persistent_memory_size
-    return rec
-
-
-def step_records(run_meta: Any) -> list[tuple[str, Iterator[ExecRecord]]]:
-    """A RunMetadata's StepStats as (device, records) pairs, in proto order.
-
-    Each device's records are decoded lazily, while the model consumes them.
-    Records of GPU tracer devices (``stream:N``, ``stream:all``, ``memcpy``,
-    ``sync``) keep their ``timeline_label`` (the kernel name and launch shape).
-    """
-    return [
-        (dev.device, _device_records(dev.node_stats, is_tracer_device(dev.device.lower())))
-        for dev in run_meta.step_stats.dev_stats
-    ]
-
-
-def _device_records(node_stats: Any, labels: bool) -> Iterator[ExecRecord]:
-    for ns in node_stats:
-        if ns.memory or ns.output or ns.HasField("memory_stats"):
-            rec = _exec_record(ns)
-        else:
-            rec = ExecRecord(ns.node_name, ns.all_start_micros, ns.op_end_rel_micros)
-        if labels:
-            rec.label = ns.timeline_label
-        yield rec

@@ -14,7 +14,6 @@ __all__ = [
     "AllocationEvent",
     "AllocatorUse",
     "CodeFrame",
-    "ExecRecord",
     "MemoryDetail",
     "NodeSpec",
     "OpLogEntrySpec",
@@ -133,32 +132,3 @@ class MemoryDetail(NamedTuple):
     end_micros: int
     allocators: tuple[AllocatorUse, ...]
     tensors: tuple[OutputTensor, ...]
-
-
-@dataclass
-class ExecRecord:
-    """One NodeExecStats entry of a RunMetadata, reduced to what tfprof reads.
-
-    The byte sums run over every ``memory[]`` entry (any allocator); the
-    ``gpu_*`` fields come from allocators whose name contains ``GPU``.
-    ``raw`` is the whole serialized NodeExecStats of a record with memory
-    entries, for the memory profile (decoded on first use by
-    :func:`tfprof_lite.model.decode.memory_detail`); ``label`` is the
-    ``timeline_label``, kept for GPU tracer devices (kernel names) only.
-    """
-
-    name: str
-    all_start_micros: int
-    op_end_rel_micros: int
-    total_bytes: int = 0
-    peak_bytes: int = 0
-    live_bytes: int = 0
-    gpu_allocators: int = 0
-    gpu_bytes_in_use: int = 0
-    allocations: tuple[AllocationEvent, ...] = ()
-    outputs: tuple[OutputMemory, ...] = ()
-    has_memory_stats: bool = False
-    temp_memory_size: int = 0
-    persistent_memory_size: int = 0
-    raw: bytes = b""
-    label: str = ""
