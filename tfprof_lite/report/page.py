@@ -8,11 +8,13 @@ ordered by time, no output of their own).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
+from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.report.assets import CSS, JS
 from tfprof_lite.report.markup import Section, esc
 from tfprof_lite.report.sections import flame_section, overview_section, steps_section
@@ -87,6 +89,7 @@ def render_html(
     title: str = "tfprof-lite report",
     source: str = "",
     max_rows: int = 2000,
+    all_frames: bool = False,
 ) -> str:
     """The whole report as one HTML document (see the module docstring).
 
@@ -97,11 +100,15 @@ def render_html(
         title: the page title.
         source: where the profile came from (shown under the title).
         max_rows: the most rows per table.
+        all_frames: the code view (flame graph, table) with every frame as tfprof
+            shows it; by default, unless ``opts.user_code`` says how, library
+            frames are folded into the user's own (``UserCode()``).
     """
     query = report_options(opts)
     scope = _query(model, "scope", query)
     op = _query(model, "op", query)
-    code = _query(model, "code", query) if model.has_trace else None
+    code_query = query if all_frames or query.user_code else replace(query, user_code=UserCode())
+    code = _query(model, "code", code_query) if model.has_trace else None
     sections = [
         overview_section(model, scope, op),
         steps_section(model),
