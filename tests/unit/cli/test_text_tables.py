@@ -1,7 +1,10 @@
-"""Our own text tables: FLOP rates in GFLOP/s and columns that survive long names."""
+"""Our own text outputs: FLOP rates in GFLOP/s, columns that survive long names,
+and the monitor naming the traced step its utilisation comes from."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 from tests.unit.cli.conftest import Runner
@@ -43,3 +46,21 @@ def test_overview_command_prints_gflops(run: Runner, profile: Path) -> None:
     assert rows[0].split()[:2] == ["op", "type"]
     assert any(line.endswith("GFLOP/s") for line in rows)
     assert len({len(line) for line in rows}) == 1
+
+
+def test_monitor_says_which_step_util_comes_from(run: Runner, tmp_path: Path) -> None:
+    from tests.unit.test_monitoring import SAMPLE, record
+
+    log = tmp_path / "monitor.jsonl"
+    windows = [record(0, [0.001] * 9, traced=1), record(1, [0.002] * 10), record(2, [0.001] * 10)]
+    windows[0] = dataclasses.replace(windows[0], sample=None)
+    windows[2] = dataclasses.replace(windows[2], first_step=20, last_step=29)
+    docs = [{"event": "start", "run": "r1", "level": 1, "every": 10, "sample_every": 5}]
+    docs += [w.to_dict() for w in windows]
+    log.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    result = run("monitor", tmp_path, "--lines")
+    assert result.code == 0, result.err
+    lines = [line for line in result.out.splitlines() if line.startswith("tfprof_lite monitor")]
+    assert lines[0].endswith("util=n/a util_step=n/a")
+    assert lines[1].endswith(f"util=75.0% util_step={SAMPLE.step}")
+    assert f"util=75.0% util_step={SAMPLE.step} " in lines[-1]  # the summary
