@@ -117,6 +117,9 @@ def test_pprof_top_lists_this_file_first(saved: Path, tmp_path: Path) -> None:
     assert not any(name.startswith(("ops:", "dispatch:", "op_def_library:")) for name in top)
     assert _top_functions(every)[0].startswith("ops:from_node_def")  # tfprof's view
     assert _sample_sum(user) == _sample_sum(every) > 0  # folding moves time, never loses it
+    listing = _pprof("-list", "dense_layer$", "-sample_index=micros", "-unit=us", str(user))
+    timed = [row for row in listing.splitlines() if "return tf.nn.relu(tf.matmul(x, w))" in row]
+    assert len(timed) == 1 and timed[0].split()[0] not in (".", "0")  # time on the user line
 
 
 def test_views_totals_and_source_lines() -> None:

@@ -2,7 +2,9 @@
 
 Contract: same constructor, static presets and methods as
 ``tf.compat.v1.profiler.ProfileOptionBuilder`` (TF 2.21), and every ``build()``/preset
-dict is equal to TF's (same keys, same values). Like TF, nothing is validated here:
+dict is equal to TF's (same keys, same values). One method is our own:
+:meth:`ProfileOptionBuilder.with_user_code` adds a ``user_code`` key (which TF's
+profiler ignores); without it the dicts are TF's. Like TF, nothing is validated here:
 the builder only assembles a plain dict; :meth:`tfprof_lite.options.Options.from_dict`
 validates it. Setters store what they are given (lists are shallow-copied, the
 constructor's dict is deep-copied), and every setter returns ``self`` for chaining.

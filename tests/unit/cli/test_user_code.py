@@ -210,7 +210,19 @@ def test_cli_pprof_defaults_to_user_code(run: Runner, saved: Path, tmp_path: Pat
     out = run("pprof", saved, "-o", user)
     assert out.code == 0 and "code view, user code, tfprof format" in out.out
     assert run("pprof", saved, "--all-frames", "-o", every).code == 0
-    assert _functions(user) == {"model:layer"}  # callee names (tfprof's locations)
+    # every user frame at its own line; x's all-library stack is one frame
+    assert _functions(user) == {"train:main", "model:layer", "<library>:<library code>"}
+    profile = pb.PprofProfile.FromString(gzip.decompress(user.read_bytes()))
+    lines = {
+        (profile.string_table[f.name], ln.line)
+        for loc in profile.location
+        for ln in loc.line
+        for f in profile.function
+        if f.id == ln.function_id
+    }
+    assert lines == {("train:main", 2), ("model:layer", 20), ("model:layer", 21)} | {
+        ("<library>:<library code>", 0)
+    }
     assert "ops:from_node_def" in _functions(every)
     sums = []
     for path in (user, every):
