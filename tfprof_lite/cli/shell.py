@@ -25,6 +25,9 @@ Contract (TF's ``profiler`` shell, ``tensorflow/core/profiler/profiler.cc``):
   ``TFPROF_LITE_HISTORY`` environment variable names another file; empty disables
   it), and tab completion of commands, ``-options`` and the values of
   ``-order_by``, ``-select``, ``-output`` and ``-account_displayed_op_only``.
+* ``code`` takes the command line's ``--user-code/--all-frames``,
+  ``--user-include REGEX`` and ``--user-exclude REGEX``
+  (:mod:`tfprof_lite.cli.frames`) for that command, with the same defaults.
   With input from a pipe no prompt is printed, so a script of commands gives
   just the reports.
 """
@@ -48,6 +51,7 @@ from tfprof_lite.cli.common import (
     split_tfprof_args,
     use_color,
 )
+from tfprof_lite.cli.frames import user_code_from
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
 from tfprof_lite.cli.views import VIEW_NAMES, show_view
 from tfprof_lite.errors import InvalidOptionError, TfprofLiteError, UsageError
@@ -230,8 +234,9 @@ class TfprofShell(cmd.Cmd):
         if first == "help":
             self._help(line.split()[1:])
             return
-        _check_words(line)
-        command, overrides = parse_command_line(line.strip())
+        words, frames = _frame_flags(line.split())
+        _check_words(words)
+        command, overrides = parse_command_line(" ".join(words))
         if command == "set":
             self.defaults = self.defaults.updated(overrides)
             return
@@ -240,6 +245,9 @@ class TfprofShell(cmd.Cmd):
             advise(self.profiler.model)
             return
         opts.validate_strict()
+        if command == "code":
+            flame = opts.output.type == "collapsed"
+            opts = dataclasses.replace(opts, user_code=user_code_from(*frames, default=flame))
         show_view(self.profiler, command, opts)
 
     def emptyline(self) -> bool:
@@ -277,14 +285,48 @@ class TfprofShell(cmd.Cmd):
         return complete_line(text, line[:begidx])
 
 
-def _check_words(line: str) -> None:
+_FrameFlags = tuple[bool | None, tuple[str, ...], tuple[str, ...]]
+
+
+def _frame_flags(pieces: list[str]) -> tuple[list[str], _FrameFlags]:
+    """Takes ``code``'s ``--user-code/--all-frames`` and ``--user-include/--user-exclude
+    REGEX`` out of a line's words (as the ``code`` command takes them).
+
+    Raises:
+        UsageError: such a flag after another command, or a pattern flag without
+            its pattern.
+    """
+    flag: bool | None = None
+    patterns: dict[str, list[str]] = {"--user-include": [], "--user-exclude": []}
+    words = pieces[:1]
+    i = 1
+    while i < len(pieces):
+        name, eq, value = pieces[i].partition("=")
+        known = name in ("--user-code", "--all-frames") or name in patterns
+        if known and pieces[0] != "code":
+            raise UsageError(f"No such option '{name}'.")
+        if name in ("--user-code", "--all-frames") and not eq:
+            flag = name == "--user-code"
+        elif name in patterns:
+            if not eq:
+                if i + 1 >= len(pieces):
+                    raise UsageError(f"Option '{name}' requires an argument.")
+                i += 1
+                value = pieces[i]
+            patterns[name].append(value)
+        else:
+            words.append(pieces[i])
+        i += 1
+    return words, (flag, tuple(patterns["--user-include"]), tuple(patterns["--user-exclude"]))
+
+
+def _check_words(pieces: list[str]) -> None:
     """Refuses an unknown command, an unknown option or a stray word with the
     command line's words for them.
 
     Raises:
         UsageError: what ``tfprof-lite`` would say for the same words.
     """
-    pieces = line.split()
     if pieces[0] not in COMMANDS:
         raise UsageError(f"No such command '{pieces[0]}'. (see 'help')")
     _, rest = split_tfprof_args(pieces[1:])

@@ -85,6 +85,7 @@ SAME_ERRORS = [
     ("-max_depth 1 -foo 3", 2, "no such option: -foo"),
     ("-max_depht 3", 2, "no such option: -max_depht (did you mean -max_depth?)"),
     ("-max_depth 1 extra", 2, "Got unexpected extra argument (extra)"),
+    ("--user-code", 2, "No such option '--user-code'."),  # a code-view flag
     ("-output file:outfile=/nonexistent/dir/x", 1, "cannot write /nonexistent/dir/x"),
 ]
 

@@ -229,3 +229,15 @@ def test_cli_pprof_defaults_to_user_code(run: Runner, saved: Path, tmp_path: Pat
         profile = pb.PprofProfile.FromString(gzip.decompress(path.read_bytes()))
         sums.append(sum(s.value[1] for s in profile.sample))
     assert sums[0] == sums[1] > 0
+
+
+def test_shell_code_takes_the_same_flags(run: Runner, saved: Path) -> None:
+    from tests.unit.cli.test_shell import run_shell
+
+    for flags in ("--user-code", "--all-frames", "--user-exclude .*/train\\.py", ""):
+        cli = run("code", saved, *flags.split(), "-max_depth", "30")
+        shell = run_shell(run, saved, f"code {flags} -max_depth 30\n")
+        assert cli.code == shell.code == 0 and cli.out == shell.out
+    assert LIBRARY_NAME in run("code", saved, "--user-code").out
+    bad = run_shell(run, saved, "code --all-frames --user-include x\n")
+    assert bad.code == 2 and "need --user-code" in bad.err
