@@ -8,7 +8,8 @@ against a frame's file path or function name, see
 the value of ``Options.user_code``: None for ``--all-frames`` (tfprof's code
 view), a :class:`~tfprof_lite.options.user_code.UserCode` otherwise. Giving a
 pattern turns the mode on unless ``--all-frames`` is given too, which is a usage
-error (exit 2), as is a pattern RE2 rejects.
+error (exit 2), as is a pattern RE2 rejects. :func:`take_frame_flags` reads the
+same flags from a ``tfprof-lite shell`` line.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import click
 from tfprof_lite.errors import UsageError
 from tfprof_lite.options.user_code import UserCode
 
-__all__ = ["frame_options", "user_code_from"]
+__all__ = ["FrameFlags", "frame_options", "take_frame_flags", "user_code_from"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -80,3 +81,40 @@ def user_code_from(
     if bad is not None:
         raise UsageError(f"invalid regular expression {bad[0]!r}: {bad[1]} (RE2 syntax)")
     return rules
+
+
+#: ``--user-code``/``--all-frames`` (None: neither), include and exclude patterns.
+FrameFlags = tuple[bool | None, tuple[str, ...], tuple[str, ...]]
+
+
+def take_frame_flags(pieces: list[str]) -> tuple[list[str], FrameFlags]:
+    """Takes ``code``'s ``--user-code/--all-frames`` and ``--user-include/--user-exclude
+    REGEX`` out of a shell line's words (command first), as ``tfprof-lite code``
+    takes them; returns the other words and the flags for :func:`user_code_from`.
+
+    Raises:
+        UsageError: such a flag after another command, or a pattern flag without
+            its pattern.
+    """
+    flag: bool | None = None
+    patterns: dict[str, list[str]] = {"--user-include": [], "--user-exclude": []}
+    words = pieces[:1]
+    i = 1
+    while i < len(pieces):
+        name, eq, value = pieces[i].partition("=")
+        known = name in ("--user-code", "--all-frames") or name in patterns
+        if known and pieces[0] != "code":
+            raise UsageError(f"No such option '{name}'.")
+        if name in ("--user-code", "--all-frames") and not eq:
+            flag = name == "--user-code"
+        elif name in patterns:
+            if not eq:
+                if i + 1 >= len(pieces):
+                    raise UsageError(f"Option '{name}' requires an argument.")
+                i += 1
+                value = pieces[i]
+            patterns[name].append(value)
+        else:
+            words.append(pieces[i])
+        i += 1
+    return words, (flag, tuple(patterns["--user-include"]), tuple(patterns["--user-exclude"]))

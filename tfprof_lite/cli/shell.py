@@ -51,7 +51,7 @@ from tfprof_lite.cli.common import (
     split_tfprof_args,
     use_color,
 )
-from tfprof_lite.cli.frames import user_code_from
+from tfprof_lite.cli.frames import take_frame_flags, user_code_from
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
 from tfprof_lite.cli.views import VIEW_NAMES, show_view
 from tfprof_lite.errors import InvalidOptionError, TfprofLiteError, UsageError
@@ -234,7 +234,7 @@ class TfprofShell(cmd.Cmd):
         if first == "help":
             self._help(line.split()[1:])
             return
-        words, frames = _frame_flags(line.split())
+        words, frames = take_frame_flags(line.split())
         _check_words(words)
         command, overrides = parse_command_line(" ".join(words))
         if command == "set":
@@ -283,41 +283,6 @@ class TfprofShell(cmd.Cmd):
     def complete_help(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Completes ``help``'s topic: a command name."""
         return complete_line(text, line[:begidx])
-
-
-_FrameFlags = tuple[bool | None, tuple[str, ...], tuple[str, ...]]
-
-
-def _frame_flags(pieces: list[str]) -> tuple[list[str], _FrameFlags]:
-    """Takes ``code``'s ``--user-code/--all-frames`` and ``--user-include/--user-exclude
-    REGEX`` out of a line's words (as the ``code`` command takes them).
-
-    Raises:
-        UsageError: such a flag after another command, or a pattern flag without
-            its pattern.
-    """
-    flag: bool | None = None
-    patterns: dict[str, list[str]] = {"--user-include": [], "--user-exclude": []}
-    words = pieces[:1]
-    i = 1
-    while i < len(pieces):
-        name, eq, value = pieces[i].partition("=")
-        known = name in ("--user-code", "--all-frames") or name in patterns
-        if known and pieces[0] != "code":
-            raise UsageError(f"No such option '{name}'.")
-        if name in ("--user-code", "--all-frames") and not eq:
-            flag = name == "--user-code"
-        elif name in patterns:
-            if not eq:
-                if i + 1 >= len(pieces):
-                    raise UsageError(f"Option '{name}' requires an argument.")
-                i += 1
-                value = pieces[i]
-            patterns[name].append(value)
-        else:
-            words.append(pieces[i])
-        i += 1
-    return words, (flag, tuple(patterns["--user-include"]), tuple(patterns["--user-exclude"]))
 
 
 def _check_words(pieces: list[str]) -> None:
