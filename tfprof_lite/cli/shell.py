@@ -52,7 +52,7 @@ from tfprof_lite.cli.common import (
     use_color,
 )
 from tfprof_lite.cli.frames import take_frame_flags, user_code_from
-from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
+from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler, source_name
 from tfprof_lite.cli.views import VIEW_NAMES, show_view
 from tfprof_lite.errors import InvalidOptionError, TfprofLiteError, UsageError
 from tfprof_lite.options.cli_syntax import COMMANDS, parse_command_line
@@ -146,6 +146,7 @@ class TfprofShell(cmd.Cmd):
         stdin, stdout: the streams (``sys.stdin``/``sys.stdout`` when None).
         interactive: prompt, readline, history and completion (default: stdin is a
             terminal).
+        source: the profile's name in error messages (as the command line names it).
     """
 
     identchars = cmd.Cmd.identchars + "-"
@@ -157,6 +158,7 @@ class TfprofShell(cmd.Cmd):
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
         interactive: bool | None = None,
+        source: str = "profile",
     ) -> None:
         stdin = stdin if stdin is not None else sys.stdin
         if interactive is None:
@@ -167,6 +169,7 @@ class TfprofShell(cmd.Cmd):
         self.prompt = PROMPT if interactive else ""
         self.profiler = profiler
         self.defaults = defaults
+        self.source = source
         self.exit_code = 0
         self._readline: Any = None
 
@@ -248,7 +251,7 @@ class TfprofShell(cmd.Cmd):
         if command == "code":
             flame = opts.output.type == "collapsed"
             opts = dataclasses.replace(opts, user_code=user_code_from(*frames, default=flame))
-        show_view(self.profiler, command, opts)
+        show_view(self.profiler, command, opts, self.source)
 
     def emptyline(self) -> bool:
         """An empty line prints the current default options (tfprof's Options block)."""
@@ -361,9 +364,10 @@ def shell_command(
     defaults = query_options(ctx)
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, defaults.step)
-    shell = TfprofShell(prof, defaults)
+    label = profile or graph or "run metadata"
+    shell = TfprofShell(prof, defaults, source=source_name(spec))
     if shell.interactive:
-        shell.intro = _intro(prof, profile or graph or "run metadata")
+        shell.intro = _intro(prof, label)
     shell.run()
     if shell.exit_code and not shell.interactive:
         ctx.exit(shell.exit_code)

@@ -86,6 +86,7 @@ SAME_ERRORS = [
     ("-max_depht 3", 2, "no such option: -max_depht (did you mean -max_depth?)"),
     ("-max_depth 1 extra", 2, "Got unexpected extra argument (extra)"),
     ("--user-code", 2, "No such option '--user-code'."),  # a code-view flag
+    ("-step 9", 1, "PROFILE: no step 9 in this profile (steps: 0, 1, 2)"),
     ("-output file:outfile=/nonexistent/dir/x", 1, "cannot write /nonexistent/dir/x"),
 ]
 
@@ -98,7 +99,7 @@ def test_shell_and_cli_agree_on_errors(
     shell = run_shell(run, profile, f"scope {args}\n")
     assert cli.code == shell.code == code
     assert cli.err.count("\n") == shell.err.count("\n") == 1
-    assert cli.err.startswith(f"tfprof-lite: error: {message}")
+    assert cli.err.startswith(f"tfprof-lite: error: {message.replace('PROFILE', str(profile))}")
     shell_line = shell.err.rstrip("\n")
     assert cli.err.rstrip("\n").startswith(shell_line)  # the CLI may add "(see ... --help)"
     assert "Traceback" not in cli.err + shell.err
