@@ -41,6 +41,10 @@ KERAS = "/opt/tf_keras/src/engine/base_layer.py"
         (KERAS, False),
         ("<frozen runpy>", False),
         ("C:\\Python311\\Lib\\runpy.py", False),
+        ("/src/tfprof_lite/tfprof_lite/session/autostart.py", False),
+        ("/src/tfprof_lite/tfprof_lite/run.py", False),
+        ("/src/tfprof_lite/tests/integration/test_x.py", True),
+        ("/src/tfprof_lite/examples/quickstart.py", True),
     ],
 )
 def test_library_paths(path: str, user: bool) -> None:
