@@ -86,11 +86,11 @@ def test_mode_off_keeps_tf_dicts_and_block() -> None:
 
 
 def _op_log(source: Path) -> Any:
-    """Every op called from runpy -> train.py:main -> model.py:layer -> TF; ``x``'s
-    trace has library frames only."""
+    """Every op called from runpy -> train.py:main -> (Keras for every other op) ->
+    model.py:layer -> TF; ``x``'s trace has library frames only."""
     msg = pb.OpLogProto()
     strings = [RUNPY, "_run_module", str(source), "main", "layer", TF_MATH, "matmul"]
-    strings += [TF_OPS, "from_node_def", "/elsewhere/model.py"]
+    strings += [TF_OPS, "from_node_def", "/elsewhere/model.py", KERAS, "__call__"]
     for sid, text in enumerate(strings):
         msg.id_to_string[sid] = text
     for i, op in enumerate(profiles._ops("a")):
@@ -99,6 +99,8 @@ def _op_log(source: Path) -> Any:
         traces.add(file_id=0, lineno=88, function_id=1)
         if op.name != "x":
             traces.add(file_id=2, lineno=2, function_id=3, func_start_line=1)
+            if i % 2:  # Keras between two user frames: folded away too
+                traces.add(file_id=10, lineno=1000, function_id=11)
             traces.add(file_id=9, lineno=20 + i % 2, function_id=4, func_start_line=19)
         traces.add(file_id=5, lineno=300, function_id=6)
         traces.add(file_id=7, lineno=1221, function_id=8)
@@ -144,6 +146,7 @@ def test_view_folds_library_frames(prof: Profiler) -> None:
     micros = ORDER_BY_STAT["micros"]
     assert by_name[LIBRARY_NAME].total[micros] == 2  # x, the only all-library trace
     assert "ops.py:1221:from_node_def" in str(_names(all_frames.root))
+    assert "base_layer.py:1000:__call__" in str(_names(all_frames.root))
     # the view answers both modes from one object, each from its own tree
     assert _names(view.query(every).root) == _names(all_frames.root)
 
