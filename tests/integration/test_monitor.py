@@ -34,7 +34,7 @@ from tfprof_lite.cli.monitor import follow_lines, monitor_command  # noqa: E402
 pytestmark = pytest.mark.tf
 
 tf1 = tf.compat.v1
-LEVEL1_KEYS = ["steps", "step", "util"]
+LEVEL1_KEYS = ["steps", "step", "util", "util_step"]
 LEVEL2_KEYS = [
     "steps",
     "step",
@@ -42,6 +42,7 @@ LEVEL2_KEYS = [
     "max",
     "in_run",
     "util",
+    "util_step",
     "host_idle",
     "device_idle",
     "input_wait",
@@ -113,6 +114,7 @@ def test_level1_lines_and_json_from_a_real_run(model: Model, tmp_path: Path) -> 
     assert all(ms(fields["step"]) > 0 for fields in lines)
     # window 0 is sampled on its last step (sample_every=10): utilisation known
     assert 0.0 < pct(lines[0]["util"]) <= 1.0
+    assert [fields["util_step"] for fields in lines] == ["9"] * 4  # the one sample so far
     (summary,) = lines_of(out, SUMMARY_PREFIX)
     assert summary["steps"] == "35" and summary["windows"] == "4" and summary["traced"] == "1"
     assert out.endswith("\n") and out.count("\n") == 5

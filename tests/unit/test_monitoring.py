@@ -61,7 +61,7 @@ def test_window_stats() -> None:
 def test_lines_round_trip() -> None:
     rec = record(0, [0.001, 0.003], traced=1)
     line1 = rec.to_line(1)
-    assert line1 == "tfprof_lite monitor: steps=0-2 step=2.000ms util=75.0%"
+    assert line1 == "tfprof_lite monitor: steps=0-2 step=2.000ms util=75.0% util_step=9"
     fields = parse_line(rec.to_line(2))
     assert fields == {
         "steps": "0-2",
@@ -70,6 +70,7 @@ def test_lines_round_trip() -> None:
         "max": "3.000ms",
         "in_run": "50.0%",
         "util": "75.0%",
+        "util_step": "9",
         "host_idle": "25.0%",
         "device_idle": "n/a",
         "input_wait": "10.0%",
@@ -77,7 +78,7 @@ def test_lines_round_trip() -> None:
         "sample": "9",
     }
     empty = parse_line(record(0, [], traced=2, sample=False).to_line(2))
-    assert empty["step"] == empty["util"] == empty["sample"] == "n/a"
+    assert empty["step"] == empty["util"] == empty["sample"] == empty["util_step"] == "n/a"
     with pytest.raises(ValueError):
         parse_line("loss 0.3")
 
@@ -93,6 +94,7 @@ def test_json_round_trip_and_summary() -> None:
     assert (summary.min_ms, summary.max_ms, summary.sample) == (1.0, 4.0, SAMPLE)
     assert MonitorSummary.from_dict(json.loads(json.dumps(summary.to_dict()))) == summary
     assert parse_line(summary.to_line())["steps"] == "8"
+    assert parse_line(summary.to_line())["util_step"] == str(SAMPLE.step)
     assert summarize([]).mean_ms is None
 
 

@@ -61,7 +61,7 @@ def test_name_tables() -> None:
     assert OUTPUT_TYPES[:5] == ("timeline", "stdout", "file", "pprof", "none")
     assert OUTPUT_TYPES[5:] == ("json", "csv", "collapsed")
     assert COMMANDS == ("scope", "graph", "code", "op", "advise", "set", "help")
-    assert [f.name for f in dataclasses.fields(Options)] == list(OPTION_NAMES)
+    assert [f.name for f in dataclasses.fields(Options)] == [*OPTION_NAMES, "user_code"]
 
 
 def test_every_field_has_help() -> None:

@@ -20,7 +20,9 @@ Contract:
 * :class:`WindowRecord` is one JSON line of ``monitor.jsonl``
   (``{"event": "window", ...}``, :meth:`WindowRecord.to_dict`) and one printed
   line (:meth:`WindowRecord.to_line`): ``tfprof_lite monitor: key=value ...``,
-  level 1 with ``steps``, ``step`` (mean) and ``util``; level 2 adds ``min``,
+  level 1 with ``steps``, ``step`` (mean), ``util`` and ``util_step`` (the
+  monitor's number of the traced step ``util`` was measured on: the latest
+  sample, possibly from an earlier window; ``n/a`` before any); level 2 adds ``min``,
   ``max``, ``host_idle``, ``device_idle``, ``input_wait``, ``in_run``,
   ``devices`` and ``sample``. Missing values print as ``n/a``.
   :func:`parse_line` reads such a line back.
@@ -215,10 +217,17 @@ class WindowRecord:
                 f"max={_ms(self.stats.max_ms)}",
                 f"in_run={_pct(self.in_run)}",
             ]
-        parts.append(f"util={_pct(sample.util if sample else None)}")
+        parts += _util_parts(sample)
         if level >= 2:
             parts += _sample_parts(sample)
         return " ".join(parts)
+
+
+def _util_parts(sample: SampleMetrics | None) -> list[str]:
+    """``util`` and ``util_step``, the traced step the utilisation was measured on."""
+    if sample is None:
+        return ["util=n/a", "util_step=n/a"]
+    return [f"util={_pct(sample.util)}", f"util_step={sample.step}"]
 
 
 def _sample_parts(sample: SampleMetrics | None) -> list[str]:
@@ -297,7 +306,7 @@ class MonitorSummary:
             f"min={_ms(self.min_ms)}",
             f"max={_ms(self.max_ms)}",
             f"in_run={_pct(self.in_run)}",
-            f"util={_pct(sample.util if sample else None)}",
+            *_util_parts(sample),
             *_sample_parts(sample),
         ]
         return " ".join(parts)

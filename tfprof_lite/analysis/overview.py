@@ -2,7 +2,8 @@
 
 Average step time; host and device idle time (share of the step's wall time in
 which no op ran on CPU devices, respectively on accelerator streams); the top
-op types by self time with achieved FLOP/s; the run environment (hosts and
+op types by self time with achieved FLOP rates (GFLOP/s in the text; columns
+sized to the longest op name); the run environment (hosts and
 devices); and a recommendation drawn from the input-pipeline analysis and the
 top ops.
 """
@@ -16,11 +17,11 @@ from typing import Any
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
-from tfprof_lite.base.units import format_number, format_time
+from tfprof_lite.base.units import format_time
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["Overview", "TopOp", "overview"]
+__all__ = ["Overview", "TopOp", "format_flop_rate", "overview"]
 
 _HOST_RE = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)")
 
@@ -66,14 +67,39 @@ class Overview:
             f"devices: {', '.join(self.devices) or 'unknown'}",
             f"input: {self.input.verdict} ({100 * self.input.mean_share:.1f}% waiting)",
             "top ops by self time (per step):",
+            *_top_op_lines(self.top_ops),
         ]
-        for op in self.top_ops:
-            rate = f"{format_number(int(op.flops_per_sec))}flop/s" if op.float_ops else "-"
-            lines.append(
-                f"  {op.op:<30} {format_time(op.self_micros):>10} {100 * op.share:6.2f}%  {rate}"
-            )
         lines.append(f"recommendation: {self.recommendation}")
         return "\n".join(lines) + "\n"
+
+
+def format_flop_rate(flops_per_sec: float) -> str:
+    """A FLOP rate in GFLOP/s: ``141.77 GFLOP/s``, ``0.004 GFLOP/s`` below 1."""
+    giga = flops_per_sec / 1e9
+    return f"{giga:.2f} GFLOP/s" if giga >= 1 or giga == 0 else f"{giga:.3f} GFLOP/s"
+
+
+def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
+    """The top-ops table: columns sized to the longest op name, rates in GFLOP/s."""
+    if not top_ops:
+        return []
+    rows = [
+        (
+            op.op,
+            format_time(op.self_micros),
+            f"{100 * op.share:.2f}%",
+            format_flop_rate(op.flops_per_sec) if op.float_ops else "-",
+        )
+        for op in top_ops
+    ]
+    header = ("op type", "self time", "share", "FLOP rate")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    out = []
+    for row in [header, *rows]:
+        name, *numbers = row
+        cells = [name.ljust(widths[0])] + [c.rjust(w) for c, w in zip(numbers, widths[1:])]
+        out.append(("  " + "  ".join(cells)).rstrip())
+    return out
 
 
 def _idle(model: ProfileModel, kind: int) -> float | None:

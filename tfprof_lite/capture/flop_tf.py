@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfprof_lite.base.foreign import is_tf_graph
+from tfprof_lite.capture.notes import tf_deprecations_silenced
 from tfprof_lite.capture.oplog import recorded_outputs
 from tfprof_lite.errors import MissingDependencyError
 from tfprof_lite.model.flops import (
@@ -101,7 +102,8 @@ def tf_registered_flops(graph: Any, op: Any) -> tuple[int | None, str | None, st
     if not _tf_registered(op.type):
         return None, REASON_NO_FORMULA, f"TensorFlow registers no flops statistics for {op.type}"
     try:
-        stats = ops.get_stats_for_node_def(graph, op.node_def, "flops")
+        with tf_deprecations_silenced():
+            stats = ops.get_stats_for_node_def(graph, op.node_def, "flops")
     except ValueError as err:
         text = " ".join(str(err).split())
         return None, (REASON_DATA_FORMAT if "NHWC" in text else REASON_INCOMPLETE_SHAPE), text

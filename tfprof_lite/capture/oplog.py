@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfprof_lite.base.foreign import is_tf_graph
+from tfprof_lite.capture.notes import note_incomplete_shapes, tf_deprecations_silenced
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
 
@@ -173,14 +174,15 @@ class OpLogBuilder:
         self._seen_ops = len(all_ops)
         logged: dict[str, _Entry] = {}
         missing = 0
-        for op, is_new in [(op, False) for op in revisit] + [(op, True) for op in fresh]:
-            entry, miss = self._entry(op, self.add_trace and is_new, op.type)
-            missing += miss
-            if entry is not None:
-                logged[op.name] = entry
+        with tf_deprecations_silenced():
+            for op, is_new in [(op, False) for op in revisit] + [(op, True) for op in fresh]:
+                entry, miss = self._entry(op, self.add_trace and is_new, op.type)
+                missing += miss
+                if entry is not None:
+                    logged[op.name] = entry
         self._add_trainable(logged, every=first)
-        if missing and run_meta is None:
-            sys.stderr.write(f"{missing} ops no flops stats due to incomplete shapes.\n")
+        if run_meta is None:
+            note_incomplete_shapes(missing)
         return self._merge(logged, user_op_log)
 
     def _settle(self, op: Any) -> None:

@@ -220,13 +220,9 @@ def _color_flag(argv: list[str]) -> bool | None:
 
 
 def _fail(message: str, code: int, argv: list[str]) -> int:
-    line = "; ".join(part.strip() for part in message.strip().splitlines()) or "failed"
-    prefix = "tfprof-lite: error:"
-    from tfprof_lite.cli.common import use_color
+    from tfprof_lite.cli.common import error_line, use_color
 
-    if use_color(sys.stderr, _color_flag(argv)):
-        prefix = click.style(prefix, fg="red", bold=True)
-    sys.stderr.write(f"{prefix} {line}\n")
+    sys.stderr.write(error_line(message, use_color(sys.stderr, _color_flag(argv))) + "\n")
     sys.stderr.flush()
     return code
 

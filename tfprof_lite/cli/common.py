@@ -19,6 +19,8 @@ Contract:
 * :func:`use_color` decides whether output to a stream is coloured: ``--color`` /
   ``--no-color`` on the group win, then ``NO_COLOR`` in the environment, then
   whether the stream is a terminal. :func:`style` applies click styles only then.
+* :func:`error_line` is the one line every error prints (``tfprof-lite: error:
+  ...``), for the commands and the shell alike.
 * :func:`write_report` prints a tfprof text report, with the banners, headings and
   legend line highlighted when colour is on; piped output is byte-identical to
   tfprof's.
@@ -48,9 +50,11 @@ from tfprof_lite.options.cli_syntax import apply_cli_options, parse_bool
 from tfprof_lite.options.options import OPTION_NAMES, Options
 
 __all__ = [
+    "ERROR_PREFIX",
     "TFPROF_OPTIONS_HELP",
     "TfprofCommand",
     "cli_defaults",
+    "error_line",
     "input_limit_option",
     "query_options",
     "split_tfprof_args",
@@ -72,6 +76,18 @@ TFPROF_OPTIONS_HELP = (
     "-trim_name_regexes, -show_name_regexes, -hide_name_regexes, "
     "-account_displayed_op_only, -select, -output. See docs/options.md."
 )
+
+
+#: The start of every error line the CLI (and the shell) prints.
+ERROR_PREFIX = "tfprof-lite: error:"
+
+
+def error_line(message: str, color: bool = False) -> str:
+    """The one line (no newline) an error prints: :data:`ERROR_PREFIX` and the
+    message with its lines joined by ``; ``."""
+    line = "; ".join(part.strip() for part in message.strip().splitlines()) or "failed"
+    prefix = click.style(ERROR_PREFIX, fg="red", bold=True) if color else ERROR_PREFIX
+    return f"{prefix} {line}"
 
 
 def cli_defaults() -> Options:

@@ -6,8 +6,11 @@ of B, or of A itself when B is omitted; without it both sides use the per-node
 average over their steps. The comparison is :func:`tfprof_lite.analysis.diff.diff_profiles`
 (op view and scope view, ``--views`` to choose); it prints text sorted by absolute
 time change (``--limit`` rows per view, coloured on a terminal) or, with ``--json``,
-the whole diff as JSON. tfprof query options (``-account_type_regexes``,
-``-hide_name_regexes``...) filter both sides alike.
+the whole diff as JSON. Time-only changes under ``--noise-micros`` (10 us) or
+``--noise-percent`` (10 %) are noise: counted, stated, not listed (``0`` and
+``0`` list every change). CPU and accelerator time are shown apart. tfprof query
+options (``-account_type_regexes``, ``-hide_name_regexes``...) filter both sides
+alike.
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ from typing import Any
 
 import click
 
-from tfprof_lite.analysis.diff import DIFF_VIEWS, Side, diff_profiles, render_text, to_json
+from tfprof_lite.analysis.diff import (
+    DEFAULT_NOISE,
+    DIFF_VIEWS,
+    Noise,
+    Side,
+    diff_profiles,
+    render_text,
+    to_json,
+)
 from tfprof_lite.cli.common import TfprofCommand, query_options, use_color
 from tfprof_lite.cli.inputs import InputSpec, load_profiler
 from tfprof_lite.errors import UsageError
@@ -85,6 +96,22 @@ def _paint(text: str, role: str) -> str:
     metavar="MICROS",
     help="Leave out entries whose time changed by less than this.",
 )
+@click.option(
+    "--noise-micros",
+    default=DEFAULT_NOISE.micros,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="MICROS",
+    help="Time changes smaller than this are noise (not listed as changed).",
+)
+@click.option(
+    "--noise-percent",
+    default=DEFAULT_NOISE.percent,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    metavar="PERCENT",
+    help="Time changes smaller than this share of the time before are noise.",
+)
 @click.option("--views", default="op,scope", show_default=True, help="Views to compare: op, scope.")
 @click.pass_context
 def diff_command(
@@ -95,6 +122,8 @@ def diff_command(
     as_json: bool,
     limit: int,
     min_change: int,
+    noise_micros: int,
+    noise_percent: float,
     views: str,
 ) -> None:
     """Ops (op view) and scopes (scope view) added, removed and changed in time
@@ -105,6 +134,7 @@ def diff_command(
       tfprof-lite diff before/profile_4 after/profile_4
       tfprof-lite diff tfprof_out/profile_4 --steps 1,4 --limit 10
       tfprof-lite diff a/profile_4 b/profile_4 --json > diff.json
+      tfprof-lite diff a/profile_4 b/profile_4 --noise-micros 50 --noise-percent 5
     """
     step_a, step_b = parse_steps(steps)
     chosen = parse_views(views)
@@ -119,6 +149,7 @@ def diff_command(
         chosen,
         opts,
         min_change,
+        Noise(noise_micros, noise_percent),
     )
     if as_json:
         sys.stdout.write(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n")

@@ -18,6 +18,10 @@ Contract:
   profiles step N only (for a directory it also picks ``profile_N``); a step the
   profile lacks is an error (exit 1), as is the code view of a profile without
   code traces, or a query that leaves nothing to write.
+* The code view folds library frames (TensorFlow, Keras, absl, the standard
+  library, site-packages) into the user's own frames by default, so ``pprof
+  -top`` lists the user's lines (:mod:`tfprof_lite.cli.frames`);
+  ``--all-frames`` writes every frame, as TensorFlow's ``profile_python`` does.
 * The gzip file is written atomically; one line then says where it went and
   gives a ``pprof`` command line to read it.
 """
@@ -31,6 +35,7 @@ import click
 
 from tfprof_lite.base.writing import check_output_path, write_atomic
 from tfprof_lite.cli.common import TfprofCommand, query_options, style
+from tfprof_lite.cli.frames import frame_options, user_code_from
 from tfprof_lite.cli.inputs import (
     InputSpec,
     input_options,
@@ -132,6 +137,7 @@ def _render(result: ViewResult) -> bytes:
     is_flag=True,
     help="Extended format (labels) even for the code view with one select.",
 )
+@frame_options("--user-code")
 @click.pass_context
 def pprof_command(
     ctx: click.Context,
@@ -144,6 +150,9 @@ def pprof_command(
     select: tuple[str, ...],
     step: int,
     extended: bool,
+    user_code: bool | None,
+    user_include: tuple[str, ...],
+    user_exclude: tuple[str, ...],
 ) -> None:
     """Writes a pprof profile of one view: tfprof's own pprof for the code view with
     one select, the extended format (several sample types, labels) otherwise.
@@ -151,11 +160,14 @@ def pprof_command(
     \b
     Examples:
       tfprof-lite pprof tfprof_out/profile_4 -o code.pb.gz
+      tfprof-lite pprof tfprof_out/profile_4 --all-frames -o all_frames.pb.gz
       tfprof-lite pprof tfprof_out --view scope --select micros,bytes -o scope.pb.gz
       pprof -top -sample_index=micros code.pb.gz
     """
     given = query_options(ctx, Options.from_dict(ProfileOptionBuilder().build()))
     opts = pprof_options(given, view, select, step, extended)
+    rules = user_code_from(user_code, user_include, user_exclude, default=True)
+    opts = dataclasses.replace(opts, user_code=rules if view == "code" else None)
     check_output_path(output)  # before the profile is loaded
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, step)
@@ -164,9 +176,12 @@ def pprof_command(
         data = _render(result)
         write_atomic(output, data)
     kind = "extended" if pprof_extended.is_extended(result) else "tfprof"
+    frames = ""
+    if view == "code":
+        frames = ", user code" if opts.user_code is not None else ", all frames"
     index = "micros" if "micros" in result.opts.select else result.opts.select[0]
     click.echo(
-        f"Wrote {style(output, sys.stdout, bold=True)} ({view} view, {kind} format, "
+        f"Wrote {style(output, sys.stdout, bold=True)} ({view} view{frames}, {kind} format, "
         f"samples: count, {', '.join(result.opts.select)}); read it with: "
         f"pprof -top -sample_index={index} {output}"
     )

@@ -10,15 +10,24 @@ Contract (TF's ``profiler`` shell, ``tensorflow/core/profiler/profiler.cc``):
   prints help; an empty line prints the current Options block; ``quit``, ``exit``
   and end of input (Ctrl-D) leave with status 0. Ctrl-C abandons the current line
   or query and returns to the prompt.
-* Errors print one line, ``E: INVALID_ARGUMENT: <tfprof's text>`` for a bad option
-  (``First string must be a valid command.`` for an unknown command) or
-  ``E: <text>`` for anything else, and the shell goes on.
+* Errors print the line the command line prints for the same mistake
+  (:func:`~tfprof_lite.cli.common.error_line`, ``tfprof-lite: error: ...`` on
+  stderr): ``No such command 'x'.``, ``no such option: -foo``, ``Got unexpected
+  extra argument (x)``, tfprof's ``Invalid option '-order_by' value: 'fast'`` (an
+  unknown ``-order_by``, ``-select`` or number is refused, as TF's tfprof shell
+  refuses it), an invalid regex or output, a file that cannot be written. The
+  shell goes on after an error; when its input is not a terminal (a script), it
+  exits at the end with the exit code of the last line that failed (2 for a
+  usage or option error, 1 for anything else, as the command line), else 0.
 * Initial defaults are TF's ``profiler`` ones (``-max_depth 10 -select micros``)
   overlaid by the options given after ``shell``.
 * On a terminal: readline editing, history in ``~/.tfprof_lite_history`` (the
   ``TFPROF_LITE_HISTORY`` environment variable names another file; empty disables
   it), and tab completion of commands, ``-options`` and the values of
   ``-order_by``, ``-select``, ``-output`` and ``-account_displayed_op_only``.
+* ``code`` takes the command line's ``--user-code/--all-frames``,
+  ``--user-include REGEX`` and ``--user-exclude REGEX``
+  (:mod:`tfprof_lite.cli.frames`) for that command, with the same defaults.
   With input from a pipe no prompt is printed, so a script of commands gives
   just the reports.
 """
@@ -35,11 +44,18 @@ from typing import Any, TextIO
 import click
 
 from tfprof_lite.cli.advise import advise
-from tfprof_lite.cli.common import TfprofCommand, query_options, style
-from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
+from tfprof_lite.cli.common import (
+    TfprofCommand,
+    error_line,
+    query_options,
+    split_tfprof_args,
+    use_color,
+)
+from tfprof_lite.cli.frames import take_frame_flags, user_code_from
+from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler, source_name
 from tfprof_lite.cli.views import VIEW_NAMES, show_view
-from tfprof_lite.errors import InvalidOptionError, TfprofLiteError
-from tfprof_lite.options.cli_syntax import parse_command_line
+from tfprof_lite.errors import InvalidOptionError, TfprofLiteError, UsageError
+from tfprof_lite.options.cli_syntax import COMMANDS, parse_command_line
 from tfprof_lite.options.options import OPTION_NAMES, ORDER_BY_NAMES, SELECT_NAMES, Options
 from tfprof_lite.options.output import OUTPUT_TYPES
 from tfprof_lite.profiler import Profiler
@@ -130,6 +146,7 @@ class TfprofShell(cmd.Cmd):
         stdin, stdout: the streams (``sys.stdin``/``sys.stdout`` when None).
         interactive: prompt, readline, history and completion (default: stdin is a
             terminal).
+        source: the profile's name in error messages (as the command line names it).
     """
 
     identchars = cmd.Cmd.identchars + "-"
@@ -141,6 +158,7 @@ class TfprofShell(cmd.Cmd):
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
         interactive: bool | None = None,
+        source: str = "profile",
     ) -> None:
         stdin = stdin if stdin is not None else sys.stdin
         if interactive is None:
@@ -151,6 +169,8 @@ class TfprofShell(cmd.Cmd):
         self.prompt = PROMPT if interactive else ""
         self.profiler = profiler
         self.defaults = defaults
+        self.source = source
+        self.exit_code = 0
         self._readline: Any = None
 
     # ------------------------------------------------------------------ loop
@@ -208,17 +228,18 @@ class TfprofShell(cmd.Cmd):
             return True
         try:
             self._dispatch(first, line)
-        except InvalidOptionError as err:
-            self._error(f"INVALID_ARGUMENT: {err}")
         except TfprofLiteError as err:
-            self._error(str(err))
+            code = UsageError.exit_code if isinstance(err, InvalidOptionError) else err.exit_code
+            self._fail(str(err), code)
         return False
 
     def _dispatch(self, first: str, line: str) -> None:
         if first == "help":
             self._help(line.split()[1:])
             return
-        command, overrides = parse_command_line(line.strip())
+        words, frames = take_frame_flags(line.split())
+        _check_words(words)
+        command, overrides = parse_command_line(" ".join(words))
         if command == "set":
             self.defaults = self.defaults.updated(overrides)
             return
@@ -227,7 +248,10 @@ class TfprofShell(cmd.Cmd):
             advise(self.profiler.model)
             return
         opts.validate_strict()
-        show_view(self.profiler, command, opts)
+        if command == "code":
+            flame = opts.output.type == "collapsed"
+            opts = dataclasses.replace(opts, user_code=user_code_from(*frames, default=flame))
+        show_view(self.profiler, command, opts, self.source)
 
     def emptyline(self) -> bool:
         """An empty line prints the current default options (tfprof's Options block)."""
@@ -236,9 +260,15 @@ class TfprofShell(cmd.Cmd):
         return False
 
     def _error(self, message: str) -> None:
-        first = message.strip().splitlines()[0] if message.strip() else "failed"
-        self.stdout.write(style(f"E: {first}", sys.stdout, fg="red") + "\n")
+        """Prints an error line as the command line would (no exit code)."""
         self.stdout.flush()
+        sys.stderr.write(error_line(message, use_color(sys.stderr)) + "\n")
+        sys.stderr.flush()
+
+    def _fail(self, message: str, code: int) -> None:
+        """Prints a failed line's error and keeps its exit code."""
+        self._error(message)
+        self.exit_code = code
 
     def _help(self, topics: list[str]) -> None:
         self.stdout.write(help_text(topics[0] if topics else None))
@@ -256,6 +286,22 @@ class TfprofShell(cmd.Cmd):
     def complete_help(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Completes ``help``'s topic: a command name."""
         return complete_line(text, line[:begidx])
+
+
+def _check_words(pieces: list[str]) -> None:
+    """Refuses an unknown command, an unknown option or a stray word with the
+    command line's words for them.
+
+    Raises:
+        UsageError: what ``tfprof-lite`` would say for the same words.
+    """
+    if pieces[0] not in COMMANDS:
+        raise UsageError(f"No such command '{pieces[0]}'. (see 'help')")
+    _, rest = split_tfprof_args(pieces[1:])
+    for piece in rest:
+        if piece.startswith("--"):
+            raise UsageError(f"No such option '{piece.split('=', 1)[0]}'.")
+        raise UsageError(f"Got unexpected extra argument ({piece})")
 
 
 def help_text(topic: str | None = None) -> str:
@@ -318,10 +364,13 @@ def shell_command(
     defaults = query_options(ctx)
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, defaults.step)
-    shell = TfprofShell(prof, defaults)
+    label = profile or graph or "run metadata"
+    shell = TfprofShell(prof, defaults, source=source_name(spec))
     if shell.interactive:
-        shell.intro = _intro(prof, profile or graph or "run metadata")
+        shell.intro = _intro(prof, label)
     shell.run()
+    if shell.exit_code and not shell.interactive:
+        ctx.exit(shell.exit_code)
 
 
 SHELL_COMMANDS: dict[str, click.Command] = {"shell": shell_command}

@@ -2,7 +2,9 @@
 
 Contract: same constructor, static presets and methods as
 ``tf.compat.v1.profiler.ProfileOptionBuilder`` (TF 2.21), and every ``build()``/preset
-dict is equal to TF's (same keys, same values). Like TF, nothing is validated here:
+dict is equal to TF's (same keys, same values). One method is our own:
+:meth:`ProfileOptionBuilder.with_user_code` adds a ``user_code`` key (which TF's
+profiler ignores); without it the dicts are TF's. Like TF, nothing is validated here:
 the builder only assembles a plain dict; :meth:`tfprof_lite.options.Options.from_dict`
 validates it. Setters store what they are given (lists are shallow-copied, the
 constructor's dict is deep-copied), and every setter returns ``self`` for chaining.
@@ -344,6 +346,35 @@ class ProfileOptionBuilder:
             self
         """
         return self._set(select=copy.copy(attributes))
+
+    def with_user_code(
+        self,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        *,
+        enabled: bool = True,
+    ) -> ProfileOptionBuilder:
+        """Turns on the code view's user-code mode (not in TensorFlow's builder).
+
+        Frames of TensorFlow, Keras, absl, the standard library and installed
+        packages are folded into the nearest user frame that called them (see
+        docs/views/code.md). The dict gets a ``user_code`` key, which TensorFlow's
+        profiler ignores.
+
+        Args:
+            include: RE2 patterns (file path or function name) of frames that are
+                user code even inside a library path.
+            exclude: RE2 patterns of frames that are library code; wins over
+                ``include``.
+            enabled: False removes the key again (tfprof's view).
+
+        Returns:
+            self
+        """
+        if not enabled:
+            self._options.pop("user_code", None)
+            return self
+        return self._set(user_code={"include": list(include), "exclude": list(exclude)})
 
     def with_step(self, step: int) -> ProfileOptionBuilder:
         """Chooses the profile step to show; -1 averages all steps.

@@ -19,9 +19,11 @@ from typing import Any, Callable, SupportsIndex, cast
 
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.options.output import OutputSpec, parse_output
+from tfprof_lite.options.user_code import USER_CODE_KEY, as_user_code
 
 __all__ = [
     "DICT_ONLY_KEYS",
+    "EXTENSION_NAMES",
     "INT_OPTIONS",
     "OPTION_NAMES",
     "REGEX_OPTIONS",
@@ -61,6 +63,9 @@ OPTION_NAMES: tuple[str, ...] = (
 INT_OPTIONS: tuple[str, ...] = OPTION_NAMES[:12]
 REGEX_OPTIONS: tuple[str, ...] = OPTION_NAMES[13:18]
 DICT_ONLY_KEYS: tuple[str, ...] = ("dump_to_file",)
+#: Options of our own beyond tfprof's 21 (fields of ``Options``, dict keys only
+#: when set, never in the Options block): the code view's user-code mode.
+EXTENSION_NAMES: tuple[str, ...] = (USER_CODE_KEY,)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -144,13 +149,14 @@ def coercer(name: str) -> Callable[[str, object], object]:
         "account_displayed_op_only": _as_bool,
         "select": _as_select,
         "output": _as_output,
+        USER_CODE_KEY: lambda _name, value: as_user_code(value),
     }
     return special[name]
 
 
 def check_keys(d: Mapping[Any, object]) -> None:
     """Rejects a key that is not an option, suggesting the closest one."""
-    valid = OPTION_NAMES + DICT_ONLY_KEYS
+    valid = OPTION_NAMES + DICT_ONLY_KEYS + EXTENSION_NAMES
     for key in d:
         if key in valid:
             continue
@@ -161,7 +167,9 @@ def check_keys(d: Mapping[Any, object]) -> None:
 
 def plain_fields(d: Mapping[str, object]) -> dict[str, Any]:
     """The entries of ``d`` that map straight onto fields (all but the output keys)."""
-    return {k: v for k, v in d.items() if k in OPTION_NAMES and k != "output"}
+    return {
+        k: v for k, v in d.items() if (k in OPTION_NAMES and k != "output") or k in EXTENSION_NAMES
+    }
 
 
 def _dump_to_file_output(output: str, dump_to_file: str) -> OutputSpec:

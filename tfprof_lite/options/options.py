@@ -23,6 +23,11 @@ Contract:
   pattern RE2 rejects matches nothing, as in TF; :meth:`Options.validate_strict`
   rejects it (CLI).
 * ``-output`` is parsed by :func:`~tfprof_lite.options.output.parse_output`.
+* Beyond tfprof: ``user_code`` (:class:`~tfprof_lite.options.user_code.UserCode`,
+  default None) turns on the code view's user-code mode. It is no tfprof option:
+  not in :data:`OPTION_NAMES`, not in the Options block, and in the dict only when
+  set (TensorFlow ignores the extra key), so with the mode off everything is as
+  in TF.
 * :meth:`Options.to_dict` returns a TF-style dict that both TF and
   :meth:`Options.from_dict` turn back into the same options (a fixed point).
 * The ``select`` and ``order_by`` vocabularies (:data:`SELECT_NAMES`,
@@ -41,6 +46,7 @@ from typing import Any
 from tfprof_lite.base.metrics import ORDER_BY_NAMES, SELECT_NAMES
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.options.coerce import (
+    EXTENSION_NAMES,
     OPTION_NAMES,
     REGEX_OPTIONS,
     check_keys,
@@ -51,6 +57,7 @@ from tfprof_lite.options.coerce import (
 )
 from tfprof_lite.options.output import OutputSpec
 from tfprof_lite.options.regex import regex_error
+from tfprof_lite.options.user_code import UserCode
 
 __all__ = ["OPTION_NAMES", "ORDER_BY_NAMES", "SELECT_NAMES", "Options"]
 
@@ -122,9 +129,16 @@ class Options:
     output: OutputSpec = field(
         default_factory=OutputSpec, metadata=_help("Where and how the result is written.")
     )
+    user_code: UserCode | None = field(
+        default=None,
+        metadata=_help(
+            "Code view only (not a tfprof option): fold library frames into the user's "
+            "own frames; None keeps tfprof's view."
+        ),
+    )
 
     def __post_init__(self) -> None:
-        for name in OPTION_NAMES:
+        for name in OPTION_NAMES + EXTENSION_NAMES:
             value = coercer(name)(name, getattr(self, name))
             object.__setattr__(self, name, value)
         object.__setattr__(self, "max_depth", wrap_int32(self.max_depth))
@@ -171,7 +185,8 @@ class Options:
         return result
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the TF-style dict (all 21 keys, lists for list options).
+        """Returns the TF-style dict (all 21 keys, lists for list options; plus
+        ``user_code`` when the mode is on, a key TensorFlow ignores).
 
         A file ``outfile`` that the ``-output`` grammar cannot express (e.g. one with
         a ``,``; only possible via ``dump_to_file``) is returned as ``dump_to_file``
@@ -185,6 +200,8 @@ class Options:
         if self.output.type == "file" and not self.output.is_representable():
             d["output"] = "stdout"
             d["dump_to_file"] = self.output.outfile
+        if self.user_code is not None:
+            d["user_code"] = self.user_code.to_dict()
         return d
 
     def validate_strict(self) -> None:
@@ -209,6 +226,12 @@ class Options:
                         f"Option '{option}' has an invalid regular expression {pattern!r}: "
                         f"{reason} (RE2 syntax)"
                     )
+        bad = self.user_code.invalid_pattern() if self.user_code is not None else None
+        if bad is not None:
+            raise InvalidOptionError(
+                f"Option 'user_code' has an invalid regular expression {bad[0]!r}: "
+                f"{bad[1]} (RE2 syntax)"
+            )
 
     def block_text(self) -> str:
         """Renders tfprof's Options block (``Options::ToString``): 21 ``%-28s`` lines."""

@@ -5,6 +5,12 @@ TensorFlow 2.21 writes for the same query: two sample types (``count`` and the
 selected attribute), one sample per graph node under each displayed leaf with the
 call chain (innermost first) as locations, functions and locations keyed the way
 tfprof keys them, and tfprof's string-table order.
+
+In the code view's user-code mode (``Options.user_code``, not a tfprof option)
+each frame is its own location instead: its function at its *own* line, the
+outermost frame included (tfprof pairs a callee's function with the caller's
+line and leaves out the outermost function). ``pprof -list FUNCTION`` then shows
+the time on the user's lines that created the ops.
 """
 
 from __future__ import annotations
@@ -57,6 +63,20 @@ class _Tables(PprofBuilder):
         )
         return self.location(key, function_id, caller.lineno)
 
+    def own_location(self, frame: Frame) -> int:
+        """The location of ``frame``'s function at its own line (user-code mode)."""
+        key = ("", frame.file, frame.function, frame.lineno % _U64)
+        found = self.location_id(key)
+        if found is not None:
+            return found
+        function_id = self.function(
+            (frame.file, frame.function, frame.func_start_line % _U64),
+            function_name(frame.file, frame.function),
+            frame.file,
+            frame.func_start_line,
+        )
+        return self.location(key, function_id, frame.lineno)
+
 
 def _true_leaves(node: ShowNode) -> list[ShowNode]:
     if not node.kids:
@@ -105,10 +125,31 @@ def _walk(tables: _Tables, result: ViewResult) -> None:
         stack.append((child, 0))
 
 
+def _walk_own_lines(tables: _Tables, result: ViewResult) -> None:
+    """User-code mode: every displayed frame is a location at its own line."""
+    call_ids: list[int] = []
+    stack: list[tuple[ShowNode, bool]] = [(kid, False) for kid in reversed(result.root.children)]
+    while stack:
+        node, leaving = stack.pop()
+        if leaving:
+            call_ids.pop()
+            continue
+        if node.frame is None:
+            continue
+        call_ids.append(tables.own_location(node.frame))
+        stack.append((node, True))
+        if not node.children:
+            _add_samples(tables, node, call_ids, result)
+        stack.extend((kid, False) for kid in reversed(node.children))
+
+
 def build(result: ViewResult) -> Any:
     """The pprof Profile message for a code-view result with one valid select."""
     tables = _Tables()
-    _walk(tables, result)
+    if result.opts.user_code is not None:
+        _walk_own_lines(tables, result)
+    else:
+        _walk(tables, result)
     select = result.opts.select[0]
     unit, comment = PPROF_SELECTS[select]
     profile = pb.PprofProfile()

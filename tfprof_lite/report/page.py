@@ -8,12 +8,14 @@ ordered by time, no output of their own).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
+from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.report.assets import CSS, JS
 from tfprof_lite.report.kernels import kernel_section
 from tfprof_lite.report.markup import Section, esc
@@ -45,11 +47,16 @@ def _query(model: ProfileModel, view: str, opts: Options) -> ViewResult:
     return run_view(model, view, opts)
 
 
-def code_view(model: ProfileModel, opts: Options) -> ViewResult | None:
+def code_view(model: ProfileModel, opts: Options, all_frames: bool = False) -> ViewResult | None:
     """The code-view data of the report (its flame graph and its Code table), or
     None when the profile has no code traces. The one place the report gets it:
-    another code-view mode plugs in here."""
-    return _query(model, "code", opts) if model.has_trace else None
+    user code (library frames folded into the user's own) unless ``all_frames``
+    or ``opts`` already chose the frames."""
+    if not model.has_trace:
+        return None
+    if not all_frames and opts.user_code is None:
+        opts = replace(opts, user_code=UserCode())
+    return _query(model, "code", opts)
 
 
 def has_accelerator_time(model: ProfileModel) -> bool:
@@ -106,6 +113,7 @@ def render_html(
     title: str = "tfprof-lite report",
     source: str = "",
     max_rows: int = 2000,
+    all_frames: bool = False,
 ) -> str:
     """The whole report as one HTML document (see the module docstring).
 
@@ -116,11 +124,14 @@ def render_html(
         title: the page title.
         source: where the profile came from (shown under the title).
         max_rows: the most rows per table.
+        all_frames: the code view (flame graph, table) with every frame as tfprof
+            shows it; by default, unless ``opts.user_code`` says how, library
+            frames are folded into the user's own (``UserCode()``).
     """
     query = report_options(opts)
     scope = _query(model, "scope", query)
     op = _query(model, "op", query)
-    code = code_view(model, query)
+    code = code_view(model, query, all_frames)
     acc = has_accelerator_time(model)
     kernels = kernel_section(model, max_rows)
     sections = [

@@ -10,7 +10,9 @@ Contract:
   (created lazily, re-pointed at the session's graph for each traced step),
   writes ``<profile_dir>/profile_<step>`` atomically and runs the views
   registered with ``add_auto_profiling`` at their steps, keeping the results
-  for ``get_profiles``.
+  for ``get_profiles``. Its capture runs in
+  :func:`~tfprof_lite.capture.notes.internal_capture`: tfprof's incomplete-shapes
+  note is printed once per process, not for every context or traced graph.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from tfprof_lite.capture.notes import internal_capture
 from tfprof_lite.errors import TfprofLiteError
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.session.schedule import step_set
@@ -107,7 +110,8 @@ class ProfileRecorder:
     def profiler(self) -> Profiler:
         """The profiler (created on TensorFlow's default graph if none yet)."""
         if self._profiler is None:
-            self._profiler = Profiler()
+            with internal_capture():
+                self._profiler = Profiler()
         return self._profiler
 
     @property
@@ -124,15 +128,18 @@ class ProfileRecorder:
 
     def profiler_for(self, graph: Any) -> Profiler:
         """The profiler, following ``graph`` (a ``tf.Graph``) from now on."""
-        if self._profiler is None:
-            self._profiler = Profiler(graph)
-            return self._profiler
-        self._profiler.follow_graph(graph)
+        with internal_capture():  # tfprof's capture notes once per process
+            if self._profiler is None:
+                self._profiler = Profiler(graph)
+                return self._profiler
+            self._profiler.follow_graph(graph)
         return self._profiler
 
     def add_trace(self, step: int, graph: Any, run_meta: Any) -> None:
         """Add the traced RunMetadata of ``step`` (of a run on ``graph``)."""
-        self.profiler_for(graph).add_step(step, run_meta)
+        profiler = self.profiler_for(graph)
+        with internal_capture():
+            profiler.add_step(step, run_meta)
         self.dirty = True
 
     def write_debug_trace(self, step: int, run_meta: Any) -> None:

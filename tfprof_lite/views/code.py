@@ -5,7 +5,8 @@ more are cut to 17 plus ``...``). A graph node hangs under the last frame of its
 trace. Gradient nodes (``...gradients/<fwd>_grad/...``) replay their forward op's
 stack with `` (gradient)`` appended to every frame. Children keep first-insertion
 order. Options read: all except ``account_displayed_op_only`` (ignored, as in
-tfprof) and ``min_occurrence``.
+tfprof) and ``min_occurrence``. With ``user_code`` set (not a tfprof option) the
+traces are cut down to the user's own frames first (:mod:`tfprof_lite.views.code_user`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import numpy as np
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import CodeFrame
 from tfprof_lite.options.options import Options
+from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.views.code_table import code_table
+from tfprof_lite.views.code_user import UserTraces
 from tfprof_lite.views.node import ROOT_NAME, Frame
 from tfprof_lite.views.passes import Members, Structure, make_structure
 from tfprof_lite.views.result import ViewResult
@@ -84,25 +87,33 @@ class _Paths:
     walked once and frame names are computed once per frame object.
     """
 
-    def __init__(self, root: CodeEntry, strings: dict[int, str]) -> None:
+    def __init__(
+        self, root: CodeEntry, strings: dict[int, str], user: UserTraces | None = None
+    ) -> None:
         self.root = root
         self.strings = strings
+        self.user = user
         self._ends: dict[tuple[int, str], tuple[list[CodeFrame], CodeEntry]] = {}
         self._names: dict[int, tuple[CodeFrame, str]] = {}
 
     def _name(self, frame: CodeFrame) -> str:
         hit = self._names.get(id(frame))
         if hit is None or hit[0] is not frame:
-            hit = self._names[id(frame)] = (frame, trace_string(frame, self.strings))
+            name = trace_string(frame, self.strings)
+            if self.user is not None:
+                name = self.user.name(frame, name)
+            hit = self._names[id(frame)] = (frame, name)
         return hit[1]
 
     def end(self, trace: list[CodeFrame], suffix: str) -> CodeEntry:
-        """The entry of the last frame of ``trace`` (frames suffixed with ``suffix``)."""
+        """The entry of the last frame of ``trace`` (frames suffixed with ``suffix``);
+        in user-code mode, of its last user frame."""
         hit = self._ends.get((id(trace), suffix))
         if hit is not None and hit[0] is trace:
             return hit[1]
         node = self.root
-        for frame in trace:
+        frames = trace if self.user is None else self.user.trace(trace)
+        for frame in frames:
             node = node.child(self._name(frame) + suffix, frame, suffix)
         self._ends[(id(trace), suffix)] = (trace, node)
         return node
@@ -124,23 +135,22 @@ class CodeView:
 
     def __init__(self, model: ProfileModel) -> None:
         self.model = model
-        self._tree: CodeEntry | None = None
-        self._version = (-1, -1)
-        self._structure: Structure | None = None
-        self._structure_of: CodeEntry | None = None
+        self._trees: dict[UserCode | None, tuple[tuple[int, int], CodeEntry]] = {}
+        self._structures: dict[UserCode | None, tuple[CodeEntry, Structure]] = {}
 
-    def tree(self) -> CodeEntry:
-        """The call-stack tree of the current graph."""
+    def tree(self, user_code: UserCode | None = None) -> CodeEntry:
+        """The call-stack tree of the current graph (user frames only with ``user_code``)."""
         version = (self.model.graph_version, self.model.view_extent(self.name))
-        if self._tree is None or self._version != version:
-            self._tree = self._build(version[1])
-            self._version = version
-        return self._tree
+        hit = self._trees.get(user_code)
+        if hit is None or hit[0] != version:
+            hit = self._trees[user_code] = (version, self._build(version[1], user_code))
+        return hit[1]
 
-    def _build(self, extent: int) -> CodeEntry:
+    def _build(self, extent: int, user_code: UserCode | None) -> CodeEntry:
         model = self.model
         root = CodeEntry(ROOT_NAME, None)
-        paths = _Paths(root, model.id_to_string)
+        user = None if user_code is None else UserTraces(user_code, model.id_to_string)
+        paths = _Paths(root, model.id_to_string, user)
         forward: dict[str, int] = {}
         grads: dict[str, list[int]] = {}
         for nid in sorted(range(extent), key=model.names.__getitem__):
@@ -175,13 +185,13 @@ class CodeView:
         func = (frame.function or strings.get(frame.function_id, "")) + entry.suffix
         return Frame(file, frame.lineno, func, frame.func_start_line)
 
-    def structure(self) -> Structure:
+    def structure(self, user_code: UserCode | None = None) -> Structure:
         """The call-stack tree in pre-order, with each entry's graph nodes and frame."""
-        tree = self.tree()
-        if self._structure is None or self._structure_of is not tree:
-            self._structure = self._flatten(tree)
-            self._structure_of = tree
-        return self._structure
+        tree = self.tree(user_code)
+        hit = self._structures.get(user_code)
+        if hit is None or hit[0] is not tree:
+            hit = self._structures[user_code] = (tree, self._flatten(tree))
+        return hit[1]
 
     def _flatten(self, root: CodeEntry) -> Structure:
         names: list[str] = []
@@ -209,7 +219,7 @@ class CodeView:
         """Run one query; returns the displayed call-stack tree."""
         if opts.account_displayed_op_only:
             log.warning("Note: code view ignores account_displayed_op_only")
-        table = code_table(self.structure(), self.model, opts)
+        table = code_table(self.structure(opts.user_code), self.model, opts)
         return ViewResult(
             view=self.name,
             root=TableRoot(table),

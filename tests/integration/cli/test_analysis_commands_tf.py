@@ -155,8 +155,8 @@ def test_timeline_memory_and_dataflow_match_tensorflow(saved: Saved, tmp_path: P
 # ---------------------------------------------------------------- pprof
 def test_pprof_code_view_is_tensorflows(saved: Saved, tmp_path: Path) -> None:
     mine = tmp_path / "code.pb.gz"
-    out = invoke("pprof", saved.tf_profile, "-o", mine).output
-    assert "code view, tfprof format" in out
+    out = invoke("pprof", saved.tf_profile, "--all-frames", "-o", mine).output
+    assert "code view, all frames, tfprof format" in out
     theirs = tmp_path / "tf.pb.gz"
     oracle = tf_oracle.oracle_for(tf_models.ALL_CAPTURES[saved.name]())
     oracle.profiler.profile_python(B().select(["micros"]).with_pprof_output(str(theirs)).build())

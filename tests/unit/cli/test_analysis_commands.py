@@ -98,7 +98,7 @@ def test_pprof_filters_and_extended(run: Runner, profile: Path, tmp_path: Path) 
     target = tmp_path / "p.pb.gz"
     result = run("pprof", profile, "--extended", "-account_type_regexes", "MatMul", "-o", target)
     assert result.code == 0, result.err
-    assert "code view, extended format" in result.out
+    assert "code view, user code, extended format" in result.out
     empty = run("pprof", profile, "--view", "op", "-account_type_regexes", "Nope", "-o", target)
     assert empty.code == 1 and "nothing to write" in empty.err
 

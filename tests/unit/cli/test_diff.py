@@ -10,6 +10,8 @@ import pytest
 from tests.unit.cli import profiles
 from tests.unit.cli.conftest import Runner
 from tfprof_lite.analysis.diff import (
+    Noise,
+    ProfileDiff,
     Side,
     Values,
     compare_values,
@@ -30,13 +32,13 @@ def sides() -> tuple[Side, Side]:
 def test_compare_values_statuses_and_order() -> None:
     before = {"x": Values(10, 1, 1), "gone": Values(5, 1, 1), "same": Values(3, 1, 1)}
     after = {"x": Values(40, 2, 1), "new": Values(50, 1, 1), "same": Values(3, 1, 1)}
-    diff = compare_values("op", before, after, (18, 93))
+    diff = compare_values("op", before, after, (Values(18), Values(93)))
     assert [(e.name, e.status, e.delta) for e in diff.entries] == [
         ("new", "added", 50),
         ("x", "changed", 30),
         ("gone", "removed", -5),
     ]
-    assert diff.counts == {"added": 1, "removed": 1, "changed": 1, "unchanged": 1}
+    assert diff.counts == {"added": 1, "removed": 1, "changed": 1, "noise": 0, "unchanged": 1}
     assert diff.entries[1].percent == pytest.approx(300.0)
     assert diff.entries[0].percent is None
     assert (diff.total_before, diff.total_after) == (18, 93)
@@ -49,6 +51,44 @@ def test_compare_values_statuses_and_order() -> None:
 def test_count_only_change_is_changed() -> None:
     diff = compare_values("op", {"a": Values(1, 1, 1)}, {"a": Values(1, 2, 1)})
     assert [(e.status, e.delta) for e in diff.entries] == [("changed", 0)]
+
+
+def test_noise_level() -> None:
+    noise = Noise(10, 10.0)
+    assert not noise.significant(1000, 1009)  # under 10us
+    assert not noise.significant(1000, 1090)  # under 10%
+    assert noise.significant(1000, 1100) and noise.significant(100, 89)
+    assert noise.significant(0, 10) and not noise.significant(0, 9)
+    before = {f"op{i}": Values(1000 + i, 1, 1, 1000 + i) for i in range(1000)}
+    after = {f"op{i}": Values(1000 + i + (i % 7), 1, 1, 1000 + i + (i % 7)) for i in range(1000)}
+    after["op5"] = Values(1500, 1, 1, 1500)
+    diff = compare_values("scope", before, after)
+    assert [e.name for e in diff.entries] == ["op5"]
+    moved = sum(1 for i in range(1000) if i % 7)
+    assert diff.counts["noise"] == moved - 1 and diff.counts["changed"] == 1
+    assert diff.median_change is not None and 0 < diff.median_change < 1
+    every = compare_values("scope", before, after, noise=Noise(0, 0))
+    assert len(every.entries) == diff.counts["noise"] + 1
+
+
+def test_cpu_and_accelerator_apart() -> None:
+    # the total stays, time moves from the CPU to the accelerator: a change
+    before = {"conv": Values(100, 1, 1, cpu_micros=100)}
+    after = {"conv": Values(100, 1, 1, cpu_micros=20, accelerator_micros=80)}
+    diff = compare_values("op", before, after, (Values(100, 0, 0, 100), Values(100, 0, 0, 20, 80)))
+    (entry,) = diff.entries
+    assert (entry.status, entry.delta, entry.cpu_delta, entry.accelerator_delta) == (
+        "changed",
+        0,
+        -80,
+        80,
+    )
+    sides = Side(profiles.profiler().model, "a", 0), Side(profiles.profiler().model, "b", 1)
+    text = render_text(ProfileDiff(*sides, {"op": diff}))
+    assert "cpu 100us -> 20us (-80us); accelerator 0us -> 80us (+80us)" in text
+    assert "noise level: time changes under 10us or under 10% of the time before" in text
+    row = next(line for line in text.splitlines() if line.endswith("conv"))
+    assert row.split()[:7] == ["~", "±0us", "+0.0%", "100us", "100us", "-80us", "+80us"]
 
 
 def test_two_profiles(sides: tuple[Side, Side]) -> None:
@@ -66,10 +106,14 @@ def test_two_profiles(sides: tuple[Side, Side]) -> None:
 
 def test_two_steps_of_one_profile(sides: tuple[Side, Side]) -> None:
     model = sides[0].model
-    diff = diff_profiles(Side(model, "a", 0), Side(model, "a", 2), views=["op"])
+    diff = diff_profiles(Side(model, "a", 0), Side(model, "a", 2), ["op"], noise=Noise(0, 0))
     assert list(diff.views) == ["op"]
     matmul = next(e for e in diff.views["op"].entries if e.name == "MatMul")
     assert (matmul.before.micros, matmul.after.micros) == (70, 74)
+    assert (matmul.before.cpu_micros, matmul.after.cpu_micros) == (70, 74)
+    quiet = diff_profiles(Side(model, "a", 0), Side(model, "a", 2), views=["op"])
+    assert not quiet.views["op"].entries  # 4us, 5.7%: noise by default
+    assert quiet.views["op"].counts["noise"] == 5
 
 
 def test_missing_step(sides: tuple[Side, Side]) -> None:
@@ -85,7 +129,8 @@ def test_text_and_json(sides: tuple[Side, Side]) -> None:
     assert "more (--limit 0 shows all)" in text
     assert "\x1b[" not in text
     doc = to_json(diff)
-    assert doc["schema"] == "tfprof_lite.diff" and doc["version"] == 1
+    assert doc["schema"] == "tfprof_lite.diff" and doc["version"] == 2
+    assert doc["views"]["op"]["noise"]["micros"] == 10
     names = {e["name"]: e for e in doc["views"]["scope"]["entries"]}
     assert names["dense3/MatMul"]["status"] == "added"
     assert names["dense3/MatMul"]["delta_percent"] is None
@@ -110,7 +155,14 @@ def test_cli_steps_and_json(run: Runner, profile: Path) -> None:
     assert doc["before"] == {"source": str(profile), "step": 0}
     assert doc["after"] == {"source": str(profile), "step": 2}
     assert list(doc["views"]) == ["op"]
-    assert doc["views"]["op"]["counts"]["changed"] == 5
+    assert doc["views"]["op"]["counts"]["changed"] == 0
+    assert doc["views"]["op"]["counts"]["noise"] == 5
+    loud = run(
+        "diff", profile, "--steps", "0,2", "--json", "--noise-micros", 0, "--noise-percent", 0
+    )
+    assert json.loads(loud.out)["views"]["op"]["counts"]["changed"] == 5
+    text = run("diff", profile, "--steps", "0,2", "--noise-micros", 3, "--noise-percent", 5).out
+    assert "noise level: time changes under 3us or under 5% of the time before" in text
 
 
 def test_cli_min_change_and_color(run: Runner, data_dir: Path) -> None:

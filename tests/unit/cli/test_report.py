@@ -98,7 +98,13 @@ def test_sections_and_tables(page: str) -> None:
     assert '<section id="kernels">' not in page  # a CPU-only profile has no kernel table
     parsed = _parse(page)
     assert "MatMul" in parsed.cells and "dense1/MatMul" in parsed.cells
-    assert "train.py:10:main" in parsed.cells
+    assert "train.py:10:main [main()]" in parsed.cells  # user-code mode by default
+
+
+def test_code_view_all_frames() -> None:
+    model = profiles.profiler().model
+    cells = _parse(render_html(model, all_frames=True)).cells
+    assert "train.py:10:main" in cells and "train.py:10:main [main()]" not in cells
 
 
 def test_overview_numbers(page: str) -> None:
