@@ -1,5 +1,7 @@
 """Build script: the project is configured in setup.cfg and pyproject.toml; this file
-only declares the optional C extension ``tfprof_lite._native._stepdecode``.
+declares the optional C extension ``tfprof_lite._native._stepdecode`` and copies the
+documentation pages (``docs/**/*.md``) into the built package as
+``tfprof_lite/_docs/``, which ``tfprof-lite help`` reads.
 
 The extension is optional: when it cannot be compiled (no compiler, no Python
 headers) the build prints one warning and goes on, and tfprof_lite uses its
@@ -9,14 +11,37 @@ place, next to its source.
 
 from __future__ import annotations
 
+import shutil
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup  # type: ignore[import-untyped, unused-ignore]
 from setuptools.command.build_ext import (  # type: ignore[import-untyped, unused-ignore]
     build_ext,
 )
+from setuptools.command.build_py import (  # type: ignore[import-untyped, unused-ignore]
+    build_py,
+)
 
 NATIVE = "tfprof_lite._native._stepdecode"
+DOCS = Path(__file__).resolve().parent / "docs"
+
+
+class BuildPyWithDocs(build_py):  # type: ignore[misc, unused-ignore]
+    """``build_py`` that also copies ``docs/**/*.md`` to ``tfprof_lite/_docs/``."""
+
+    def run(self) -> None:
+        """Build the Python modules, then copy the documentation pages next to them."""
+        super().run()
+        if not DOCS.is_dir():  # building from an sdist made without docs/
+            raise SystemExit("docs/ is missing: the package must ship its documentation")
+        target = Path(self.build_lib) / "tfprof_lite" / "_docs"
+        if target.exists():
+            shutil.rmtree(target)
+        for page in sorted(DOCS.rglob("*.md")):
+            out = target / page.relative_to(DOCS)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(page, out)
 
 
 class OptionalBuildExt(build_ext):  # type: ignore[misc, unused-ignore]
@@ -55,5 +80,5 @@ setup(
             optional=True,
         )
     ],
-    cmdclass={"build_ext": OptionalBuildExt},
+    cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithDocs},
 )
