@@ -25,6 +25,7 @@ import click
 
 from tfprof_lite.base.reading import read_input
 from tfprof_lite.base.writing import write_stdout
+from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.errors import InvalidOptionError, TfprofLiteError
 
 __all__ = ["HELP_COMMANDS", "docs_root", "find_page", "help_command", "list_pages"]
@@ -87,6 +88,8 @@ def format_index(root: Path | None = None) -> str:
 
 @click.command(
     "help",
+    cls=TfprofCommand,
+    takes_query_options=False,
     short_help="Print a documentation page (help options, help scope).",
 )
 @click.argument("page", required=False)
