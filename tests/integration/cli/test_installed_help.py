@@ -1,8 +1,9 @@
 """What ``--help`` points to exists in an installed package.
 
-A wheel is built from a copy of the sources (``pip wheel --no-deps``, no build
-isolation: the venv's setuptools) and unpacked into a directory that stands for
-site-packages; the CLI then runs from there, with the checkout off ``sys.path``.
+A wheel is built from a copy of the sources (``pip wheel --no-deps``, without
+build isolation when the venv has setuptools and wheel) and unpacked into a
+directory that stands for site-packages; the CLI then runs from there, with the
+checkout off ``sys.path``.
 Every ``--help`` text is collected; each ``tfprof-lite help PAGE`` it mentions
 must print a page of the installed package, no checkout path (``docs/...``) may
 appear, and the only URLs allowed are viewers that are not files
@@ -11,6 +12,7 @@ appear, and the only URLs allowed are viewers that are not files
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -62,8 +64,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src, dist, site = root / "src", root / "dist", root / "site"
     src.mkdir()
     _copy_sources(src)
+    # Without build isolation when this venv can build (fast, offline); otherwise pip
+    # fetches setuptools and wheel into an isolated build environment.
+    offline = all(importlib.util.find_spec(m) is not None for m in ("setuptools", "wheel"))
+    isolation = ["--no-build-isolation"] if offline else []
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q"]
         + ["-w", str(dist), str(src)],
         capture_output=True,
         text=True,
