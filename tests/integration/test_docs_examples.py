@@ -75,17 +75,16 @@ def shell_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return env
 
 
-def _missing_program(block: Block) -> bool:
-    return any(shutil.which(program) is None for program in block.needs)
-
-
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(REPO)))
 def test_page_examples(
     page: Path, project: Path, shell_env: dict[str, str], tmp_path: Path
 ) -> None:
     cwd = tmp_path / "work"
     shutil.copytree(project, cwd, symlinks=True)
-    env = dict(shell_env, PATH=shell_env["PATH"])
+    env = dict(shell_env)
+
+    def missing_program(block: Block) -> bool:
+        return any(shutil.which(program, path=env["PATH"]) is None for program in block.needs)
 
     def run(command: str) -> str:
         proc = subprocess.run(
@@ -101,13 +100,13 @@ def test_page_examples(
 
     text = page.read_text(encoding="utf-8")
     if REGEN:
-        new = regenerate_page(text, run, skip=_missing_program)
+        new = regenerate_page(text, run, skip=missing_program)
         if new != text:
             page.write_text(new, encoding="utf-8")
         text = new
         shutil.rmtree(cwd)
         shutil.copytree(project, cwd, symlinks=True)
-    problems = check_page(text, run, skip=_missing_program)
+    problems = check_page(text, run, skip=missing_program)
     where = page.relative_to(REPO)
     assert not problems, (
         f"{where} no longer matches the real output (rewrite it with `make docs`):\n"
