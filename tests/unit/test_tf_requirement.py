@@ -78,3 +78,19 @@ def test_capture_entry_points_without_tensorflow(code: str, tmp_path: Path) -> N
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("tfprof_lite.errors.MissingDependencyError: ")
     assert "needs TensorFlow, which cannot be imported" in last
+
+
+def test_version_while_tensorflow_is_still_importing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m tfprof_lite.run`` enters its context while ``import tensorflow``
+    runs, before the package sets ``__version__``: the version comes from
+    ``tensorflow.python.framework.versions``."""
+    module = types.ModuleType("tensorflow")
+    monkeypatch.setitem(sys.modules, "tensorflow", module)
+    versions = types.ModuleType("tensorflow.python.framework.versions")
+    versions.__version__ = "2.15.1"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tensorflow.python.framework.versions", versions)
+    assert requirement.require_tensorflow("capture") is module
+    monkeypatch.setattr(requirement, "_checked", None)
+    versions.__version__ = "2.13.0"  # type: ignore[attr-defined]
+    with pytest.raises(MissingDependencyError, match="this is TensorFlow 2.13.0"):
+        requirement.require_tensorflow("capture")

@@ -37,6 +37,19 @@ def parse_version(text: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def _version(tf: ModuleType) -> str:
+    """TensorFlow's version string, also while ``import tensorflow`` is still running
+    (a ``ProfileContext`` entered from ``python -m tfprof_lite.run`` starts then,
+    before the package has set ``__version__``)."""
+    version = getattr(tf, "__version__", None)
+    if version is None:
+        try:
+            version = importlib.import_module("tensorflow.python.framework.versions").__version__
+        except (ImportError, AttributeError):
+            version = None
+    return str(version) if version is not None else "unknown"
+
+
 def require_tensorflow(feature: str) -> ModuleType:
     """The ``tensorflow`` module, once checked to be 2.15 or newer.
 
@@ -53,7 +66,7 @@ def require_tensorflow(feature: str) -> ModuleType:
         raise MissingDependencyError(
             f"{feature} needs TensorFlow, which cannot be imported ({err}); {_INSTALL}"
         ) from None
-    version = str(getattr(tf, "__version__", "unknown"))
+    version = _version(tf)
     parsed = parse_version(version)
     if parsed is None or parsed < MIN_TENSORFLOW or parsed[0] != MIN_TENSORFLOW[0]:
         raise MissingDependencyError(
