@@ -13,7 +13,7 @@ STAMP215 := $(VENV215)/.installed
 REQ215 := tests/tf215/requirements.txt
 PY215_OK := $(shell $(PYTHON215) -c 'import sys; print(int((3, 9) <= sys.version_info[:2] <= (3, 11)))' 2>/dev/null)
 
-.PHONY: run test test215 lint unit integration bench clean tools fuzz
+.PHONY: run test test215 lint unit integration bench clean tools fuzz docs
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ integration: $(STAMP)
 
 tools:
 	bash scripts/install-tools.sh
+
+# Rewrite the shown output of every ```console example in README.md and docs/ from
+# real runs (on the quickstart's tfprof_out/), then check the pages (docs/README.md).
+docs: $(STAMP)
+	TFPROF_LITE_REGEN_DOCS=1 $(BIN)/python -m pytest -q tests/integration/test_docs_examples.py
 
 test: lint $(STAMP) tools
 	$(BIN)/python -m pytest -q -n 2 tests

@@ -1,6 +1,7 @@
 """Build script: the project is configured in setup.cfg and pyproject.toml; this file
-only declares the optional C extensions of ``tfprof_lite._native`` (the step and
-saved-profile decoders).
+declares the optional C extensions of ``tfprof_lite._native`` (the step and
+saved-profile decoders, the saved-profile encoder) and copies the documentation pages (``docs/**/*.md``) into the built package as
+``tfprof_lite/_docs/``, which ``tfprof-lite help`` reads.
 
 The extension is optional: when it cannot be compiled (no compiler, no Python
 headers) the build prints one warning and goes on, and tfprof_lite uses its
@@ -10,11 +11,16 @@ place, next to its source.
 
 from __future__ import annotations
 
+import shutil
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup  # type: ignore[import-untyped, unused-ignore]
 from setuptools.command.build_ext import (  # type: ignore[import-untyped, unused-ignore]
     build_ext,
+)
+from setuptools.command.build_py import (  # type: ignore[import-untyped, unused-ignore]
+    build_py,
 )
 
 NATIVE = "tfprof_lite._native"
@@ -24,6 +30,24 @@ MODULES = (
     ("tfprof_lite._native._profiledecode", "tfprof_lite/_native/_profiledecode.c"),
     ("tfprof_lite._native._profileencode", "tfprof_lite/_native/_profileencode.c"),
 )
+DOCS = Path(__file__).resolve().parent / "docs"
+
+
+class BuildPyWithDocs(build_py):  # type: ignore[misc, unused-ignore]
+    """``build_py`` that also copies ``docs/**/*.md`` to ``tfprof_lite/_docs/``."""
+
+    def run(self) -> None:
+        """Build the Python modules, then copy the documentation pages next to them."""
+        super().run()
+        if not DOCS.is_dir():  # building from an sdist made without docs/
+            raise SystemExit("docs/ is missing: the package must ship its documentation")
+        target = Path(self.build_lib) / "tfprof_lite" / "_docs"
+        if target.exists():
+            shutil.rmtree(target)
+        for page in sorted(DOCS.rglob("*.md")):
+            out = target / page.relative_to(DOCS)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(page, out)
 
 
 class OptionalBuildExt(build_ext):  # type: ignore[misc, unused-ignore]
@@ -46,7 +70,7 @@ class OptionalBuildExt(build_ext):  # type: ignore[misc, unused-ignore]
     @staticmethod
     def _warn(err: BaseException) -> None:
         print(
-            f"WARNING: an optional native decoder ({NATIVE}) was not built ({err}); "
+            f"WARNING: an optional native codec ({NATIVE}) was not built ({err}); "
             "tfprof_lite uses its pure-Python decoder instead.",
             file=sys.stderr,
         )
@@ -64,5 +88,5 @@ setup(
         )
         for name, source in MODULES
     ],
-    cmdclass={"build_ext": OptionalBuildExt},
+    cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithDocs},
 )

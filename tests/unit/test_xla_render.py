@@ -1,13 +1,16 @@
 """render(): output files, atomic writes and one-line errors, with a fake ``dot``.
 
 The real ``dot`` is exercised in tests/integration/test_xla.py; here a small
-shell script stands in for it so the error paths are deterministic.
+shell script stands in for it so the error paths are deterministic. The last
+tests run ``tfprof-lite hlo`` in a new process with the ``graphviz`` Python
+package hidden, once with the real ``dot`` and once with none on PATH.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,9 +20,7 @@ from tests.unit.test_xla_dot import XLA_STYLE
 from tfprof_lite import xla
 from tfprof_lite.errors import InvalidOptionError, MissingDependencyError
 
-needs_graphviz_package = pytest.mark.skipif(
-    importlib.util.find_spec("graphviz") is None, reason="the graphviz package is missing"
-)
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
 DUMP_NAME = "module_0001.cluster_1__X_.2.cpu_after_optimizations.dot"
 
 
@@ -50,7 +51,6 @@ def test_dot_format_writes_the_prepared_text_without_graphviz(
     assert sorted(p.name for p in out.parent.iterdir()) == [out.name]  # no temp files
 
 
-@needs_graphviz_package
 def test_render_pipes_through_dot_once_per_format(
     dump: xla.HloModuleDump, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -61,7 +61,6 @@ def test_render_pipes_through_dot_once_per_format(
     assert all(p.read_bytes() == b"drawn" for p in paths)
 
 
-@needs_graphviz_package
 def test_failing_dot_is_one_line(
     dump: xla.HloModuleDump, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,7 +75,6 @@ def test_failing_dot_is_one_line(
     assert not (tmp_path / "out" / "module_0001.cluster_1.cpu_after_optimizations.svg").exists()
 
 
-@needs_graphviz_package
 def test_missing_dot_names_the_package_to_install(
     dump: xla.HloModuleDump, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -86,15 +84,73 @@ def test_missing_dot_names_the_package_to_install(
     assert "\n" not in str(info.value)
 
 
-def test_missing_graphviz_package(
+def test_the_graphviz_package_is_not_needed(
     dump: xla.HloModuleDump, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "graphviz", None)  # type: ignore[arg-type]
-    with pytest.raises(MissingDependencyError, match=r"pip install 'tfprof-lite\[xla\]'"):
-        xla.render(dump, tmp_path / "out")
+    _fake_dot(tmp_path / "bin", 'printf "drawn by $1"', monkeypatch)
+    (path,) = xla.render(dump, tmp_path / "out", ("png",))
+    assert path.read_bytes() == b"drawn by -Tpng"
 
 
-@needs_graphviz_package
+def test_dot_taking_too_long_is_stopped(
+    dump: xla.HloModuleDump, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_dot(tmp_path / "bin", "exec sleep 30", monkeypatch)
+    monkeypatch.setattr(sys.modules["tfprof_lite.xla.render"], "DOT_TIMEOUT", 0.5)
+    with pytest.raises(xla.RenderError, match=r"dot did not finish within 0.5s on module_0001"):
+        xla.render(dump, tmp_path / "out", ("svg",))
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+#: Runs the CLI with the graphviz Python package made unimportable.
+_NO_GRAPHVIZ = (
+    "import sys; sys.modules['graphviz'] = None; "
+    "from tfprof_lite.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def _hlo_cli(cwd: Path, path: str, *args: str) -> subprocess.CompletedProcess[str]:
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PATH=path, PYTHONPATH=str(root), NO_COLOR="1")
+    return subprocess.run(
+        [sys.executable, "-c", _NO_GRAPHVIZ, "hlo", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@needs_dot
+def test_cli_draws_with_dot_and_without_the_graphviz_package(
+    dump: xla.HloModuleDump, tmp_path: Path
+) -> None:
+    proc = _hlo_cli(tmp_path, os.environ["PATH"], str(dump.path), "-o", "m.svg")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Wrote m.svg (module_0001 cluster_1")
+    svg = (tmp_path / "m.svg").read_text(encoding="utf-8")
+    assert svg.lstrip().startswith("<?xml") and "</svg>" in svg
+
+
+def test_cli_without_dot_is_one_line_and_dot_text_still_works(
+    dump: xla.HloModuleDump, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = _hlo_cli(tmp_path, str(empty), str(dump.path), "-o", "m.svg")
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "tfprof-lite: error: Graphviz's dot program is not on PATH; "
+        "install Graphviz (Debian/Ubuntu: apt-get install graphviz)\n"
+    )
+    assert not (tmp_path / "m.svg").exists()
+    proc = _hlo_cli(tmp_path, str(empty), str(dump.path), "--format", "dot", "-o", "m.dot")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "m.dot").read_text(encoding="utf-8") == xla.prepare_dot(dump)
+
+
 @pytest.mark.parametrize(
     ("formats", "message"),
     [((), "formats is empty"), (("svg", "nope"), "unknown Graphviz output format")],

@@ -22,6 +22,7 @@ from typing import Any
 
 from tfprof_lite.base.foreign import is_tf_graph
 from tfprof_lite.capture.notes import note_incomplete_shapes, tf_deprecations_silenced
+from tfprof_lite.capture.requirement import require_tensorflow
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
 
@@ -91,6 +92,7 @@ class OpLogBuilder:
     """
 
     def __init__(self, graph: Any, add_trace: bool = True) -> None:
+        require_tensorflow("building an op log from a tf.Graph")
         self.graph = graph
         self.add_trace = add_trace
         self._strings: dict[str, int] = {"none": 0}

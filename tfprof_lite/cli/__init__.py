@@ -8,7 +8,8 @@ Contract:
   :mod:`~tfprof_lite.cli.monitor`, :mod:`~tfprof_lite.cli.xla_compat`,
   :mod:`~tfprof_lite.cli.overview`, :mod:`~tfprof_lite.cli.memory`,
   :mod:`~tfprof_lite.cli.timeline`, :mod:`~tfprof_lite.cli.pprof`,
-  :mod:`~tfprof_lite.cli.hlo`); each exports its click commands. ``_REGISTRY``
+  :mod:`~tfprof_lite.cli.hlo`, :mod:`~tfprof_lite.cli.help`); each exports its
+  click commands. ``_REGISTRY``
   names each command's module and one-line help: ``--help`` lists the commands
   without importing them, and a command's module is imported only when it runs
   (:data:`COMMANDS`, name -> command, imports on lookup).
@@ -83,6 +84,7 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     "timeline": ("timeline", "TIMELINE_COMMANDS", "Chrome trace of the profile's steps."),
     "pprof": ("pprof", "PPROF_COMMANDS", "pprof profile of the code/scope/op view."),
     "hlo": ("hlo", "HLO_COMMANDS", "List XLA HLO dumps; draw one module with Graphviz."),
+    "help": ("help", "HELP_COMMANDS", "Print a documentation page (help options, help scope)."),
 }
 
 
@@ -163,19 +165,22 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     directory of them (the newest is used, or -step N's). Instead of PROFILE,
     --graph GRAPHDEF --run-meta RM1,RM2 [--op-log OPLOG] builds the profile from
     raw protos (binary, or text format as .pbtxt). Exit codes: 0 ok, 1 bad input,
-    2 usage error.
+    2 usage error. The documentation is installed with the package:
+    'tfprof-lite help' lists its pages, 'tfprof-lite help options' explains
+    every tfprof option.
 
     \b
-    Examples:
+    Examples (on the tfprof_out/ that examples/quickstart.py writes):
       tfprof-lite scope tfprof_out/profile_4 -max_depth 3 -select micros,bytes
       tfprof-lite op tfprof_out --order-by micros
       tfprof-lite shell tfprof_out/profile_4
       tfprof-lite report tfprof_out/profile_4 -o report.html
-      tfprof-lite diff before/profile_4 after/profile_4
+      tfprof-lite diff tfprof_out/profile_2 tfprof_out/profile_4
       tfprof-lite overview tfprof_out/profile_4
       tfprof-lite timeline tfprof_out/profile_4 -o steps.json.gz
       tfprof-lite pprof tfprof_out/profile_4 --view scope --select micros,bytes -o scope.pb.gz
-      tfprof-lite hlo /tmp/hlo --module cluster_1 -o cluster_1.svg
+      tfprof-lite hlo tfprof_out/xla_dump --module cluster_1 -o cluster_1.svg
+      tfprof-lite help options
     """
     ctx.color = color
 

@@ -74,7 +74,7 @@ TFPROF_OPTIONS_HELP = (
     "-min_micros, -min_accelerator_micros, -min_cpu_micros, -min_params, -min_float_ops, "
     "-min_occurrence, -step, -order_by, -account_type_regexes, -start_name_regexes, "
     "-trim_name_regexes, -show_name_regexes, -hide_name_regexes, "
-    "-account_displayed_op_only, -select, -output. See docs/options.md."
+    "-account_displayed_op_only, -select, -output. What each does: tfprof-lite help options."
 )
 
 

@@ -19,8 +19,9 @@ Contract:
 * Links in the dump other than relative links and ``#`` anchors are dropped
   before drawing (:mod:`tfprof_lite.xla.links`), so neither the SVG nor the
   ``--format dot`` text can carry ``javascript:`` or absolute URLs.
-* Without Graphviz's ``dot`` program (or the ``graphviz`` package) the error is
-  one line saying what to install (exit 1). No TensorFlow is needed.
+* ``svg`` and ``png`` run Graphviz's ``dot`` program (no Python package is
+  needed); without it the error is one line saying what to install (exit 1),
+  and ``--format dot`` still works. No TensorFlow is needed.
 """
 
 from __future__ import annotations
@@ -264,9 +265,9 @@ def hlo_command(
 
     \b
     Examples:
-      tfprof-lite hlo /tmp/hlo
-      tfprof-lite hlo /tmp/hlo --module cluster_1 -o cluster_1.svg
-      tfprof-lite hlo /tmp/hlo -m module_0001 --focus fusion.3 --radius 2 --format png
+      tfprof-lite hlo tfprof_out/xla_dump
+      tfprof-lite hlo tfprof_out/xla_dump --module cluster_1 -o cluster_1.svg
+      tfprof-lite hlo tfprof_out/xla_dump -m module_0001 --focus MatMul.6 --format png
     """
     dump = _select(target, module, stage)
     if dump is None:

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Callable, Optional, Protocol
 
+from tfprof_lite.capture.requirement import require_tensorflow
 from tfprof_lite.session.calls import OPTIONS_ATTR, CallableRun, Originals, RunCall, SessionRun
 from tfprof_lite.session.patching import AttributePatch
 
@@ -112,6 +113,7 @@ def originals() -> Originals | None:
 
 
 def _install() -> tuple[AttributePatch, Originals]:
+    require_tensorflow("profiling or monitoring a Session")
     base = importlib.import_module("tensorflow.python.client.session").BaseSession
     callable_cls = base._Callable
     saved = Originals(

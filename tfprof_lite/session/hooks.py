@@ -35,11 +35,15 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from tensorflow.core.protobuf import config_pb2
-from tensorflow.python.training import session_run_hook, training_util
+from tfprof_lite.capture.requirement import require_tensorflow
 
-from tfprof_lite.session.base import Capture, Plan
-from tfprof_lite.session.calls import fetch_key
+require_tensorflow("ProfilerHook")
+
+from tensorflow.core.protobuf import config_pb2  # noqa: E402
+from tensorflow.python.training import session_run_hook, training_util  # noqa: E402
+
+from tfprof_lite.session.base import Capture, Plan  # noqa: E402
+from tfprof_lite.session.calls import fetch_key  # noqa: E402
 
 __all__ = ["ProfilerHook"]
 

@@ -15,9 +15,9 @@ For TF1-style sessions with JIT on (``global_jit_level = ON_1`` plus
   reports each cluster's ``_XlaCompile`` and ``_XlaRun``/``XlaLaunch`` time per
   step, linked to its modules.
 
-Nothing here imports TensorFlow; rendering needs the ``graphviz`` Python package
-(``pip install 'tfprof-lite[xla]'``) and the ``dot`` program
-(``apt-get install graphviz``). Errors derive from
+Nothing here imports TensorFlow; rendering runs Graphviz's ``dot`` program
+(``apt-get install graphviz``; no Python package is needed), and the ``dot``
+format (the prepared DOT text) needs nothing. Errors derive from
 :class:`tfprof_lite.errors.TfprofLiteError` (see :mod:`tfprof_lite.xla.errors`).
 """
 

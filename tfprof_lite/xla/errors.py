@@ -1,8 +1,8 @@
 """Errors of the XLA dump tools (:mod:`tfprof_lite.xla`).
 
 Every error derives from :class:`tfprof_lite.errors.TfprofLiteError` and carries a
-one-line message that says what is wrong and what to do. A missing Graphviz (the
-``graphviz`` Python package or the ``dot`` program) raises
+one-line message that says what is wrong and what to do. A missing Graphviz ``dot``
+program raises
 :class:`tfprof_lite.errors.MissingDependencyError`, re-exported here.
 """
 
@@ -33,4 +33,4 @@ class InstructionNotFoundError(InvalidOptionError):
 
 
 class RenderError(TfprofLiteError):
-    """Graphviz's ``dot`` ran but refused the graph or failed."""
+    """Graphviz's ``dot`` ran but refused the graph, failed, or ran out of time."""

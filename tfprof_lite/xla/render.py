@@ -5,33 +5,34 @@ reader :func:`tfprof_lite.base.reading.read_input`), drops every link that is no
 relative (:func:`tfprof_lite.xla.links.sanitize_graph`), applies the shrinking
 steps of :mod:`tfprof_lite.xla.shrink` (strip oversized styles, collapse
 fusions, focus on one instruction, cap the node count, add a note saying what
-was left out) and returns DOT text; :func:`render` runs Graphviz's ``dot`` on it
-through the ``graphviz`` Python package (``Source(...).pipe``) once per format
-and writes each result atomically (:func:`tfprof_lite.base.writing.write_atomic`)
+was left out) and returns DOT text; :func:`render` runs Graphviz's ``dot`` program
+on it directly (``dot -T<format>``, the DOT text on stdin, stopped after
+:data:`DOT_TIMEOUT` seconds; no Python package is needed) once per format and
+writes each result atomically (:func:`tfprof_lite.base.writing.write_atomic`)
 as ``<out_dir>/module_<id>.<cluster>.<stage>[.focus-<name>].<format>``
 (:func:`render_file`: one format into one named file). The format ``"dot"``
 writes the prepared DOT text itself and needs no Graphviz. An SVG (or image map)
 is checked once more for unsafe links before it is written
 (:func:`tfprof_lite.xla.links.check_drawing`).
 
-Errors: a missing ``graphviz`` package or ``dot`` program raises
+Errors: a missing ``dot`` program raises
 :class:`~tfprof_lite.errors.MissingDependencyError`; an unreadable or
 unparsable dump :class:`~tfprof_lite.xla.errors.HloDumpError`; an unknown
 ``focus`` :class:`~tfprof_lite.xla.errors.InstructionNotFoundError`; bad options
-:class:`~tfprof_lite.errors.InvalidOptionError`; ``dot`` failing
-:class:`~tfprof_lite.xla.errors.RenderError`. Each has a one-line message.
+:class:`~tfprof_lite.errors.InvalidOptionError`; ``dot`` failing or running out
+of time :class:`~tfprof_lite.xla.errors.RenderError`. Each has a one-line message.
 """
 
 from __future__ import annotations
 
 import gzip
-import importlib
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Union
 
 from tfprof_lite.base.reading import read_input, require_text
 from tfprof_lite.base.writing import write_atomic
@@ -48,6 +49,8 @@ from tfprof_lite.xla.errors import HloDumpError, RenderError
 
 __all__ = [
     "DEFAULT_MAX_NODES",
+    "DOT_TIMEOUT",
+    "GRAPHVIZ_FORMATS",
     "DumpLike",
     "list_instructions",
     "output_stem",
@@ -58,6 +61,17 @@ __all__ = [
 
 #: Default node cap of :func:`render` and :func:`prepare_dot`.
 DEFAULT_MAX_NODES = 500
+
+#: Seconds one run of ``dot`` may take before it is stopped (:class:`RenderError`).
+DOT_TIMEOUT = 120.0
+
+_FORMAT_NAMES = (
+    "bmp canon cmap cmapx cmapx_np dot dot_json eps fig gd gd2 gif gv imap imap_np ismap jpe "
+    "jpeg jpg json json0 pdf pic plain plain-ext png pov ps ps2 svg svgz tif tiff tk vml vmlz "
+    "vrml wbmp webp xdot xdot1.2 xdot1.4 xdot_json"
+)
+#: The output formats (``dot -T``) Graphviz's ``dot`` program knows.
+GRAPHVIZ_FORMATS = frozenset(_FORMAT_NAMES.split())
 
 #: A dump record or the path of a dump file.
 DumpLike = Union[HloModuleDump, str, os.PathLike[str]]
@@ -166,44 +180,48 @@ def _cut(
     return notes
 
 
-def _graphviz() -> Any:
-    try:
-        return importlib.import_module("graphviz")
-    except ImportError as err:
-        raise MissingDependencyError(
-            "rendering needs the graphviz Python package: pip install 'tfprof-lite[xla]'"
-        ) from err
-
-
-def _check_formats(formats: Sequence[str]) -> Any:
-    """The graphviz module (None when only ``dot`` text is asked for)."""
+def _check_formats(formats: Sequence[str]) -> str | None:
+    """The path of Graphviz's ``dot`` program (None when only ``dot`` text is asked for)."""
     if isinstance(formats, str):
         formats = (formats,)
     if not formats:
         raise InvalidOptionError("formats is empty; use e.g. ('svg', 'png')")
     if all(f == "dot" for f in formats):
         return None
-    gv = _graphviz()
-    unknown = sorted(f for f in formats if f != "dot" and f not in gv.FORMATS)
+    unknown = sorted(f for f in formats if f != "dot" and f not in GRAPHVIZ_FORMATS)
     if unknown:
         raise InvalidOptionError(f"unknown Graphviz output format(s): {', '.join(unknown)}")
-    if shutil.which("dot") is None:
+    program = shutil.which("dot")
+    if program is None:
         raise MissingDependencyError(f"Graphviz's dot program is not on PATH; {_INSTALL_DOT}")
-    return gv
+    return program
 
 
-def _run_dot(gv: Any, source: str, fmt: str, name: str) -> bytes:
+def _run_dot(program: str, source: str, fmt: str, name: str) -> bytes:
+    """``dot -T<fmt>`` on ``source`` (stdin), its output (stdout), within
+    :data:`DOT_TIMEOUT` seconds."""
     try:
-        data: bytes = gv.Source(source).pipe(format=fmt, engine="dot", quiet=True)
-    except gv.ExecutableNotFound as err:
-        raise MissingDependencyError(
-            f"Graphviz's dot program is not on PATH; {_INSTALL_DOT}"
+        proc = subprocess.run(
+            [program, f"-T{fmt}"],
+            input=source.encode("utf-8"),
+            capture_output=True,
+            timeout=DOT_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as err:
+        raise RenderError(
+            f"dot did not finish within {DOT_TIMEOUT:g}s on {name} ({fmt}); "
+            "draw fewer nodes (max_nodes, focus)"
         ) from err
-    except gv.CalledProcessError as err:
-        stderr = err.stderr.decode("utf-8", "replace") if err.stderr else ""
+    except OSError as err:
+        raise MissingDependencyError(
+            f"cannot run Graphviz's dot ({err.strerror or err}); {_INSTALL_DOT}"
+        ) from err
+    if proc.returncode != 0:
+        stderr = proc.stderr.decode("utf-8", "replace")
         first = next((ln.strip() for ln in stderr.splitlines() if ln.strip()), "no message")
-        raise RenderError(f"dot failed on {name} ({fmt}): {first}") from err
-    return data
+        raise RenderError(f"dot failed on {name} ({fmt}): {first}")
+    return proc.stdout
 
 
 def output_stem(dump: DumpLike, focus: str | None = None) -> str:
@@ -233,7 +251,7 @@ def render(
     ``formats`` order. Options as in :func:`prepare_dot`; ``out_dir`` is
     created when missing."""
     formats = (formats,) if isinstance(formats, str) else tuple(formats)
-    gv = _check_formats(formats)
+    program = _check_formats(formats)
     source = prepare_dot(
         dump,
         max_nodes=max_nodes,
@@ -251,17 +269,17 @@ def render(
     written: list[Path] = []
     for fmt in formats:
         target = out / f"{stem}.{fmt}"
-        write_atomic(target, _drawing(gv, source, fmt, stem))
+        write_atomic(target, _drawing(program, source, fmt, stem))
         written.append(target)
     return written
 
 
-def _drawing(gv: Any, source: str, fmt: str, name: str) -> bytes:
+def _drawing(program: str | None, source: str, fmt: str, name: str) -> bytes:
     """The bytes of one format: the DOT text itself, or ``dot``'s output (checked
     for unsafe links when it is SVG or an image map)."""
-    if fmt == "dot":
+    if fmt == "dot" or program is None:
         return source.encode("utf-8")
-    data = _run_dot(gv, source, fmt, name)
+    data = _run_dot(program, source, fmt, name)
     if fmt.startswith(_LINKED_FORMATS):
         links.check_drawing(gzip.decompress(data) if fmt == "svgz" else data, f"{name}.{fmt}")
     return data
@@ -280,7 +298,7 @@ def render_file(
 ) -> Path:
     """Draw one HLO module dump in one format into the file ``target`` (written
     atomically; its directory must exist). Options as in :func:`prepare_dot`."""
-    gv = _check_formats((fmt,))
+    program = _check_formats((fmt,))
     source = prepare_dot(
         dump,
         max_nodes=max_nodes,
@@ -290,5 +308,5 @@ def render_file(
         strip_styles=strip_styles,
     )
     path = Path(target)
-    write_atomic(path, _drawing(gv, source, fmt, output_stem(dump, focus)))
+    write_atomic(path, _drawing(program, source, fmt, output_stem(dump, focus)))
     return path

@@ -88,7 +88,7 @@ def test_missing_file_is_bad_input(run: Runner, profile: Path, tmp_path: Path, n
     assert str(missing) in result.err
 
 
-@pytest.mark.parametrize("name", [n for n in COMMANDS if n not in ("hlo", "monitor")])
+@pytest.mark.parametrize("name", [n for n in COMMANDS if n not in ("hlo", "monitor", "help")])
 @pytest.mark.parametrize("kind", ["fifo", "device", "huge", "empty", "truncated"])
 def test_unusable_profile_is_one_line(
     run: Runner, profile: Path, tmp_path: Path, name: str, kind: str
