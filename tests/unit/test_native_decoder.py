@@ -11,13 +11,28 @@ parses them and the caller gets its usual result or error. No TensorFlow needed.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.handmade import CPU, GPU, STREAM_ALL, Mem, graph_def, node, ns, run_meta
+from tests.handmade import CPU, GPU, STREAM_ALL, ns, run_meta
+from tests.native_cases import (
+    I64_MAX,
+    MALFORMED,
+    MESSAGES,
+    WIRE,
+    bad_utf8_cases,
+    device_of,
+    empty_step_stats,
+    extremes,
+    meta_of,
+    only_others,
+    others,
+    rich,
+    unknown_field_cases,
+    vfield,
+    wrong_wire_cases,
+)
 from tests.stepcols import (
     check_decoders,
     in_ci,
@@ -29,200 +44,12 @@ from tfprof_lite import Profiler
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto import steps
-from tfprof_lite.proto.wire import len_field, varint
-
-I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+from tfprof_lite.proto.wire import len_field
 
 
 @pytest.fixture(autouse=True)
 def _native_built() -> None:
     require_native()
-
-
-# ---------------------------------------------------------------- wire helpers
-
-
-def key(number: int, wire: int) -> bytes:
-    """A field key (tag), minimally encoded."""
-    return varint(number << 3 | wire)
-
-
-def vfield(number: int, value: int) -> bytes:
-    """A varint field, written even for 0."""
-    return key(number, 0) + varint(value)
-
-
-def meta_of(*devices: bytes) -> bytes:
-    """RunMetadata{step_stats{dev_stats: each of ``devices`` (DeviceStepStats bytes)}}."""
-    stats = b"".join(len_field(1, d) for d in devices)
-    return len_field(1, stats)
-
-
-def device_of(*nodes: bytes, name: bytes = b"/cpu:0") -> bytes:
-    """DeviceStepStats bytes: ``name`` and the NodeExecStats bytes ``nodes``."""
-    return len_field(1, name) + b"".join(len_field(2, n) for n in nodes)
-
-
-def node_of(*fields: bytes, name: bytes = b"n") -> bytes:
-    """NodeExecStats bytes: node_name then ``fields`` as given."""
-    return len_field(1, name) + b"".join(fields)
-
-
-def in_node(*fields: bytes) -> bytes:
-    """A RunMetadata of one device holding one node made of ``fields``."""
-    return meta_of(device_of(node_of(*fields)))
-
-
-# ---------------------------------------------------------------- valid inputs
-
-
-def _rich() -> Any:
-    """Several devices; GPU and host allocators with and without records; outputs
-    with and without descriptions; memory_stats present, absent and empty."""
-    gpu = Mem("GPU_0_bfc", 400, 300, 200, 5000, ((1000, 64), (1040, -32)))
-    meta = run_meta(
-        [
-            (
-                GPU,
-                [
-                    ns("a", 1000, 50, [gpu, Mem("cpu", 8, 8, 8, 1, ((5, 5),))], [32, 16], 16, 8),
-                    ns("b", 1100, 20, [Mem("GPU_1_bfc", 40, 40, 0, 6000)], [32], temp=4),
-                    ns("c", 1200, 30, persist=12),
-                    ns("d", 1300, 1, memory_stats=True),
-                ],
-            ),
-            (STREAM_ALL, [ns("a", 1010, 300, [Mem("my_GPU_host", 1, 2, 3, -9, ((7, 8),))])]),
-            ("", []),
-            (CPU, [ns("x:0", 900, 5, out_bytes=[24]), ns("", 0, 0, [Mem("gpu_lower", 5)])]),
-        ]
-    )
-    node_stats = meta.step_stats.dev_stats[0].node_stats[0]
-    node_stats.timeline_label = "a = MatMul(x, w) \u00e9\u4e2d"
-    node_stats.memory_stats.persistent_tensor_alloc_ids.extend([1, 2**40, -1])
-    node_stats.referenced_tensor.add(requested_bytes=9, allocator_name="GPU_0_bfc", ptr=7)
-    node_stats.output.add(slot=5)  # no tensor_description
-    node_stats.output.add(slot=6).tensor_description.dtype = 3  # no allocation_description
-    empty_alloc = node_stats.output.add(slot=-1).tensor_description
-    empty_alloc.allocation_description.SetInParent()  # present but all defaults
-    empty_alloc.shape.dim.add(size=-1, name="batch")
-    empty_alloc.shape.unknown_rank = True
-    node_stats.thread_id = 2**32 - 1
-    node_stats.all_start_nanos = I64_MAX
-    node_stats.scheduled_micros = I64_MIN
-    meta.step_stats.dev_stats[0].thread_names[7] = "worker \u00e9"
-    return meta
-
-
-def _extremes() -> Any:
-    """int64 extremes; memory sums that wrap around; negative and huge sizes."""
-    top = Mem("GPU_0_bfc", I64_MAX, I64_MAX, I64_MIN, I64_MAX, ((I64_MIN, I64_MAX),))
-    meta = run_meta(
-        [
-            (
-                GPU,
-                [
-                    ns("wrap", I64_MAX, I64_MIN, [top, top, Mem("GPU_x", 2, 2, -1, I64_MIN)]),
-                    ns("one", I64_MIN, -1, [top], [I64_MAX], I64_MIN, I64_MAX),
-                    ns("neg", -5, -7, [Mem("cpu", -1, -2, -3)], temp=-1, persist=-2),
-                ],
-            )
-        ]
-    )
-    out = meta.step_stats.dev_stats[0].node_stats[1].output.add(slot=2**31 - 1)
-    alloc = out.tensor_description.allocation_description
-    alloc.requested_bytes, alloc.allocated_bytes, alloc.ptr = I64_MIN, -1, 2**64 - 1
-    return meta
-
-
-def _others() -> Any:
-    """Step stats next to every other top-level field."""
-    meta = run_meta([(CPU, [ns("a", 10, 2, [Mem("cpu", 4, 4, 4)])])])
-    meta.partition_graphs.add().CopyFrom(graph_def([node("a", "Const")]))
-    meta.partition_graphs.add()
-    meta.cost_graph.node.add(name="a", id=1, device=CPU)
-    meta.function_graphs.add().pre_optimization_graph.node.add(name="f", op="Add")
-    meta.session_metadata.name = "sess"
-    meta.session_metadata.version = -3
-    return meta
-
-
-def _only_others() -> Any:
-    meta = _others()
-    meta.ClearField("step_stats")
-    return meta
-
-
-def _empty_step_stats() -> Any:
-    meta = pb.RunMetadata()
-    meta.step_stats.SetInParent()
-    return meta
-
-
-def _many_nodes() -> Any:
-    records = [
-        ns(f"n{i}", i, i % 7, [Mem("GPU_0_bfc", i, i, i, i, ((i, -i),))]) for i in range(300)
-    ]
-    return run_meta([(GPU, records[:150]), (CPU, records[150:])])
-
-
-MESSAGES: dict[str, Callable[[], Any]] = {
-    "rich": _rich,
-    "extremes": _extremes,
-    "others": _others,
-    "only_others": _only_others,
-    "empty_step_stats": _empty_step_stats,
-    "absent_step_stats": pb.RunMetadata,
-    "one_empty_device": lambda: run_meta([("", [])]),
-    "unicode_names": lambda: run_meta([("d\u00e9v", [ns("\U0001f525/x:\u00e9", 1, 1)])]),
-    "many_nodes": _many_nodes,
-}
-
-#: Hand-written wire bytes protobuf accepts, with the merge rules it applies.
-WIRE: dict[str, bytes] = {
-    # A singular string twice: the last one wins (device and node name).
-    "last_name_wins": meta_of(
-        device_of(node_of(len_field(1, b"second")), name=b"first") + len_field(1, b"dev")
-    ),
-    # Singular scalars twice: the last one wins.
-    "last_scalar_wins": in_node(vfield(2, 5), vfield(4, 9), vfield(2, -7)),
-    # memory_stats twice: merged (temp from the first, persist from the second).
-    "memory_stats_merge": in_node(
-        len_field(12, vfield(1, 11) + vfield(3, 1)), len_field(12, vfield(3, 22))
-    ),
-    # tensor_description in two parts: the allocation description of the first holds.
-    "tensor_description_merge": in_node(
-        len_field(7, len_field(3, len_field(4, vfield(1, 5))) + len_field(3, vfield(1, 1)))
-    ),
-    # allocation_description in two parts: fields merge.
-    "allocation_description_merge": in_node(
-        len_field(
-            7,
-            len_field(3, len_field(4, vfield(1, 5) + vfield(6, 99)))
-            + len_field(3, len_field(4, vfield(2, 50))),
-        )
-    ),
-    # allocator_name after the records, then renamed: the last name decides GPU-ness.
-    "allocator_renamed": in_node(
-        len_field(6, len_field(6, vfield(1, 3)) + len_field(1, b"cpu") + len_field(1, b"GPU"))
-    ),
-    # step_stats twice: the device lists concatenate.
-    "step_stats_twice": meta_of(device_of(node_of(), name=b"a"))
-    + meta_of(device_of(node_of(name=b"m"), name=b"b")),
-    # Packed and unpacked repeated int64 in one message.
-    "packed_and_unpacked": in_node(
-        len_field(12, len_field(5, varint(1) + varint(2**63)) + vfield(5, 3) + len_field(6, b""))
-    ),
-    # Non-minimal encodings protobuf accepts: a two-byte tag, a five-byte length.
-    "overlong_tag": b"\x8a\x00\x00",
-    "overlong_length": b"\x0a\x80\x80\x80\x80\x00",
-    # A ten-byte varint whose last byte is 1, and an int32 slot given 64 bits.
-    "ten_byte_varint": in_node(key(2, 0) + b"\xff" * 9 + b"\x01"),
-    "wide_int32_slot": in_node(
-        len_field(7, vfield(1, 2**40 + 7) + len_field(3, len_field(4, b"")))
-    ),
-    "nanos_and_thread": in_node(*(vfield(n, 2**64 - n) for n in (3, 5, 9, 10, 13, 14, 15, 16, 17))),
-    "map_entry_bare": meta_of(device_of(node_of()) + len_field(3, b"")),
-}
 
 
 @pytest.mark.parametrize("name", sorted(MESSAGES))
@@ -239,7 +66,7 @@ def test_wire_columns_equal(name: str) -> None:
 
 def test_columns_read_the_fields() -> None:
     """Spot values, so that the comparison is not between two empty results."""
-    cols = native_decode(_rich().SerializeToString())
+    cols = native_decode(rich().SerializeToString())
     assert cols is not None
     assert cols.devices == [GPU, STREAM_ALL, "", CPU]
     assert cols.dev.tolist() == [0, 0, 0, 0, 1, 3, 3]
@@ -251,7 +78,7 @@ def test_columns_read_the_fields() -> None:
     assert cols.o_bytes.tolist() == [32, 17, 0, 32, 24]
     assert cols.r_row.tolist() == [0, 1, 4, 6]
     assert cols.temp.tolist()[:4] == [16, 4, 0, 0] and cols.persist.tolist()[2] == 12
-    wrapped = native_decode(_extremes().SerializeToString())
+    wrapped = native_decode(extremes().SerializeToString())
     assert wrapped is not None
     assert wrapped.total.tolist()[0] == I64_MAX + I64_MAX + 2 - 2**64
     assert wrapped.gpu_in_use.tolist()[0] == I64_MAX
@@ -259,8 +86,8 @@ def test_columns_read_the_fields() -> None:
 
 
 def test_has_step_stats_present_empty_and_absent() -> None:
-    empty = native_decode(_empty_step_stats().SerializeToString())
-    absent = native_decode(_only_others().SerializeToString())
+    empty = native_decode(empty_step_stats().SerializeToString())
+    absent = native_decode(only_others().SerializeToString())
     assert empty is not None and empty.has_step_stats and len(empty) == 0
     assert absent is not None and not absent.has_step_stats
 
@@ -268,30 +95,9 @@ def test_has_step_stats_present_empty_and_absent() -> None:
 # ---------------------------------------------------------------- declined inputs
 
 
-def _bad_utf8_cases() -> dict[str, bytes]:
-    bad = b"ok\xc0\xaf"  # an overlong '/'
-    alloc_desc = len_field(4, len_field(3, bad))
-    return {
-        "device": meta_of(device_of(name=bad)),
-        "node_name": meta_of(device_of(node_of(name=bad))),
-        "timeline_label": in_node(len_field(8, bad)),
-        "memory_allocator": in_node(len_field(6, len_field(1, bad))),
-        "output_allocator": in_node(len_field(7, len_field(3, alloc_desc))),
-        "referenced_allocator": in_node(len_field(11, len_field(3, bad))),
-        "dim_name": in_node(
-            len_field(7, len_field(3, len_field(2, len_field(2, len_field(2, bad)))))
-        ),
-        "thread_name": meta_of(device_of() + len_field(3, vfield(1, 1) + len_field(2, bad))),
-        "surrogate": meta_of(device_of(name=b"\xed\xa0\x80")),
-        "above_max": meta_of(device_of(name=b"\xf4\x90\x80\x80")),
-        "truncated_sequence": meta_of(device_of(name=b"\xe4\xb8")),
-        "lone_continuation": meta_of(device_of(name=b"\x80")),
-    }
-
-
-@pytest.mark.parametrize("name", sorted(_bad_utf8_cases()))
+@pytest.mark.parametrize("name", sorted(bad_utf8_cases()))
 def test_invalid_utf8_is_declined(name: str) -> None:
-    data = _bad_utf8_cases()[name]
+    data = bad_utf8_cases()[name]
     assert parse_or_none(data) is None  # upb refuses it too
     assert native_decode(data) is None
     assert check_decoders(data) == "invalid"
@@ -302,74 +108,18 @@ def test_valid_utf8_edges_decode() -> None:
         assert check_decoders(meta_of(device_of(name=text + b"\xf4\x8f\xbf\xbf"))) == "decoded"
 
 
-def _unknown_field_cases() -> dict[str, bytes]:
-    unknown = vfield(99, 1)
-    return {
-        "run_metadata": meta_of(device_of()) + unknown,
-        "step_stats": len_field(1, len_field(1, device_of()) + unknown),
-        "device": meta_of(device_of() + unknown),
-        "node": in_node(unknown),
-        "memory": in_node(len_field(6, unknown)),
-        "record": in_node(len_field(6, len_field(6, unknown))),
-        "output": in_node(len_field(7, unknown)),
-        "tensor_description": in_node(len_field(7, len_field(3, unknown))),
-        "allocation_description": in_node(len_field(7, len_field(3, len_field(4, unknown)))),
-        "shape": in_node(len_field(7, len_field(3, len_field(2, unknown)))),
-        "dim": in_node(len_field(7, len_field(3, len_field(2, len_field(2, unknown))))),
-        "memory_stats": in_node(len_field(12, unknown)),
-        "referenced_tensor": in_node(len_field(11, unknown)),
-        "thread_name": meta_of(device_of() + len_field(3, unknown)),
-        "fixed64": in_node(key(40, 1) + b"\x00" * 8),
-        "fixed32": in_node(key(40, 5) + b"\x00" * 4),
-        "group": in_node(key(40, 3) + key(40, 4)),
-    }
-
-
-def _wrong_wire_cases() -> dict[str, bytes]:
-    return {
-        "node_name_as_varint": meta_of(device_of(vfield(1, 1))),
-        "start_as_len": in_node(len_field(2, b"\x01")),
-        "start_as_fixed64": in_node(key(2, 1) + b"\x01" * 8),
-        "memory_as_varint": in_node(vfield(6, 1)),
-        "slot_as_len": in_node(len_field(7, len_field(1, b""))),
-        "device_as_varint": meta_of(vfield(1, 3)),
-        "step_stats_as_varint": vfield(1, 0),
-        "partition_graphs_as_varint": vfield(3, 0),
-        "records_as_varint": in_node(len_field(6, vfield(6, 1))),
-        "alloc_ids_as_fixed": in_node(len_field(12, key(5, 1) + b"\x00" * 8)),
-    }
-
-
-@pytest.mark.parametrize("name", sorted(_unknown_field_cases()))
+@pytest.mark.parametrize("name", sorted(unknown_field_cases()))
 def test_unknown_fields_are_declined(name: str) -> None:
-    data = _unknown_field_cases()[name]
+    data = unknown_field_cases()[name]
     assert native_decode(data) is None
     assert check_decoders(data) in ("declined", "invalid")
 
 
-@pytest.mark.parametrize("name", sorted(_wrong_wire_cases()))
+@pytest.mark.parametrize("name", sorted(wrong_wire_cases()))
 def test_wrong_wire_types_are_declined(name: str) -> None:
-    data = _wrong_wire_cases()[name]
+    data = wrong_wire_cases()[name]
     assert native_decode(data) is None
     assert check_decoders(data) in ("declined", "invalid")
-
-
-MALFORMED: dict[str, bytes] = {
-    "varint_tenth_byte_above_one": in_node(key(2, 0) + b"\xff" * 9 + b"\x02"),
-    "varint_eleven_bytes": in_node(key(2, 0) + b"\xff" * 10 + b"\x01"),
-    "varint_unterminated": in_node(key(2, 0) + b"\xff\xff"),
-    "three_byte_tag": b"\x8a\x80\x00\x00",
-    "six_byte_length": b"\x0a\x80\x80\x80\x80\x80\x00",
-    "length_past_end": b"\x0a\x05\x0a\x00",
-    "field_number_zero": in_node(b"\x00\x00"),
-    "wire_type_6": in_node(b"\x0e"),
-    "wire_type_7": in_node(b"\x0f"),
-    "end_group_at_top": b"\x0c",
-    "packed_varint_cut": in_node(len_field(12, len_field(5, b"\x01\x80"))),
-    "key_cut": in_node(b"\x80"),
-    "top_level_field_6": len_field(6, b""),
-    "others_do_not_parse": meta_of(device_of()) + len_field(3, len_field(1, b"\x0a\x02\xff\xff")),
-}
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
@@ -381,7 +131,7 @@ def test_malformed_and_non_canonical_are_declined(name: str) -> None:
 
 def test_every_truncation_and_bit_flip_of_a_rich_message() -> None:
     """Each prefix, and each single-bit flip, of a rich message: decline or agree."""
-    data = _rich().SerializeToString() + _others().SerializeToString()
+    data = rich().SerializeToString() + others().SerializeToString()
     outcomes: dict[str, int] = {}
     variants = [data[:cut] for cut in range(len(data))]
     variants += [
