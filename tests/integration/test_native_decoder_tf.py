@@ -111,6 +111,15 @@ def _profile(graph: bytes, metas: list[bytes], pure: bool) -> tuple[bytes, str]:
             os.environ[steps.PURE_PYTHON_ENV] = saved
 
 
+def test_model_profiles_equal_on_both_paths(capture: Any) -> None:
+    """A live ``tf.Graph`` makes ``add_step`` parse the message (to refine the
+    graph), so the parity suites on live graphs run the pure path either way; from
+    the GraphDef, the same steps go through the native decoder."""
+    graph = capture.graph.as_graph_def(add_shapes=True).SerializeToString()
+    metas = [data for _step, data in capture.run_metas]
+    assert _profile(graph, metas, pure=False) == _profile(graph, metas, pure=True)
+
+
 def test_add_step_builds_the_same_profile_on_both_paths(
     traced: tuple[bytes, list[bytes]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
