@@ -11,6 +11,10 @@ parses them and the caller gets its usual result or error. No TensorFlow needed.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -193,3 +197,34 @@ def test_native_extension_is_built_in_ci() -> None:
     """Under CI=true the extension must be built, or the suite tests one path only."""
     if in_ci():
         assert steps.native_available(), "CI=true but tfprof_lite._native._stepdecode is not built"
+
+
+OUT_OF_MEMORY = textwrap.dedent(
+    """
+    import os, resource
+    from tfprof_lite._native._stepdecode import decode
+    from tfprof_lite.proto.wire import len_field
+    memory = len_field(1, b"GPU_0_bfc") + b"\\x32\\x00" * 5_000_000  # 5M empty records
+    data = len_field(1, len_field(1, len_field(2, len_field(6, memory))))
+    used = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (used + (100 << 20),) * 2)
+    try:
+        decode(data)
+    except MemoryError:
+        print("MemoryError")
+    print(decode(len_field(1, len_field(1, len_field(1, b"cpu"))))[1])
+    """
+)
+
+
+def test_out_of_memory_is_a_memory_error() -> None:
+    """A buffer that cannot grow is a MemoryError (the error path frees what it
+    holds), and the next call works: 5M allocation records need ~180 MB of
+    columns, the process is limited to 100 MB more than it uses."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", OUT_OF_MEMORY], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["MemoryError", "['cpu']"]
