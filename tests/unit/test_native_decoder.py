@@ -228,3 +228,29 @@ def test_out_of_memory_is_a_memory_error() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["MemoryError", "['cpu']"]
+
+
+def test_no_python_objects_leak() -> None:
+    """Decoding and declining, over and over, leaves no Python allocation behind
+    (every path releases the lists, strings and buffers it made)."""
+    import gc
+    import tracemalloc
+
+    from tests.native_cases import all_inputs
+
+    decode = steps._native().decode
+    inputs = list(all_inputs().values())
+    for data in inputs:  # warm-up: interned strings, caches
+        decode(data)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(50):
+            for data in inputs:
+                decode(data)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 4096, grown
