@@ -205,10 +205,28 @@ WIRE: dict[str, bytes] = {
 }
 
 
+#: Invalid UTF-8, one of each kind protobuf refuses.
+BAD_UTF8: dict[str, bytes] = {
+    "overlong_2": b"\xc0\xaf",
+    "overlong_3": b"\xe0\x80\xaf",
+    "overlong_4": b"\xf0\x80\x80\xaf",
+    "surrogate": b"\xed\xa0\x80",
+    "above_max": b"\xf4\x90\x80\x80",
+    "lead_f5": b"\xf5\x80\x80\x80",
+    "byte_ff": b"\xff",
+    "truncated": b"\xe4\xb8",
+    "lone_continuation": b"\x80",
+    "bad_continuation": b"\xc3\x28",
+}
+
+
 def bad_utf8_cases() -> dict[str, bytes]:
-    bad = b"ok\xc0\xaf"  # an overlong '/'
+    """Invalid UTF-8 in every string field walked (an overlong '/'), and every kind
+    of invalid UTF-8 both in a string that is decoded (``device``) and in one that is
+    only checked (``allocator_name``)."""
+    bad = b"ok\xc0\xaf"
     alloc_desc = len_field(4, len_field(3, bad))
-    return {
+    cases = {
         "device": meta_of(device_of(name=bad)),
         "node_name": meta_of(device_of(node_of(name=bad))),
         "timeline_label": in_node(len_field(8, bad)),
@@ -219,11 +237,11 @@ def bad_utf8_cases() -> dict[str, bytes]:
             len_field(7, len_field(3, len_field(2, len_field(2, len_field(2, bad)))))
         ),
         "thread_name": meta_of(device_of() + len_field(3, vfield(1, 1) + len_field(2, bad))),
-        "surrogate": meta_of(device_of(name=b"\xed\xa0\x80")),
-        "above_max": meta_of(device_of(name=b"\xf4\x90\x80\x80")),
-        "truncated_sequence": meta_of(device_of(name=b"\xe4\xb8")),
-        "lone_continuation": meta_of(device_of(name=b"\x80")),
     }
+    for kind, text in BAD_UTF8.items():
+        cases[f"device_{kind}"] = meta_of(device_of(name=b"a" + text + b"z"))
+        cases[f"allocator_{kind}"] = in_node(len_field(6, len_field(1, b"a" + text + b"z")))
+    return cases
 
 
 def unknown_field_cases() -> dict[str, bytes]:

@@ -29,6 +29,7 @@ from tests.native_cases import (
     device_of,
     empty_step_stats,
     extremes,
+    in_node,
     meta_of,
     only_others,
     others,
@@ -108,8 +109,10 @@ def test_invalid_utf8_is_declined(name: str) -> None:
 
 
 def test_valid_utf8_edges_decode() -> None:
-    for text in (b"\x7f", b"\xc2\x80", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x90\x80\x80"):
-        assert check_decoders(meta_of(device_of(name=text + b"\xf4\x8f\xbf\xbf"))) == "decoded"
+    edges = (b"\x7f", b"\xc2\x80", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xee\x80\x80")
+    for text in (*edges, b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xdf\xbf"):
+        assert check_decoders(meta_of(device_of(name=text))) == "decoded"
+        assert check_decoders(in_node(len_field(6, len_field(1, text)))) == "decoded"
 
 
 @pytest.mark.parametrize("name", sorted(unknown_field_cases()))
