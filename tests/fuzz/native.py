@@ -10,13 +10,14 @@ Seeds (:func:`native_seeds`): the corpus's RunMetadata as TensorFlow wrote them;
 the same with their allocators renamed to a GPU allocator (the GPU columns and
 allocation records are read only for those) and the model's GraphDef, a cost
 graph and session metadata appended (the top-level fields the decoder skips); and
-the RunMetadata of the hand-made GPU cases. Inputs get the shared mutator's edits
-(:func:`tests.fuzz.mutate.mutate`: bit flips, truncation, splicing, extreme
-values, varint and length corruption, invalid UTF-8, duplicated, dropped and
-renumbered fields, ...) or edits aimed at the decoder's decline rules: unknown
-fields inserted in any message, non-minimal keys and length prefixes (which
-protobuf accepts), invalid UTF-8 in a string field, a string set to contain
-``GPU``.
+the RunMetadata of the hand-made GPU cases and of :mod:`tests.native_cases`.
+Inputs get the shared mutator's edits (:func:`tests.fuzz.mutate.mutate`: bit
+flips, truncation, splicing, extreme values, varint and length corruption,
+invalid UTF-8, duplicated, dropped and renumbered fields, ...) or edits aimed at
+the decoder's rules: unknown fields inserted in any message, non-minimal keys
+and length prefixes (which protobuf accepts), a message split into two
+occurrences (merged when singular), a packed field cut inside its last varint,
+every kind of invalid UTF-8 in a string field, a string set to contain ``GPU``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Optional
 from tests.fuzz.cases import Case, Corpus
 from tests.fuzz.mutate import mutate
 from tests.fuzz.wire_tree import MessageIndex, apply_edits, encode_varint, index_message
+from tests.native_cases import BAD_UTF8
 from tfprof_lite.proto import messages as pb
 
 __all__ = ["NATIVE_TARGET", "native_case", "native_seeds", "run_native", "warm"]
@@ -38,7 +40,7 @@ __all__ = ["NATIVE_TARGET", "native_case", "native_seeds", "run_native", "warm"]
 #: it its own, larger, number of inputs, as it is thousands of times faster).
 NATIVE_TARGET = "native"
 
-_BAD_UTF8 = (b"\xff", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"ab\xe4\xb8", b"\x80")
+_BAD_UTF8 = tuple(BAD_UTF8.values())
 _GPU_NAMES = (b"GPU_0_bfc", b"gpu_host_bfc", b"xGPU", b"GP", b"GPU")
 Edit = Callable[[random.Random, MessageIndex, int], bytes]
 
@@ -63,10 +65,13 @@ def _gpu_variant(data: bytes, graph: bytes) -> bytes:
 
 def _hand_made() -> list[bytes]:
     from tests.hand_cases import gpu_case, numbers_case, steps_case
+    from tests.native_cases import MESSAGES, WIRE
 
-    return [
-        data for case in (gpu_case(), steps_case(), numbers_case()) for _, data in case.run_metas
-    ]
+    cases = (gpu_case(), steps_case(), numbers_case())
+    out = [data for case in cases for _, data in case.run_metas]
+    out.extend(make().SerializeToString() for make in MESSAGES.values())
+    out.extend(WIRE.values())
+    return out
 
 
 @functools.lru_cache(maxsize=4)
@@ -131,7 +136,31 @@ def _gpu_name(rng: random.Random, index: MessageIndex, pos: int) -> bytes:
     return index.key_bytes(pos) + encode_varint(len(new)) + new
 
 
+def _split_message(rng: random.Random, index: MessageIndex, pos: int) -> bytes:
+    """A message field sent as two occurrences, each with part of its fields (one
+    message merged from both when singular, two elements when repeated)."""
+    children = [i for i, span in enumerate(index.fields) if span.parent == pos]
+    if index.fields[pos].kind != "message" or len(children) < 2:
+        return index.field_bytes(pos)
+    cut = rng.randint(1, len(children) - 1)
+    key = index.key_bytes(pos)
+    groups = [children[:cut], children[cut:]]
+    rng.shuffle(groups)  # either part first
+    parts = [b"".join(index.field_bytes(i) for i in group) for group in groups]
+    return b"".join(key + encode_varint(len(part)) + part for part in parts)
+
+
+def _cut_packed(rng: random.Random, index: MessageIndex, pos: int) -> bytes:
+    """A packed field whose last varint loses its last byte (length kept exact)."""
+    body = index.value_bytes(pos)[: -rng.choice((1, 2))]
+    return index.key_bytes(pos) + encode_varint(len(body)) + body
+
+
 _EDITS: tuple[tuple[str, str, Edit], ...] = (
+    ("split_message", "len", _split_message),
+    ("split_message", "len", _split_message),
+    ("cut_packed", "packed", _cut_packed),
+    ("bad_utf8", "string", _bad_utf8),
     ("insert_unknown", "any", _insert_unknown),
     ("overlong_key", "any", _overlong_key),
     ("overlong_length", "len", _overlong_length),
@@ -140,12 +169,22 @@ _EDITS: tuple[tuple[str, str, Edit], ...] = (
 )
 
 
+def _groups(index: MessageIndex, category: str) -> list[list[int]]:
+    if category != "packed":
+        return index.groups(category)
+    return [
+        g
+        for g in ([i for i in p if index.fields[i].kind == "packed"] for p in index.groups("len"))
+        if g
+    ]
+
+
 def _aimed(rng: random.Random, index: MessageIndex) -> tuple[bytes, list[str]]:
     edits: dict[int, bytes] = {}
     notes = []
     for _ in range(rng.choice((1, 1, 2, 3))):
         what, category, edit = rng.choice(_EDITS)
-        groups = index.groups(category)
+        groups = _groups(index, category)
         if not groups:
             continue
         pos = rng.choice(rng.choice(groups))
