@@ -300,6 +300,11 @@ MALFORMED: dict[str, bytes] = {
 }
 
 
+def graph_of_two_nodes() -> bytes:
+    """A GraphDef (another input kind) as bytes."""
+    return graph_def([node("a", "Const"), node("b", "Identity", ["a"])]).SerializeToString()
+
+
 def all_inputs() -> dict[str, bytes]:
     """Every input above by a unique name (messages serialized)."""
     out = {f"message:{k}": make().SerializeToString() for k, make in MESSAGES.items()}

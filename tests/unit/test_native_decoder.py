@@ -25,10 +25,12 @@ from tests.native_cases import (
     MALFORMED,
     MESSAGES,
     WIRE,
+    all_inputs,
     bad_utf8_cases,
     device_of,
     empty_step_stats,
     extremes,
+    graph_of_two_nodes,
     in_node,
     meta_of,
     only_others,
@@ -176,7 +178,19 @@ def test_pure_python_env_keeps_native_out(monkeypatch: pytest.MonkeyPatch) -> No
     assert steps.native_columns(data) is not None
 
 
-def test_others_with_a_wrong_wire_type_are_declined() -> None:
+def _add_step(data: bytes, pure: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[str, object]:
+    """``Profiler(graph=b"").add_step(0, data)`` on one path: the serialized profile,
+    or the error message."""
+    monkeypatch.setenv(steps.PURE_PYTHON_ENV, "1" if pure else "0")
+    prof = Profiler(graph=pb.GraphDef().SerializeToString())
+    try:
+        prof.add_step(0, data)
+    except InvalidInputError as err:
+        return "error", str(err)
+    return "ok", prof.serialize_to_string()
+
+
+def test_others_with_a_wrong_wire_type_are_declined(monkeypatch: pytest.MonkeyPatch) -> None:
     """Regression: a skipped top-level field with a wrong wire type inside made the
     pure path refuse the bytes ("looks like an OpLogProto") but the native path
     accept them; the native path now declines such bytes, so both refuse."""
@@ -184,16 +198,20 @@ def test_others_with_a_wrong_wire_type_are_declined() -> None:
     data = run_meta([("CPU", [ns("a", 5, 1)])]).SerializeToString() + bad_graph
     assert native_decode(data) is None
     assert check_decoders(data) == "declined"
-    errors = []
-    for pure in ("", "1"):
-        os.environ[steps.PURE_PYTHON_ENV] = pure
-        try:
-            Profiler(graph=pb.GraphDef().SerializeToString()).add_step(0, data)
-        except InvalidInputError as err:
-            errors.append(str(err))
-        finally:
-            del os.environ[steps.PURE_PYTHON_ENV]
-    assert len(errors) == 2 and errors[0] == errors[1] and "OpLogProto" in errors[0]
+    native, pure = _add_step(data, False, monkeypatch), _add_step(data, True, monkeypatch)
+    assert native == pure and native[0] == "error" and "OpLogProto" in native[1]
+
+
+def test_add_step_gives_the_same_result_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every hand-made input through ``add_step`` on each path: the same profile
+    bytes, or the same error (empty input, invalid bytes, another kind)."""
+    inputs = {**all_inputs(), "empty": b"", "graph_def": graph_of_two_nodes()}
+    outcomes: set[str] = set()
+    for name, data in inputs.items():
+        native = _add_step(data, False, monkeypatch)
+        assert native == _add_step(data, True, monkeypatch), name
+        outcomes.add(native[0])
+    assert outcomes == {"ok", "error"}
 
 
 def test_native_extension_is_built_in_ci() -> None:
@@ -238,8 +256,6 @@ def test_no_python_objects_leak() -> None:
     (every path releases the lists, strings and buffers it made)."""
     import gc
     import tracemalloc
-
-    from tests.native_cases import all_inputs
 
     decode = steps._native().decode
     inputs = list(all_inputs().values())
