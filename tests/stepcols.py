@@ -7,7 +7,9 @@ fuzz and sanitizer tests alike: for any bytes,
   decline (return None), so the caller reports protobuf's error;
 * when the native decoder returns columns, they must equal
   :func:`~tfprof_lite.proto.steps.columns_from_message` of upb's parse, field by
-  field (arrays with their dtype, lists, ``raw`` parsed back to equal messages).
+  field (arrays with their dtype, lists, ``raw`` parsed back to equal messages),
+  and ``add_step``'s pure path must accept the bytes too (its parse refuses bytes
+  that look like another input kind).
 
 :func:`native_decode` runs the native decoder even when ``TFPROF_LITE_PURE_PYTHON``
 is set (the suite runs once with it, see ``docs/native.md``), so these checks always
@@ -26,8 +28,10 @@ from typing import Any, NoReturn
 import numpy as np
 import pytest
 
+from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto import steps
+from tfprof_lite.proto.codec import parse
 from tfprof_lite.proto.steps import StepColumns
 
 __all__ = [
@@ -156,4 +160,17 @@ def check_decoders(data: bytes) -> str:
     if native is None:
         return "declined"
     assert_same_columns(native, steps.columns_from_message(meta))
+    _check_add_step_parse(data, meta)
     return "decoded"
+
+
+def _check_add_step_parse(data: bytes, meta: Any) -> None:
+    """Bytes the native decoder reads must also pass the pure path of ``add_step``:
+    its parse (which refuses bytes that look like another input kind) and its
+    emptiness test."""
+    try:
+        parse(pb.RunMetadata, data, "run_meta")
+    except InvalidInputError as err:
+        raise NativeMismatch(f"native decoded bytes the pure path refuses: {err}") from err
+    if (meta.ByteSize() == 0) != (not data):
+        raise NativeMismatch("native and pure paths disagree on whether the input is empty")
