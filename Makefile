@@ -54,8 +54,22 @@ tools:
 docs: $(STAMP)
 	TFPROF_LITE_REGEN_DOCS=1 $(BIN)/python -m pytest -q tests/integration/test_docs_examples.py
 
+# The suites that feed add_step, run a second time on the pure-Python step decoder
+# (TFPROF_LITE_PURE_PYTHON=1); the first run uses the native one, built in place
+# first (optional: without a compiler it warns, and under CI=true
+# tests/unit/test_native_decoder.py fails). See docs/native.md.
+PURE_PATH_TESTS := $(addprefix tests/integration/,test_differential.py \
+	test_handmade_diff.py test_live_path.py test_profile_roundtrip.py) \
+	$(addprefix tests/unit/,test_advisor.py test_analysis_unit.py \
+	test_api_message_types.py test_extreme_values.py test_invariants.py \
+	test_memory_kernels.py test_regex_re2.py test_registries.py test_steps_trace.py \
+	test_table_edge.py test_xla_timing.py cli/test_analysis_commands.py \
+	cli/test_usability.py)
+
 test: lint $(STAMP) tools
+	$(BIN)/python setup.py -q build_ext --inplace
 	$(BIN)/python -m pytest -q -n 2 tests
+	TFPROF_LITE_PURE_PYTHON=1 $(BIN)/python -m pytest -q -n 2 $(PURE_PATH_TESTS)
 	$(MAKE) --no-print-directory test215
 
 ifeq ($(PY215_OK),1)

@@ -6,7 +6,9 @@ Usage::
     python -m tests.fuzz.campaign --replay /tmp/fuzz_repro/<signature>/<case>
 
 ``--n`` mutated inputs are shared evenly by the targets (``profile``, ``build``,
-``cli``); then ``--subprocess`` CLI cases that were rejected are re-run as real
+``cli``), and ``--native`` more go to the native decoder target (``native``,
+:mod:`tests.fuzz.native`; thousands of times faster per input); then
+``--subprocess`` CLI cases that were rejected are re-run as real
 processes. It prints accepted / clean rejection / other per target and every
 ``other`` signature (marked ``known`` when it is in ``tests.fuzz.test_fuzz.KNOWN``)
 with up to ``--keep`` reproducers each, written under ``--out`` with a
@@ -25,10 +27,12 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from tests.fuzz import native
 from tests.fuzz.cases import TARGETS, Case, Corpus, make_case, seed_cases
 from tests.fuzz.repro import minimize, replay, save_reproducer
 from tests.fuzz.runner import RunConfig, run_cases, run_cli_subprocess
 from tests.fuzz.targets import Outcome
+from tfprof_lite.proto.steps import native_available
 
 __all__ = ["Tally", "main", "run_campaign"]
 
@@ -139,13 +143,23 @@ def run_campaign(args: argparse.Namespace) -> int:
         ]
         if bad:
             print(f"seed files not accepted by {target}: {bad}", file=sys.stderr)
+    if args.native and not native_available():
+        print("the native decoder is not built: native target skipped", file=sys.stderr)
+        if os.environ.get("CI", "") == "true":
+            return 1
+        args.native = 0
+    specs = _specs(args.n, targets) + [("native", i) for i in range(args.native)]
+    if args.native:
+        native.warm(corpus)
+        tally.counts["native"] = Counter()
     cli_outcomes = []
-    for done, outcome in enumerate(run_cases(_specs(args.n, targets), corpus, config), 1):
+    total = len(specs)
+    for done, outcome in enumerate(run_cases(specs, corpus, config), 1):
         tally.add(outcome)
         if outcome.target == "cli":
             cli_outcomes.append(outcome)
         if done % 1000 == 0:
-            print(f"  {done}/{args.n} inputs, {time.monotonic() - started:.0f} s", file=sys.stderr)
+            print(f"  {done}/{total} inputs, {time.monotonic() - started:.0f} s", file=sys.stderr)
     tally.counts["cli-subprocess"] = Counter()
     sub_outcomes, sub_cases = _subprocess_checks(corpus, args.seed, cli_outcomes, args.subprocess)
     for outcome in sub_outcomes:
@@ -166,7 +180,10 @@ def _report(
     out.mkdir(parents=True)
     saved = _save(tally, corpus, args, out, cases)
     known = _known()
-    print(f"fuzz campaign: seed {args.seed}, {args.n} mutated inputs, {seconds:.0f} s")
+    print(
+        f"fuzz campaign: seed {args.seed}, {args.n} mutated inputs "
+        f"(+{args.native} native decoder), {seconds:.0f} s"
+    )
     print(tally.table())
     new = 0
     for signature, outcomes in sorted(tally.others.items(), key=lambda kv: -len(kv[1])):
@@ -180,6 +197,7 @@ def _report(
     summary = {
         "seed": args.seed,
         "n": args.n,
+        "native": args.native,
         "counts": {t: dict(c) for t, c in tally.counts.items()},
         "signatures": {
             s: {
@@ -201,6 +219,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     env = os.environ
     parser.add_argument("--n", type=int, default=int(env.get("FUZZ_N") or 10_000))
+    parser.add_argument(
+        "--native",
+        type=int,
+        default=int(env.get("FUZZ_NATIVE_N") or 30_000),
+        help="inputs of the native decoder target, on top of --n (0: none)",
+    )
     parser.add_argument("--seed", type=int, default=int(env.get("FUZZ_SEED") or 0))
     parser.add_argument("--out", default=env.get("FUZZ_OUT") or "/tmp/fuzz_repro")
     parser.add_argument("--targets", default=",".join(TARGETS))

@@ -218,6 +218,10 @@ def run_target(case: Case, out_dir: Path) -> Outcome:
     (how a reproducer is replayed). API runs that return are ``accepted``."""
     if case.target == "cli":
         return _run_cli(case, out_dir)
+    if case.target == "native":
+        from tests.fuzz.native import run_native
+
+        return Outcome(case.target, case.index, run_native(case))
     _API[case.target](case, out_dir)
     return Outcome(case.target, case.index, "accepted")
 

@@ -18,7 +18,9 @@
  *     unexpected wire type);
  *   - invalid UTF-8 in any string field of the messages walked;
  *   - a packed repeated field whose varints do not fill its length exactly;
- *   - inputs of 2 GiB or more.
+ *   - inputs of STEPDECODE_LIMIT bytes or more (default INT32_MAX, 2 GiB less
+ *     one byte: every offset, length and row count then fits in 32 bits; the
+ *     sanitizer test builds it with a small limit to reach that branch).
  *
  * RunMetadata fields other than step_stats (cost_graph, partition_graphs,
  * function_graphs, session_metadata) are not walked: their bytes (key, length
@@ -51,6 +53,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef STEPDECODE_LIMIT
+#define STEPDECODE_LIMIT INT32_MAX
+#endif
 
 #define OK 0
 #define DECLINE 1
@@ -877,7 +883,7 @@ static PyObject *stepdecode_decode(PyObject *module, PyObject *arg) {
     if (PyBytes_AsStringAndSize(arg, &data, &size) != 0) {
         return NULL;
     }
-    if ((uint64_t)size >= (uint64_t)INT32_MAX) {
+    if ((uint64_t)size >= (uint64_t)STEPDECODE_LIMIT) {
         Py_RETURN_NONE;
     }
     memset(&st, 0, sizeof st);

@@ -347,14 +347,28 @@ def native_columns(raw: bytes | bytearray | memoryview) -> StepColumns | None:
     if parts is None:
         return None
     others = parts[-1]
-    if others:
-        from tfprof_lite.proto.messages import RunMetadata
-
-        try:
-            RunMetadata().ParseFromString(others)
-        except Exception:  # left to the caller's own parse, which reports it
-            return None
+    if others and not _others_are_clean(others):
+        return None
     return _columns_from_native(parts)
+
+
+def _others_are_clean(others: bytes) -> bool:
+    """Whether the top-level fields the native decoder skipped parse with protobuf
+    and hold no field of a wrong wire type.
+
+    A wrong wire type is what makes :func:`tfprof_lite.proto.codec.parse` look for
+    another input kind (a RunMetadata that "looks like an OpLogProto" is refused),
+    so such bytes are left to the caller's parse, which refuses them the same way.
+    """
+    from tfprof_lite.proto import kinds
+    from tfprof_lite.proto.messages import RunMetadata
+
+    message = RunMetadata()
+    try:
+        message.ParseFromString(others)
+    except Exception:  # left to the caller's own parse, which reports it
+        return False
+    return not kinds.mismatched(message)
 
 
 def decode_step_columns(
