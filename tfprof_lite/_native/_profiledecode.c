@@ -296,7 +296,9 @@ static int sort_nodes(State *st) {
     }
     st->order.len = n * sizeof(size_t);
     sort_state = st;
-    qsort(order, n, sizeof(size_t), by_id);
+    if (n > 1) {
+        qsort(order, n, sizeof(size_t), by_id);
+    }
     for (i = 1; i < n; i++) {
         if (node_at(st, order[i])->id == node_at(st, order[i - 1])->id) {
             return DECLINE;
@@ -344,7 +346,9 @@ static int pair_by_key(const void *a, const void *b) {
 /* Sort pairs by key, then drop all but the last (in wire order) of equal keys. */
 static size_t sort_last_wins(Pair *pairs, size_t n) {
     size_t i, out = 0;
-    qsort(pairs, n, sizeof(Pair), pair_by_key);
+    if (n > 1) {
+        qsort(pairs, n, sizeof(Pair), pair_by_key);
+    }
     for (i = 0; i < n; i++) {
         if (i + 1 < n && pairs[i + 1].key == pairs[i].key) {
             continue;
@@ -357,7 +361,9 @@ static size_t sort_last_wins(Pair *pairs, size_t n) {
 /* Sort pairs by key; two equal keys decline. */
 static int sort_unique(Pair *pairs, size_t n) {
     size_t i;
-    qsort(pairs, n, sizeof(Pair), pair_by_key);
+    if (n > 1) {
+        qsort(pairs, n, sizeof(Pair), pair_by_key);
+    }
     for (i = 1; i < n; i++) {
         if (pairs[i].key == pairs[i - 1].key) {
             return DECLINE;

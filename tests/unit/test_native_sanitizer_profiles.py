@@ -1,0 +1,127 @@
+"""The saved-profile decoder and encoder built with ASan and UBSan.
+
+As :mod:`tests.unit.test_native_sanitizer` does for the step decoder:
+``_profiledecode.c`` and ``_profileencode.c`` are compiled with gcc's sanitizers
+and run in a child Python with ``libasan`` preloaded. The decoder reads the
+hand-made profiles, every truncation of one and a seeded mutation slice; the
+encoder writes the models of the hand-made cases (its arguments are prepared
+here and pickled: plain lists, dicts, sets and bytes). Any sanitizer report,
+crash or non-zero exit fails; the decoder must decline exactly where the regular
+build does, and the encoder's bytes must equal the regular build's.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tests.hand_cases as hc
+import tfprof_lite
+from tests.unit.test_native_sanitizer import build, libasan, problems, run_child
+from tests.unit.test_profile_codec import CASES, _hand_profile, _mutations, _saved
+from tfprof_lite.proto import profiles
+
+__all__ = ["libasan"]  # the fixture, imported for this module's tests
+
+ROOT = Path(__file__).resolve().parents[2]
+NATIVE = ROOT / "tfprof_lite" / "_native"
+MUTATIONS = 1500
+
+ENCODE_CHILD = textwrap.dedent(
+    """
+    import hashlib, importlib, pickle, sys
+    sys.path.insert(0, sys.argv[1])
+    encode = importlib.import_module(sys.argv[2]).encode
+    for args in pickle.load(open(sys.argv[3], "rb")):
+        for _ in range(2):
+            out = encode(*args)
+        print(hashlib.sha256(out).hexdigest())
+    """
+)
+
+
+def _decode_inputs() -> list[bytes]:
+    rng = random.Random(7)
+    seeds = [_hand_profile().SerializeToString(), _saved(hc.gpu_case())]
+    cuts = [seeds[0][:n] for n in range(0, len(seeds[0]), 7)]
+    mutated = [_mutations(seeds[i % 2], rng) for i in range(MUTATIONS)]
+    return [*seeds, *[_saved(make()) for make in CASES], *cuts, *mutated]
+
+
+def test_sanitized_profile_decoder(libasan: str, tmp_path: Path) -> None:
+    module = build(tmp_path, NATIVE / "_profiledecode.c", "_profiledecode", f"-I{NATIVE}")
+    inputs = _decode_inputs()
+    done = run_child(libasan, module, inputs)
+    assert problems(done) == [], done.stderr[-4000:]
+    declined = [digest == "-" for digest in done.stdout.split()]
+    assert len(declined) == len(inputs)
+    assert 0 < sum(declined) < len(inputs)
+    regular = profiles._native()
+    if regular is not None:
+        assert declined == [regular.decode(d) is None for d in inputs]
+
+
+def _encoder_args() -> list[tuple[Any, ...]]:
+    """The native encoder's arguments for each hand-made case's model."""
+    from tfprof_lite.model import profile_write
+
+    captured: list[tuple[Any, ...]] = []
+
+    class Spy:
+        @staticmethod
+        def encode(*args: Any) -> bytes:
+            captured.append(args)
+            return b""
+
+    real = profile_write._native()
+    if real is None:
+        pytest.skip("the native encoder is not built")
+    profile_write._native_module = Spy
+    try:
+        for make in CASES:
+            case = make()
+            prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
+            for step, meta in case.run_metas:
+                prof.add_step(step, meta)
+            profile_write.encode_bytes(prof.model)
+        profile_write.encode_bytes(tfprof_lite.Profiler.load(_hand_profile()).model)
+    finally:
+        profile_write._native_module = real
+    return captured
+
+
+def test_sanitized_profile_encoder(libasan: str, tmp_path: Path) -> None:
+    import hashlib
+
+    from tfprof_lite.model import profile_write
+
+    module = build(tmp_path, NATIVE / "_profileencode.c", "_profileencode", f"-I{NATIVE}")
+    args = _encoder_args()
+    data = tmp_path / "encode.pickle"
+    data.write_bytes(pickle.dumps(args))
+    env_argv = [str(module.parent), module.stem, str(data)]
+    done = _run_encode_child(libasan, env_argv)
+    assert problems(done) == [], done.stderr[-4000:]
+    expected = [hashlib.sha256(profile_write._native().encode(*a)).hexdigest() for a in args]
+    assert done.stdout.split() == expected
+
+
+def _run_encode_child(libasan: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {
+        **os.environ,
+        "LD_PRELOAD": libasan,
+        "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0:exitcode=86",
+        "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1:exitcode=87",
+    }
+    env.pop("PYTHONPATH", None)
+    command = [sys.executable, "-I", "-c", ENCODE_CHILD, *argv]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
