@@ -29,6 +29,8 @@ pytestmark = pytest.mark.skipif(
     reason="the native profile decoder is not built (python setup.py build_ext --inplace)",
 )
 
+#: Mutated inputs of the decline-or-agree loop (``make fuzz`` raises it).
+PROFILE_FUZZ_ENV = "FUZZ_PROFILE_N"
 CASES = (hc.gpu_case, hc.steps_case, hc.shapes_case, hc.numbers_case, hc.code_case, hc.names_case)
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
@@ -222,10 +224,10 @@ def _mutations(raw: bytes, rng: random.Random) -> bytes:
 def test_mutated_profiles_decline_or_agree() -> None:
     """Native either declines or equals protobuf's parse walked in Python; it never
     accepts bytes protobuf rejects."""
-    rng = random.Random(20261126)
+    rng = random.Random(int(os.environ.get("FUZZ_SEED", "20261126")))
     seeds = [_hand_profile().SerializeToString(), _saved(hc.gpu_case())]
     accepted = rejected = declined = 0
-    for i in range(2500):
+    for i in range(int(os.environ.get(PROFILE_FUZZ_ENV, "2500"))):
         raw = _mutations(seeds[i % len(seeds)], rng)
         native, pure = _both(raw)
         if pure is None:
