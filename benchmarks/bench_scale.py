@@ -29,7 +29,9 @@ steps (the captured run metadata reused in turn), query the scope view once and
 report their peak RSS. Every report file of ours is compared with TF's byte for
 byte.
 
-It prints one table (operation, TF s, ours s, ours/TF, target, ok, spreads) and
+It then times the command line (`scope`, `overview`, `advise`, `memory`, `report`,
+`timeline`, `diff`) on the profile TF serialized, each a fresh process, on both
+decoder paths. It prints one table (operation, TF s, ours s, ours/TF, target, ok, spreads) and
 writes ``bench_out/scale.json``.
 
 Run: ``python benchmarks/bench_scale.py [--quick] [--ops N] [--steps K]
@@ -76,6 +78,20 @@ TARGET_LOAD = 0.3
 TARGET_SERIALIZE = 0.3
 TARGET_MANY_RSS_MB = 600.0
 TARGET_MANY_SCOPE_S = 0.4
+TARGET_CLI_SCOPE_S = 1.5
+TARGET_CLI_OTHER_S = 5.0
+
+#: Command-line runs on the profile TF serialized (``{p}``: its path, ``{o}``: an
+#: output path), each timed end to end as a fresh process.
+CLI_COMMANDS = (
+    ("scope", ["scope", "{p}"]),
+    ("overview", ["overview", "{p}"]),
+    ("advise", ["advise", "{p}"]),
+    ("memory", ["memory", "{p}"]),
+    ("report", ["report", "{p}", "-o", "{o}.html"]),
+    ("timeline", ["timeline", "{p}", "-o", "{o}.json"]),
+    ("diff", ["diff", "{p}", "{p}"]),
+)
 
 
 # ================================================================== children
@@ -515,6 +531,50 @@ def suite_rows(group: str, tf: dict[str, Any], ours: dict[str, Any], native: boo
     return rows
 
 
+def run_cli(data_dir: str, pure: bool, repeat: int) -> dict[str, list[float]]:
+    """Seconds of each command-line run (best of ``repeat`` kept by the caller)."""
+    env = dict(os.environ)
+    env.pop(PURE_ENV, None)
+    if pure:
+        env[PURE_ENV] = "1"
+    path = os.path.join(data_dir, "tf_profile.pb")
+    out: dict[str, list[float]] = {}
+    for name, argv in CLI_COMMANDS:
+        words = [w.format(p=path, o=os.path.join(data_dir, f"cli_{name}")) for w in argv]
+        times = []
+        for _ in range(max(1, min(repeat, 2))):
+            start = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, "-m", "tfprof_lite", *words],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                check=False,
+            )
+            times.append(time.perf_counter() - start)
+            if done.returncode != 0:
+                raise SystemExit(f"tfprof-lite {name} failed: {done.stderr.strip()}")
+        out[name] = times
+    return out
+
+
+def cli_rows(group: str, cli: dict[str, list[float]]) -> list[Row]:
+    """One row per command (no TF counterpart: the target bounds ours alone)."""
+    return [
+        Row(
+            group,
+            f"CLI {name} on TF's saved profile",
+            0.0,
+            min(times),
+            TARGET_CLI_SCOPE_S if name == "scope" else TARGET_CLI_OTHER_S,
+            absolute=True,
+            ours_range=_span(times),
+        )
+        for name, times in cli.items()
+    ]
+
+
 def many_rows(group: str, tf: dict[str, Any], ours: dict[str, Any]) -> list[Row]:
     n = len(tf["add_step"])
     k = max(1, min(5, n // 2))
@@ -589,9 +649,12 @@ def print_table(rows: list[Row], titles: dict[str, str]) -> None:
             print(header)
         unit = "" if row.unit == "s" else f" {row.unit}"
         tf_value = f"{row.tf:.1f}{unit}" if unit else f"{row.tf:.4f}"
+        ratio = f"{row.ratio:>9.3f}" if row.tf > 0 else f"{'-':>9}"
+        if row.tf <= 0:  # no TF counterpart
+            tf_value = "-"
         ours_value = f"{row.ours:.1f}{unit}" if unit else f"{row.ours:.4f}"
         print(
-            f"{row.operation:<{width}}{tf_value:>10}{ours_value:>10}{row.ratio:>9.3f}"
+            f"{row.operation:<{width}}{tf_value:>10}{ours_value:>10}{ratio}"
             f"{_fmt_target(row):>11}{_fmt_ok(row):>5}"
             f"   {_fmt_range(row.tf_range):<15}  {_fmt_range(row.ours_range):<15}"
         )
@@ -630,6 +693,8 @@ def parent_main(args: argparse.Namespace) -> int:
                 "many", "ours", f"{label}-many", pure, data_dir, args
             )
         diffs = [d for label, _ in PATHS for d in compare_reports(data_dir, label)]
+        for label, pure in PATHS:
+            results[f"{label}-cli"] = run_cli(data_dir, pure, args.repeat)
     load_after = list(os.getloadavg())
     from _common import OUT_DIR, ROOT, write_json
 
@@ -645,6 +710,7 @@ def parent_main(args: argparse.Namespace) -> int:
     for label, pure in PATHS:
         rows += suite_rows(label, results["tf"], results[label], native and not pure)
         rows += many_rows(label, results["tf-many"], results[f"{label}-many"])
+        rows += cli_rows(label, results[f"{label}-cli"])
     print_table(rows, titles)
     print(
         f"\n(construct, views, serialize, load: best of {args.repeat}; min-max: over those "
@@ -681,7 +747,13 @@ def parent_main(args: argparse.Namespace) -> int:
             "machine": machine,
             "native_available": native,
             "results": [
-                dict(asdict(r), ratio=r.ratio, ok=r.ok, decoder=titles[r.group]) for r in rows
+                dict(
+                    asdict(r),
+                    ratio=r.ratio if r.tf > 0 else None,
+                    ok=r.ok,
+                    decoder=titles[r.group],
+                )
+                for r in rows
             ],
             "text_mismatches": diffs,
             "raw": results,

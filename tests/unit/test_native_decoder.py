@@ -179,15 +179,16 @@ def test_pure_python_env_keeps_native_out(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def _add_step(data: bytes, pure: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[str, object]:
-    """``Profiler(graph=b"").add_step(0, data)`` on one path: the serialized profile,
-    or the error message."""
+    """``Profiler(graph=b"").add_step(0, data)`` on one path: the profile it
+    serializes (as a message: the two paths' encoders may order map entries
+    differently), or the error message."""
     monkeypatch.setenv(steps.PURE_PYTHON_ENV, "1" if pure else "0")
     prof = Profiler(graph=pb.GraphDef().SerializeToString())
     try:
         prof.add_step(0, data)
     except InvalidInputError as err:
         return "error", str(err)
-    return "ok", prof.serialize_to_string()
+    return "ok", pb.ProfileProto.FromString(prof.serialize_to_string())
 
 
 def test_others_with_a_wrong_wire_type_are_declined(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,221 +49,59 @@
 #endif
 #include <Python.h>
 
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "_wire.h"
 
 #ifndef STEPDECODE_LIMIT
 #define STEPDECODE_LIMIT INT32_MAX
 #endif
 
-#define OK 0
-#define DECLINE 1
-#define FAIL (-1) /* a Python exception is set */
+#define OK WIRE_OK
+#define DECLINE WIRE_DECLINE
+#define FAIL WIRE_FAIL
 
-#define WT_VARINT 0u
-#define WT_LEN 2u
+#define WT_VARINT WIRE_VARINT
+#define WT_LEN WIRE_LEN
 
-/* ------------------------------------------------------------------ buffers */
+/* The shared readers and buffers of _wire.h under this file's names. */
+typedef WireBuf Buf;
+typedef WirePtr Ptr;
 
-typedef struct {
-    char *data;
-    size_t len;
-    size_t cap;
-} Buf;
+#define buf_put wire_buf_put
+#define put_i32 wire_put_i32
+#define put_i64 wire_put_i64
+#define put_u64 wire_put_u64
+#define as_i64 wire_i64
+#define as_i32 wire_i32
+#define read_varint wire_varint
+#define read_tag wire_tag
+#define utf8_valid wire_utf8_valid
 
-static int buf_put(Buf *b, const void *src, size_t n) {
-    if (n > b->cap - b->len) {
-        size_t need, cap;
-        char *grown;
-        if (n > SIZE_MAX - b->len) {
-            PyErr_NoMemory();
-            return FAIL;
-        }
-        need = b->len + n;
-        cap = b->cap ? b->cap : 256;
-        while (cap < need) {
-            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-        }
-        grown = (char *)realloc(b->data, cap);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return FAIL;
-        }
-        b->data = grown;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, src, n);
-    b->len += n;
-    return OK;
-}
-
-static int put_i32(Buf *b, int32_t v) { return buf_put(b, &v, sizeof v); }
-static int put_i64(Buf *b, int64_t v) { return buf_put(b, &v, sizeof v); }
-static int put_u64(Buf *b, uint64_t v) { return buf_put(b, &v, sizeof v); }
-
-/* Two's complement reinterpretations without implementation-defined casts. */
-static int64_t as_i64(uint64_t v) {
-    int64_t out;
-    memcpy(&out, &v, sizeof out);
-    return out;
-}
-
-static int32_t as_i32(uint64_t v) {
-    uint32_t low = (uint32_t)(v & 0xFFFFFFFFu);
-    int32_t out;
-    memcpy(&out, &low, sizeof out);
-    return out;
-}
-
-/* ------------------------------------------------------------------ wire */
-
-typedef const uint8_t *Ptr;
-
-/* A varint of at most 10 bytes whose 10th byte is 0 or 1. */
-static int read_varint(Ptr *pp, Ptr end, uint64_t *out) {
-    Ptr p = *pp;
-    uint64_t value = 0;
-    unsigned i;
-    for (i = 0; i < 10; i++) {
-        uint8_t byte;
-        if (p >= end) {
-            return DECLINE;
-        }
-        byte = *p++;
-        if (i == 9 && byte > 1) {
-            return DECLINE;
-        }
-        value |= (uint64_t)(byte & 0x7Fu) << (7u * i);
-        if (!(byte & 0x80u)) {
-            *pp = p;
-            *out = value;
-            return OK;
-        }
-    }
-    return DECLINE;
-}
-
-/* A field key of at most 2 bytes; field number 0 declines. */
-static int read_tag(Ptr *pp, Ptr end, uint32_t *number, uint32_t *wire) {
-    Ptr p = *pp;
-    uint32_t tag;
-    if (p >= end) {
-        return DECLINE;
-    }
-    tag = *p++;
-    if (tag & 0x80u) {
-        uint32_t high;
-        if (p >= end) {
-            return DECLINE;
-        }
-        high = *p++;
-        if (high & 0x80u) {
-            return DECLINE;
-        }
-        tag = (tag & 0x7Fu) | (high << 7);
-    }
-    *number = tag >> 3;
-    *wire = tag & 7u;
-    if (*number == 0) {
-        return DECLINE;
-    }
-    *pp = p;
-    return OK;
-}
-
-/* A length prefix (at most 5 bytes) and the end of the value it announces. */
+/* A length prefix: the reader left at the value's start, ``*value_end`` its end. */
 static int read_len(Ptr *pp, Ptr end, Ptr *value_end) {
+    WireSpan value;
     Ptr p = *pp;
-    uint64_t size;
-    if (read_varint(&p, end, &size) != OK || p - *pp > 5) {
+    if (wire_len(&p, end, &value) != OK) {
         return DECLINE;
     }
-    if (size > (uint64_t)(end - p)) {
-        return DECLINE;
-    }
-    *pp = p;
-    *value_end = p + size;
+    *pp = value.p;
+    *value_end = value.end;
     return OK;
-}
-
-/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
-static int utf8_valid(Ptr p, Ptr end) {
-    while (p < end) {
-        uint8_t c = *p;
-        if (c < 0x80u) {
-            p++;
-            continue;
-        }
-        if (c >= 0xC2u && c <= 0xDFu) {
-            if (end - p < 2 || (p[1] & 0xC0u) != 0x80u) {
-                return 0;
-            }
-            p += 2;
-        } else if (c >= 0xE0u && c <= 0xEFu) {
-            uint8_t lo = 0x80u, hi = 0xBFu;
-            if (c == 0xE0u) {
-                lo = 0xA0u;
-            } else if (c == 0xEDu) {
-                hi = 0x9Fu;
-            }
-            if (end - p < 3 || p[1] < lo || p[1] > hi || (p[2] & 0xC0u) != 0x80u) {
-                return 0;
-            }
-            p += 3;
-        } else if (c >= 0xF0u && c <= 0xF4u) {
-            uint8_t lo = 0x80u, hi = 0xBFu;
-            if (c == 0xF0u) {
-                lo = 0x90u;
-            } else if (c == 0xF4u) {
-                hi = 0x8Fu;
-            }
-            if (end - p < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xC0u) != 0x80u ||
-                (p[3] & 0xC0u) != 0x80u) {
-                return 0;
-            }
-            p += 4;
-        } else {
-            return 0;
-        }
-    }
-    return 1;
 }
 
 /* A string field's value: [*start, *stop) after a valid length and UTF-8 check. */
 static int read_string(Ptr *pp, Ptr end, Ptr *start, Ptr *stop) {
-    Ptr value_end;
-    if (read_len(pp, end, &value_end) != OK || !utf8_valid(*pp, value_end)) {
+    WireSpan value;
+    if (wire_string(pp, end, &value) != OK) {
         return DECLINE;
     }
-    *start = *pp;
-    *stop = value_end;
-    *pp = value_end;
+    *start = value.p;
+    *stop = value.end;
     return OK;
 }
 
 /* A repeated varint field, unpacked (one value) or packed (a run of values). */
 static int skip_repeated_varint(Ptr *pp, Ptr end, uint32_t wire) {
-    uint64_t ignored;
-    if (wire == WT_VARINT) {
-        return read_varint(pp, end, &ignored);
-    }
-    if (wire == WT_LEN) {
-        Ptr value_end;
-        Ptr p = *pp;
-        if (read_len(&p, end, &value_end) != OK) {
-            return DECLINE;
-        }
-        while (p < value_end) {
-            if (read_varint(&p, value_end, &ignored) != OK) {
-                return DECLINE;
-            }
-        }
-        *pp = value_end;
-        return OK;
-    }
-    return DECLINE;
+    return wire_repeated_i64(pp, end, wire, NULL);
 }
 
 static int contains_gpu(Ptr p, Ptr end) {
