@@ -101,7 +101,8 @@ def test_planted_bugs_are_found(
     """A decoder that returns a wrong column, accepts bytes upb rejects, or crashes
     gives an ``other`` outcome with its signature (the workers are forked after the
     planted module is in place)."""
-    monkeypatch.setattr(steps, "_native_module", _Planted(steps._native(), kind))
+    planted = _Planted(steps._native(), kind)
+    monkeypatch.setattr(steps, "_native", lambda: planted)
     cases: list[Case | tuple[str, int]] = [("native", i) for i in range(60)]
     outcomes = list(run_cases(cases, corpus, RunConfig(seed=SEED, timeout=5.0, batch=60)))
     others = [o for o in outcomes if o.status == "other"]

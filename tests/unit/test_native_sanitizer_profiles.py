@@ -68,7 +68,7 @@ def test_sanitized_profile_decoder(libasan: str, tmp_path: Path) -> None:
         assert declined == [regular.decode(d) is None for d in inputs]
 
 
-def _encoder_args() -> list[tuple[Any, ...]]:
+def _encoder_args(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     """The native encoder's arguments for each hand-made case's model."""
     from tfprof_lite.model import profile_write
 
@@ -80,30 +80,32 @@ def _encoder_args() -> list[tuple[Any, ...]]:
             captured.append(args)
             return b""
 
-    real = profile_write._native()
-    if real is None:
+    if profile_write._native() is None:
         pytest.skip("the native encoder is not built")
-    profile_write._native_module = Spy
-    try:
-        for make in CASES:
-            case = make()
-            prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
-            for step, meta in case.run_metas:
-                prof.add_step(step, meta)
-            profile_write.encode_bytes(prof.model)
-        profile_write.encode_bytes(tfprof_lite.Profiler.load(_hand_profile()).model)
-    finally:
-        profile_write._native_module = real
+    models = []
+    for make in CASES:
+        case = make()
+        prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
+        for step, meta in case.run_metas:
+            prof.add_step(step, meta)
+        models.append(prof.model)
+    models.append(tfprof_lite.Profiler.load(_hand_profile()).model)
+    with monkeypatch.context() as patch:
+        patch.setattr(profile_write, "_native", lambda: Spy)
+        for model in models:
+            profile_write.encode_bytes(model)
     return captured
 
 
-def test_sanitized_profile_encoder(libasan: str, tmp_path: Path) -> None:
+def test_sanitized_profile_encoder(
+    libasan: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import hashlib
 
     from tfprof_lite.model import profile_write
 
     module = build(tmp_path, NATIVE / "_profileencode.c", "_profileencode", f"-I{NATIVE}")
-    args = _encoder_args()
+    args = _encoder_args(monkeypatch)
     data = tmp_path / "encode.pickle"
     data.write_bytes(pickle.dumps(args))
     env_argv = [str(module.parent), module.stem, str(data)]

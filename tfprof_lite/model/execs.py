@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.records import AllocationEvent, MemoryDetail, OutputMemory
+from tfprof_lite.proto.profiles import MEM_FIELDS
 
 __all__ = [
     "KIND_ACCELERATOR",
@@ -56,18 +57,7 @@ KIND_CPU = 2
 IntArray = npt.NDArray[np.int64]
 
 #: The value columns of a memory record (tfprof's ExecMemory), in ProfileProto order.
-MEM_VALUES = (
-    "memory_micros",
-    "host_temp_bytes",
-    "host_persistent_bytes",
-    "accelerator_temp_bytes",
-    "accelerator_persistent_bytes",
-    "requested_bytes",
-    "peak_bytes",
-    "residual_bytes",
-    "output_bytes",
-    "allocator_bytes_in_use",
-)
+MEM_VALUES = MEM_FIELDS
 
 
 class Columns:

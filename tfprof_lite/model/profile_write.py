@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tfprof_lite._native import load
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU, MEM_VALUES, MemoryExec, StepExecs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import CodeFrame
@@ -109,21 +110,10 @@ def _memory_message(msg: Any, mem: MemoryExec) -> None:
 
 # ----------------------------------------------------------------- native
 
-_native_module: Any = None
-_native_loaded = False
-
 
 def _native() -> Any:
-    global _native_module, _native_loaded
-    if not _native_loaded:
-        try:
-            from tfprof_lite._native import _profileencode
-        except ImportError:
-            _native_module = None
-        else:
-            _native_module = _profileencode
-        _native_loaded = True
-    return _native_module
+    """The extension module, or None when it is not built."""
+    return load("_profileencode")
 
 
 def encode_bytes(model: ProfileModel) -> bytes:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite._native import load
 from tfprof_lite.proto.steps import pure_forced
 
 __all__ = [
@@ -231,21 +232,10 @@ def columns_from_profile(profile: Any) -> ProfileColumns:
 
 # ----------------------------------------------------------------- native
 
-_native_module: Any = None
-_native_loaded = False
-
 
 def _native() -> Any:
-    global _native_module, _native_loaded
-    if not _native_loaded:
-        try:
-            from tfprof_lite._native import _profiledecode
-        except ImportError:
-            _native_module = None
-        else:
-            _native_module = _profiledecode
-        _native_loaded = True
-    return _native_module
+    """The extension module, or None when it is not built."""
+    return load("_profiledecode")
 
 
 def native_profile_available() -> bool:

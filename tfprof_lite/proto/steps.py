@@ -55,6 +55,8 @@ from typing import Any, Callable
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite._native import load
+
 __all__ = [
     "PURE_PYTHON_ENV",
     "StepColumns",
@@ -261,22 +263,10 @@ def _scatter(n: int, rows: I32, values: list[int], dtype: Any) -> Any:
 
 # ----------------------------------------------------------------- native
 
-_native_module: Any = None
-_native_loaded = False
-
 
 def _native() -> Any:
-    """The extension module, or None when it is not built (imported once)."""
-    global _native_module, _native_loaded
-    if not _native_loaded:
-        try:
-            from tfprof_lite._native import _stepdecode
-        except ImportError:
-            _native_module = None
-        else:
-            _native_module = _stepdecode
-        _native_loaded = True
-    return _native_module
+    """The extension module, or None when it is not built."""
+    return load("_stepdecode")
 
 
 def native_available() -> bool:

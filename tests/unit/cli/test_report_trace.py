@@ -260,15 +260,15 @@ def test_code_view_comes_from_one_function(monkeypatch: pytest.MonkeyPatch) -> N
     calls: list[str] = []
     original = report_page.code_view
 
-    def spy(m: Any, opts: Any) -> Any:
+    def spy(m: Any, opts: Any, all_frames: bool = False) -> Any:
         calls.append("code")
-        return original(m, opts)
+        return original(m, opts, all_frames)
 
     monkeypatch.setattr(report_page, "code_view", spy)
     page = render_html(model)
     assert calls == ["code"]
     assert "code" in _script(page, "flame-data")["views"] and 'id="t-code"' in page
-    monkeypatch.setattr(report_page, "code_view", lambda m, opts: None)
+    monkeypatch.setattr(report_page, "code_view", lambda m, opts, all_frames=False: None)
     page = render_html(model)
     assert "code" not in _script(page, "flame-data")["views"] and 'id="t-code"' not in page
 
