@@ -1,6 +1,6 @@
 """Build script: the project is configured in setup.cfg and pyproject.toml; this file
-only declares the optional C extensions of ``tfprof_lite._native`` (the step and
-saved-profile decoders).
+only declares the optional C extensions of ``tfprof_lite._native`` (the step,
+saved-profile and graph/op-log decoders).
 
 The extension is optional: when it cannot be compiled (no compiler, no Python
 headers) the build prints one warning and goes on, and tfprof_lite uses its
@@ -22,6 +22,7 @@ NATIVE = "tfprof_lite._native"
 MODULES = (
     ("tfprof_lite._native._stepdecode", "tfprof_lite/_native/_stepdecode.c"),
     ("tfprof_lite._native._profiledecode", "tfprof_lite/_native/_profiledecode.c"),
+    ("tfprof_lite._native._graphdecode", "tfprof_lite/_native/_graphdecode.c"),
 )
 
 
