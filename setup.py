@@ -1,6 +1,7 @@
 """Build script: the project is configured in setup.cfg and pyproject.toml; this file
-declares the optional C extensions of ``tfprof_lite._native`` (the step and
-saved-profile decoders, the saved-profile encoder) and copies the documentation pages (``docs/**/*.md``) into the built package as
+declares the optional C extensions of ``tfprof_lite._native`` (the step,
+saved-profile and graph/op-log decoders, the saved-profile encoder) and copies
+the documentation pages (``docs/**/*.md``) into the built package as
 ``tfprof_lite/_docs/``, which ``tfprof-lite help`` reads.
 
 The extension is optional: when it cannot be compiled (no compiler, no Python
@@ -29,6 +30,7 @@ MODULES = (
     ("tfprof_lite._native._stepdecode", "tfprof_lite/_native/_stepdecode.c"),
     ("tfprof_lite._native._profiledecode", "tfprof_lite/_native/_profiledecode.c"),
     ("tfprof_lite._native._profileencode", "tfprof_lite/_native/_profileencode.c"),
+    ("tfprof_lite._native._graphdecode", "tfprof_lite/_native/_graphdecode.c"),
 )
 DOCS = Path(__file__).resolve().parent / "docs"
 

@@ -22,8 +22,11 @@ This module sits between the capture layer and the facade (``profiler``, ``api``
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tfprof_lite.capture.flops import FlopsHook, resolve_flops_mode
@@ -34,8 +37,8 @@ from tfprof_lite.model import decode
 from tfprof_lite.model.flops import FlopConventions
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import OpLogEntrySpec
+from tfprof_lite.proto import graphs, steps
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto import steps
 from tfprof_lite.proto.codec import parse, wire_bytes
 
 __all__ = ["Ingest", "default_tf_graph", "one_shot_model", "parse_op_log", "parse_run_meta"]
@@ -62,6 +65,19 @@ def parse_run_meta(run_meta: Any) -> Any | None:
         return None
     meta = parse(pb.RunMetadata, run_meta, "run_meta")
     return meta if meta.ByteSize() else None
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: decoding a graph makes many small
+    containers, none of them garbage, and each collection would walk them all."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _flop_names(user_log: Any | None) -> set[str]:
@@ -109,9 +125,17 @@ class Ingest:
     ) -> Ingest:
         """``Profiler(graph, op_log)``: the graph's nodes and the merged default op log."""
         ingest, graph = cls._begin(graph, flops)
+        live = graph is not None and is_tf_graph(graph)
+        if not live and ingest._conventions is None:
+            # Bytes or messages only: decoded straight into columns (natively
+            # when the decoder is built), the op log first as before.
+            with _gc_paused():
+                log_cols = _op_log_columns(op_log)
+                ingest._feed(_graph_columns(graph), log_cols)
+            return ingest
         user_log = parse_op_log(op_log)
         ingest._start_flops(graph, user_log)
-        if graph is not None and is_tf_graph(graph):
+        if live:
             ingest.source = GraphSource(graph)
             ingest._user_flops = _flop_names(user_log)
             graph_def, user_log = ingest.source.initial(user_log)
@@ -190,10 +214,16 @@ class Ingest:
         warn: bool = False,
         cols: steps.StepColumns | None = None,
     ) -> None:
-        """Nodes, then the step's records, then the op log, then corrected FLOPs."""
+        """Nodes, then the step's records, then the op log, then corrected FLOPs.
+
+        ``graph_def`` and ``op_log`` are messages or already decoded columns.
+        """
         model = self.model
-        if graph_def is not None:
-            model.add_graph(decode.graph_nodes(graph_def))
+        nodes = graph_def if isinstance(graph_def, graphs.GraphColumns) else None
+        if nodes is None and graph_def is not None:
+            nodes = _graph_columns(graph_def)
+        if nodes is not None:
+            model.add_graph_columns(nodes)
         if cols is None and meta is not None:
             cols = steps.columns_from_message(meta)
         if cols is not None:
@@ -203,8 +233,11 @@ class Ingest:
                 log.warning("Invalid RunMetadata for step %d", step)
         if meta is not None and self._user_flops:
             self._restore_default_flops(meta)
-        if op_log is not None:
-            model.add_op_log(*decode.op_log_entries(op_log))
+        entries = op_log if isinstance(op_log, graphs.OpLogColumns) else None
+        if entries is None and op_log is not None:
+            entries = _op_log_columns(op_log)
+        if entries is not None:
+            model.add_op_log_columns(entries, decode.code_stacks(entries.traces))
         if self._hook is not None:
             self._hook.apply(model, meta)
 
@@ -221,6 +254,46 @@ class Ingest:
         ]
         self.model.add_op_log(restored, {})
         self._user_flops = set()
+
+
+#: Below this many nodes a GraphDef the native decoder took is parsed as well:
+#: the wrong-input-kind check of ``codec.parse`` may look into attribute values
+#: of small graphs (it visits a bounded number of sub-messages), which that
+#: decoder does not read.
+_KIND_CHECK_NODES = 64
+
+
+def _graph_columns(graph: Any) -> graphs.GraphColumns | None:
+    """A GraphDef (bytes or message, ours or TensorFlow's) as node columns, or None.
+
+    Raises:
+        InvalidInputError: as :func:`tfprof_lite.proto.codec.parse`, or an input
+            of a node is malformed.
+    """
+    if graph is None:
+        return None
+    raw = wire_bytes(pb.GraphDef, graph, "graph")
+    cols = graphs.native_graph_columns(raw) if raw is not None else None
+    if cols is None:
+        return graphs.graph_columns_from_message(parse(pb.GraphDef, graph, "graph"))
+    if len(cols.names) < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):
+        parse(pb.GraphDef, raw, "graph")
+    return cols
+
+
+def _op_log_columns(op_log: Any) -> graphs.OpLogColumns | None:
+    """An OpLogProto (bytes or message, ours or TensorFlow's) as entry columns, or None.
+
+    Raises:
+        InvalidInputError: as :func:`tfprof_lite.proto.codec.parse`.
+    """
+    if op_log is None:
+        return None
+    raw = wire_bytes(pb.OpLogProto, op_log, "op_log")
+    cols = graphs.native_op_log_columns(raw) if raw is not None else None
+    if cols is None:
+        cols = graphs.op_log_columns_from_message(parse(pb.OpLogProto, op_log, "op_log"))
+    return cols
 
 
 def _graph_def(graph: Any) -> Any | None:

@@ -7,6 +7,7 @@ Contract: every function takes one of our message objects (already parsed by
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,9 +21,12 @@ from tfprof_lite.model.records import (
     OutputTensor,
 )
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.graphs import parse_input as _parse_input
+from tfprof_lite.proto.graphs import shape_dims
 
 __all__ = [
     "code_frames",
+    "code_stacks",
     "graph_nodes",
     "memory_detail",
     "op_log_entries",
@@ -30,28 +34,6 @@ __all__ = [
 ]
 
 _STRING_ATTRS = ("data_format",)
-
-
-def shape_dims(shape: Any) -> list[int]:
-    """tfprof's shape vector: dims, ``[1]`` for a known-rank scalar, ``[]`` if unknown."""
-    if not shape.dim and not shape.unknown_rank:
-        return [1]
-    return [d.size for d in shape.dim]
-
-
-def _parse_input(text: str, node: str) -> tuple[str, int]:
-    name, sep, index = text.partition(":")
-    idx = 0
-    if sep:
-        try:
-            idx = int(index)
-        except ValueError as err:
-            raise InvalidInputError(
-                f"GraphDef node {node!r} has a malformed input {text!r}; expected 'name:index'"
-            ) from err
-    if name.startswith("^"):
-        name = name[1:]
-    return name, idx
 
 
 def _node_spec(node: Any, shared: dict[bytes, dict[int, list[int]]]) -> NodeSpec:
@@ -133,6 +115,33 @@ def code_frames(code_def: Any, known: dict[_FrameKey, CodeFrame] | None = None) 
                 known[key] = frame
         frames.append(frame)
     return frames
+
+
+def code_stacks(packed: list[bytes]) -> list[list[CodeFrame]]:
+    """Call stacks from packed frames (five native-order int64 per frame, as
+    :class:`tfprof_lite.proto.graphs.OpLogColumns` keeps them); equal frames
+    share one (immutable) object."""
+    frames: dict[_FrameKey, CodeFrame] = {}
+    out = []
+    for data in packed:
+        values = array("q", data)
+        stack = []
+        for i in range(0, len(values), 5):
+            key = (values[i], values[i + 1], values[i + 2], values[i + 3], values[i + 4])
+            frame = frames.get(key)
+            if frame is None:
+                frame = frames[key] = CodeFrame(
+                    file="",
+                    lineno=key[1],
+                    function="",
+                    func_start_line=key[4],
+                    file_id=key[0],
+                    function_id=key[2],
+                    line_id=key[3],
+                )
+            stack.append(frame)
+        out.append(stack)
+    return out
 
 
 def op_log_entries(op_log: Any) -> tuple[Iterator[OpLogEntrySpec], dict[int, str]]:

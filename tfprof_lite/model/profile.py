@@ -23,6 +23,7 @@ from tfprof_lite.model.execs import StepExecs, StepTotals
 from tfprof_lite.model.int64 import unsigned_mean
 from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
 from tfprof_lite.model.step_ingest import ingest_step
+from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
 from tfprof_lite.proto.steps import StepColumns
 
 __all__ = ["NodeStats", "ProfileModel"]
@@ -162,6 +163,75 @@ class ProfileModel:
             self.data_version += 1
             self._view_extents.clear()
         return added
+
+    def add_graph_columns(self, cols: GraphColumns) -> bool:
+        """Add decoded GraphDef nodes whose names are new, as :meth:`add_graph`
+        would one by one; returns True if any was added."""
+        names = cols.names
+        index = self.index
+        keep: list[int] | None = None
+        if index or len(set(names)) != len(names):
+            seen: set[str] = set()
+            keep = []
+            for i, name in enumerate(names):
+                if name not in index and name not in seen:
+                    seen.add(name)
+                    keep.append(i)
+        if keep is not None and len(keep) < len(names):
+            cols = GraphColumns(*[[column[i] for i in keep] for column in _graph_lists(cols)])
+            names = cols.names
+        n = len(names)
+        if not n:
+            return False
+        base = len(self.names)
+        self.names.extend(names)
+        self.ops.extend(cols.ops)
+        index.update(zip(names, range(base, base + n)))
+        self.op_types.extend([{op} for op in cols.ops])
+        self.shapes.extend(cols.shapes)
+        self.output_shapes.extend(cols.output_shapes)
+        self.inputs.extend(cols.inputs)
+        self.src_output.extend(cols.src_output)
+        self.attrs.extend(cols.attrs)
+        self.str_attrs.extend(cols.str_attrs)
+        self.static_float_ops.extend([0] * n)
+        self.traces.extend([None] * n)
+        self.canonical_device.extend([""] * n)
+        self.host_device.extend([""] * n)
+        self.has_execs.extend([False] * n)
+        self.graph_version += n
+        self.data_version += 1
+        self._view_extents.clear()
+        return True
+
+    def add_op_log_columns(self, cols: OpLogColumns, stacks: list[list[CodeFrame]]) -> None:
+        """Merge a decoded op log as :meth:`add_op_log` does; ``stacks`` are the
+        call stacks of ``cols.traces``, in order."""
+        for key, text in cols.id_to_string.items():
+            self.id_to_string.setdefault(key, text)
+        index = self.index
+        op_types = self.op_types
+        static = self.static_float_ops
+        traces = self.traces
+        traced = False
+        for name, flops, types, trace in zip(
+            cols.names, cols.float_ops, cols.types, cols.trace_ids
+        ):
+            nid = index.get(name)
+            if nid is None:
+                continue
+            if types:
+                op_types[nid].update(types)
+            if flops:
+                static[nid] = flops
+            if trace >= 0:
+                traced = True
+                if traces[nid] is None:
+                    traces[nid] = stacks[trace]
+        if traced:
+            self.has_trace = True
+        self.data_version += 1
+        self.graph_version += 1
 
     def add_op_log(self, entries: Iterable[OpLogEntrySpec], id_to_string: dict[int, str]) -> None:
         """Merge an op log: extra types, static FLOPs, the first code trace per node."""
@@ -306,6 +376,20 @@ class ProfileModel:
                 run.add(execs.totals(n))
                 run.included[s] = execs.version
         return run.count, run.sums
+
+
+def _graph_lists(cols: GraphColumns) -> tuple[list[Any], ...]:
+    """The columns of ``cols`` in field order."""
+    return (
+        cols.names,
+        cols.ops,
+        cols.inputs,
+        cols.src_output,
+        cols.attrs,
+        cols.shapes,
+        cols.output_shapes,
+        cols.str_attrs,
+    )
 
 
 class _RunningSums:

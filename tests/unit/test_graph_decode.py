@@ -1,0 +1,376 @@
+"""The two GraphDef / op log decoders (native and pure Python) give equal columns.
+
+Inputs are the hand-made cases' GraphDefs and op logs and hand-built messages
+that reach every field the decoders read: control and indexed inputs, repeated
+node names, ``shape`` / ``_output_shapes`` / ``data_format`` values of every
+form, empty and keyless attributes, versions, shared and empty call stacks,
+extreme integers. Malformed or unusual bytes must make the native decoder
+decline (None), never give another answer than protobuf's parse; a seeded
+mutation loop checks that on a few thousand inputs. The model a ``Profiler``
+builds from bytes is the same with the native decoder and without it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+import pytest
+
+import tests.hand_cases as hc
+import tfprof_lite
+from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.model.decode import code_stacks
+from tfprof_lite.proto import graphs
+from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
+
+pytestmark = pytest.mark.skipif(
+    not graphs.native_graph_available() and os.environ.get("CI") != "true",
+    reason="the native graph decoder is not built (python setup.py build_ext --inplace)",
+)
+
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+def _attr_values(attrs: dict[str, bytes]) -> dict[str, Any]:
+    return {key: pb.AttrValue.FromString(raw) for key, raw in attrs.items()}
+
+
+def assert_same_graph(native: GraphColumns, pure: GraphColumns) -> None:
+    """Column by column; AttrValue bytes compared as messages."""
+    assert native.names == pure.names
+    assert native.ops == pure.ops
+    assert native.inputs == pure.inputs
+    assert [list(d.items()) for d in native.src_output] == [
+        list(d.items()) for d in pure.src_output
+    ]
+    assert native.shapes == pure.shapes
+    assert native.output_shapes == pure.output_shapes
+    assert native.str_attrs == pure.str_attrs
+    assert [_attr_values(a) for a in native.attrs] == [_attr_values(a) for a in pure.attrs]
+
+
+def assert_same_log(native: OpLogColumns, pure: OpLogColumns) -> None:
+    """Entry by entry; call stacks compared by their frames."""
+    assert native.names == pure.names
+    assert native.float_ops == pure.float_ops
+    assert native.types == pure.types
+    assert native.id_to_string == pure.id_to_string
+    stacks_n, stacks_p = code_stacks(native.traces), code_stacks(pure.traces)
+    assert [stacks_n[t] if t >= 0 else None for t in native.trace_ids] == [
+        stacks_p[t] if t >= 0 else None for t in pure.trace_ids
+    ]
+
+
+def _pure_graph(raw: bytes) -> GraphColumns | None:
+    """The pure columns, or None when protobuf rejects the bytes or an input is malformed."""
+    try:
+        message = pb.GraphDef.FromString(raw)
+    except Exception:  # noqa: BLE001 - protobuf's DecodeError
+        return None
+    try:
+        return graphs.graph_columns_from_message(message)
+    except InvalidInputError:
+        return None
+
+
+def _pure_log(raw: bytes) -> OpLogColumns | None:
+    try:
+        message = pb.OpLogProto.FromString(raw)
+    except Exception:  # noqa: BLE001 - protobuf's DecodeError
+        return None
+    return graphs.op_log_columns_from_message(message)
+
+
+def _shape(*dims: int, unknown: bool = False) -> Any:
+    out = pb.TensorShapeProto(unknown_rank=unknown)
+    for i, d in enumerate(dims):
+        out.dim.add(size=d, name=f"d{i}" if i % 2 else "")
+    return out
+
+
+def _hand_graph() -> Any:
+    """A GraphDef reaching every field the decoders read."""
+    g = pb.GraphDef()
+    g.versions.producer = 1234
+    g.versions.min_consumer = 3
+    g.versions.bad_consumers.extend([5, -7])
+    a = g.node.add(name="a", op="Const", device="/cpu:0")
+    a.attr["shape"].shape.CopyFrom(_shape())  # known-rank scalar -> [1]
+    a.attr["value"].i = I64_MIN
+    a.attr["_output_shapes"].list.shape.add().CopyFrom(_shape(2, 3))
+    b = g.node.add(name="ünï/b", op="Ωp", input=["a", "a:1", "^a", "^a:12", "a:0"])
+    b.attr["shape"].shape.CopyFrom(_shape(unknown=True))  # unknown rank -> []
+    b.attr["data_format"].s = b"NC\xffHW"  # invalid UTF-8, decoded with replacement
+    b.attr["_output_shapes"].list.shape.add().CopyFrom(_shape(2, 3))
+    c = g.node.add(name="c", op="Conv2D", input=["ünï/b:3"])
+    c.attr["shape"].type = 1  # not a shape value -> no shape
+    c.attr["data_format"].i = 4  # not a string value -> no str attr
+    c.attr[""].CopyFrom(pb.AttrValue())  # empty value, empty key
+    ls = c.attr["_output_shapes"].list
+    ls.i.extend([1, -2])
+    ls.s.append(b"x")
+    ls.shape.add().CopyFrom(_shape(-1, I64_MAX, 0))
+    ls.shape.add().CopyFrom(_shape(unknown=True))
+    ls.shape.add().CopyFrom(_shape())
+    d = g.node.add(name="d", op="Const")
+    d.attr["_output_shapes"].list.SetInParent()  # a list without shapes -> {}
+    d.attr["shape"].shape.CopyFrom(_shape(4, 5, 6))
+    d.attr["dtype"].func.name = "f"
+    d.attr["dtype"].func.attr["inner"].s = b"v"
+    g.node.add(name="a", op="Duplicate")  # a repeated name: the model keeps the first
+    e = g.node.add(name="e")  # no op, no attributes
+    e.attr["data_format"].s = b"NHWC"
+    e.attr["_output_shapes"].s = b"not a list"
+    g.node.add(name="", op="Empty")
+    return g
+
+
+def _hand_log() -> Any:
+    log = pb.OpLogProto()
+    log.id_to_string[5] = "file.py"
+    log.id_to_string[-1] = "ünï"
+    log.id_to_string[I64_MAX] = ""
+    first = log.log_entries.add(name="a", float_ops=I64_MAX, types=["_trainable_variables", "x"])
+    first.code_def.traces.add(
+        lineno=-3, func_start_line=2**31 - 1, file_id=5, function_id=-1, line_id=I64_MIN
+    )
+    first.code_def.traces.add(lineno=7, file_id=5)
+    same = log.log_entries.add(name="ünï/b", float_ops=I64_MIN)
+    same.code_def.CopyFrom(first.code_def)
+    empty = log.log_entries.add(name="c", types=["y"])
+    empty.code_def.SetInParent()  # a code_def without frames: an empty stack
+    log.log_entries.add(name="missing", float_ops=9)
+    log.log_entries.add(name="a", float_ops=-1)
+    log.log_entries.add()
+    return log
+
+
+def _raw_cases() -> list[tuple[bytes, bytes]]:
+    out = [(_hand_graph().SerializeToString(), _hand_log().SerializeToString())]
+    for make in hc.ALL_CASES.values():
+        case = make()
+        out.append((case.graph_def, case.op_log))
+    return out
+
+
+@pytest.mark.parametrize("index", range(len(_raw_cases())))
+def test_hand_inputs_equal(index: int) -> None:
+    graph_raw, log_raw = _raw_cases()[index]
+    native = graphs.native_graph_columns(graph_raw)
+    pure = _pure_graph(graph_raw)
+    assert native is not None and pure is not None
+    assert_same_graph(native, pure)
+    log_native = graphs.native_op_log_columns(log_raw)
+    log_pure = _pure_log(log_raw)
+    assert log_native is not None and log_pure is not None
+    assert_same_log(log_native, log_pure)
+
+
+def test_hand_graph_reads_every_form() -> None:
+    """The decoded values themselves (not only native == pure)."""
+    cols = graphs.native_graph_columns(_hand_graph().SerializeToString())
+    assert cols is not None
+    assert cols.names == ["a", "ünï/b", "c", "d", "a", "e", ""]
+    assert cols.inputs[1] == {0: "a", 1: "a", 2: "a", 3: "a", 4: "a"}
+    assert cols.src_output[1] == {"a": 0}
+    assert cols.inputs[2] == {0: "ünï/b"}
+    assert cols.shapes[:4] == [[1], [], None, [4, 5, 6]]
+    assert cols.output_shapes[0] == {0: [2, 3]} and cols.output_shapes[0] is cols.output_shapes[1]
+    assert cols.output_shapes[2] == {0: [-1, I64_MAX, 0], 1: [], 2: [1]}
+    assert cols.output_shapes[3] == {} and cols.output_shapes[5] == {}
+    assert cols.str_attrs[1] == {"data_format": "NC\ufffdHW"}
+    assert cols.str_attrs[2] == {} and cols.str_attrs[5] == {"data_format": "NHWC"}
+    log = graphs.native_op_log_columns(_hand_log().SerializeToString())
+    assert log is not None
+    assert log.trace_ids == [0, 0, 1, -1, -1, -1]
+    stacks = code_stacks(log.traces)
+    assert stacks[1] == []
+    frame = stacks[0][0]
+    assert (frame.file_id, frame.lineno, frame.function_id, frame.line_id) == (5, -3, -1, I64_MIN)
+    assert frame.func_start_line == 2**31 - 1
+    assert log.float_ops[:2] == [I64_MAX, I64_MIN]
+
+
+def _field(number: int, data: bytes) -> bytes:
+    assert len(data) < 128
+    return bytes([(number << 3) | 2, len(data)]) + data
+
+
+def _decline_graphs() -> list[tuple[str, bytes]]:
+    raw = _hand_graph().SerializeToString()
+    node = _field(1, b"x") + _field(2, b"Op")
+    return [
+        ("unknown top-level field", raw + b"\x30\x01"),
+        ("truncated", raw[:-3]),
+        ("library", raw + _field(2, _field(1, _field(1, _field(1, b"f"))))),
+        ("malformed input", _field(1, node + _field(3, b"a:x"))),
+        ("empty index", _field(1, node + _field(3, b"a:"))),
+        ("signed index", _field(1, node + _field(3, b"a:+1"))),
+        ("invalid UTF-8 name", _field(1, _field(1, b"\xc3\x28"))),
+        ("node name as varint", _field(1, b"\x08\x01")),
+        ("debug info", _field(1, node + _field(6, _field(1, b"o")))),
+        ("two values in an entry", _field(1, node + _field(5, _field(2, b"") + _field(2, b"")))),
+        (
+            "shape value with two fields",
+            _field(1, node + _field(5, _field(1, b"shape") + _field(2, b"\x18\x01\x18\x02"))),
+        ),
+        (
+            "bad attribute value",
+            _field(1, node + _field(5, _field(1, b"k") + _field(2, b"\x0a\x05"))),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("what,raw", _decline_graphs(), ids=lambda x: str(x)[:30])
+def test_unusual_graphs_decline(what: str, raw: bytes) -> None:
+    assert graphs.native_graph_columns(raw) is None, what
+
+
+def _decline_logs() -> list[tuple[str, bytes]]:
+    raw = _hand_log().SerializeToString()
+    trace = _field(1, b"abc")  # Trace.file (field 1), dropped by TensorFlow
+    entry = _field(1, b"n") + _field(4, _field(1, trace))
+    return [
+        ("unknown top-level field", raw + b"\x18\x01"),
+        ("truncated", raw[:-2]),
+        ("old trace field", _field(1, entry)),
+        ("two code_defs", _field(1, _field(1, b"n") + _field(4, b"") + _field(4, b""))),
+        ("float_ops as bytes", _field(1, _field(2, b"x"))),
+        ("invalid UTF-8 type", _field(1, _field(3, b"\xed\xa0\x80"))),
+    ]
+
+
+@pytest.mark.parametrize("what,raw", _decline_logs(), ids=lambda x: str(x)[:30])
+def test_unusual_logs_decline(what: str, raw: bytes) -> None:
+    assert graphs.native_op_log_columns(raw) is None, what
+
+
+def test_pure_env_keeps_native_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    assert graphs.native_graph_columns(_hand_graph().SerializeToString()) is None
+    assert graphs.native_op_log_columns(_hand_log().SerializeToString()) is None
+
+
+def _mutations(raw: bytes, rng: random.Random) -> bytes:
+    data = bytearray(raw)
+    kind = rng.randrange(6)
+    if kind == 0 and data:  # flip bits
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    elif kind == 1 and data:  # truncate
+        del data[rng.randrange(len(data)) :]
+    elif kind == 2 and data:  # overwrite a byte with a varint-ish value
+        data[rng.randrange(len(data))] = rng.choice([0x00, 0x7F, 0x80, 0xFF, 0x0A, 0x12, 0x3A])
+    elif kind == 3:  # splice a slice of itself elsewhere
+        a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
+        at = rng.randrange(len(data) + 1)
+        data[at:at] = data[a:b]
+    elif kind == 4 and data:  # drop a slice
+        a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
+        del data[a:b]
+    else:  # insert invalid UTF-8, an unknown field or a bad input index
+        at = rng.randrange(len(data) + 1)
+        data[at:at] = rng.choice([b"\xc3\x28", b"\xed\xa0\x80", b"\x78\x01", b"\x0b", b":"])
+    return bytes(data)
+
+
+def test_mutated_graphs_decline_or_agree() -> None:
+    """Native either declines or equals protobuf's parse walked in Python; it never
+    accepts bytes protobuf rejects (or the pure path refuses)."""
+    rng = random.Random(20261126)
+    seeds = [_hand_graph().SerializeToString(), hc.code_case().graph_def]
+    counts = [0, 0, 0]  # accepted, rejected, declined
+    for i in range(2500):
+        raw = _mutations(seeds[i % len(seeds)], rng)
+        native, pure = graphs.native_graph_columns(raw), _pure_graph(raw)
+        if pure is None:
+            assert native is None, raw.hex()
+            counts[1] += 1
+        elif native is None:
+            counts[2] += 1
+        else:
+            assert_same_graph(native, pure)
+            counts[0] += 1
+    assert counts[0] > 100 and counts[1] > 100 and counts[2] > 20, counts
+
+
+def test_mutated_logs_decline_or_agree() -> None:
+    rng = random.Random(1126)
+    seeds = [_hand_log().SerializeToString(), hc.code_case().op_log]
+    counts = [0, 0, 0]
+    for i in range(2500):
+        raw = _mutations(seeds[i % len(seeds)], rng)
+        native, pure = graphs.native_op_log_columns(raw), _pure_log(raw)
+        if pure is None:
+            assert native is None, raw.hex()
+            counts[1] += 1
+        elif native is None:
+            counts[2] += 1
+        else:
+            assert_same_log(native, pure)
+            counts[0] += 1
+    assert counts[0] > 100 and counts[1] > 100 and counts[2] > 20, counts
+
+
+_MODEL_COLUMNS = (
+    "names",
+    "ops",
+    "index",
+    "op_types",
+    "shapes",
+    "output_shapes",
+    "inputs",
+    "src_output",
+    "str_attrs",
+    "static_float_ops",
+    "id_to_string",
+    "has_trace",
+    "graph_version",
+    "data_version",
+)
+
+
+def _model_state(graph: bytes, log: bytes) -> dict[str, Any]:
+    model = tfprof_lite.Profiler(graph, op_log=log or None).model
+    state = {name: getattr(model, name) for name in _MODEL_COLUMNS}
+    state["attrs"] = [_attr_values(a) for a in model.attrs]
+    state["traces"] = model.traces
+    return state
+
+
+@pytest.mark.parametrize("index", range(len(_raw_cases())))
+def test_profiler_model_same_without_native(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    graph_raw, log_raw = _raw_cases()[index]
+    native = _model_state(graph_raw, log_raw)
+    monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    assert native == _model_state(graph_raw, log_raw)
+
+
+def _outcome(graph: Any, log: Any) -> str:
+    try:
+        tfprof_lite.Profiler(graph, op_log=log)
+    except InvalidInputError as err:
+        return str(err)
+    return "ok"
+
+
+def test_errors_same_without_native(monkeypatch: pytest.MonkeyPatch) -> None:
+    graph_raw = hc.code_case().graph_def
+    log_raw = hc.code_case().op_log
+    node = _field(1, b"x") + _field(2, b"Op")
+    inputs = [
+        (graph_raw, log_raw),
+        (log_raw, None),  # an op log passed as the graph
+        (graph_raw, graph_raw),  # a graph passed as the op log
+        (_field(1, node + _field(3, b"a:x")), None),
+        (b"\x0a\x05", None),
+        (graph_raw, b"\x0a\x05"),
+        (b"\x0a\x05", b"\x0a\x05"),
+    ]
+    native = [_outcome(g, log) for g, log in inputs]
+    monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    assert native == [_outcome(g, log) for g, log in inputs]
+    assert native[0] == "ok" and native[1] != "ok" and native[3] != "ok"

@@ -1,0 +1,959 @@
+/*
+ * Native decoder of a GraphDef and of an OpLogProto (module
+ * tfprof_lite._native._graphdecode). See docs/native_graph.md and
+ * tfprof_lite/proto/graphs.py, which turns its results into GraphColumns and
+ * OpLogColumns (the pure-Python path there builds equal columns from a parsed
+ * message).
+ *
+ * graph(data: bytes) -> tuple | None
+ *   (names, ops, inputs, src_output, attrs, shapes, output_shapes, str_attrs,
+ *    wrapped): one list per column, a node per position, plus a GraphDef
+ *   holding every distinct AttrValue once, as the one attribute of a node (the
+ *   caller parses it with upb: this decoder does not look into attribute values
+ *   other than the three it reads). Equal AttrValue bytes share one object.
+ * op_log(data: bytes) -> tuple | None
+ *   (names, float_ops, types, trace_ids, traces, id_to_string): per entry its
+ *   name, FLOPs, extra types (tuple) and the index of its call stack in
+ *   ``traces`` (-1: no code_def); ``traces`` holds each distinct CodeDef's
+ *   frames as bytes of five native-order int64 per frame (file_id, lineno,
+ *   function_id, line_id, func_start_line).
+ *
+ * The input is untrusted. Like the other decoders, this one reads a plain
+ * subset of the wire format and returns None ("declined") for anything else,
+ * so that the caller parses the bytes with upb instead. Beyond the wire-level
+ * rules of _wire.h it declines on: unknown fields or known ones with another
+ * wire type (at every level it reads), a non-empty ``library``, ``debug_info``,
+ * ``experimental_debug_info`` or ``experimental_type``, an attr map entry with
+ * two values, an input whose ``:`` suffix is not plain digits, a ``shape``,
+ * ``_output_shapes`` or ``data_format`` value with more than one field, the old
+ * string fields of CodeDef.Trace, and an op log entry with two ``code_def``s.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x03090000
+#endif
+#include <Python.h>
+
+#include "_wire.h"
+
+#define OK WIRE_OK
+#define DECLINE WIRE_DECLINE
+#define FAIL WIRE_FAIL
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        int rc_ = (expr);                                                                          \
+        if (rc_ != OK) {                                                                           \
+            return rc_;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+typedef WirePtr Ptr;
+typedef WireSpan Span;
+
+/* ------------------------------------------------------------------ helpers */
+
+static int read_u64(Ptr *pp, Ptr end, uint32_t wire, uint64_t *out) {
+    if (wire != WIRE_VARINT) {
+        return DECLINE;
+    }
+    return wire_varint(pp, end, out);
+}
+
+static int read_span(Ptr *pp, Ptr end, uint32_t wire, Span *out) {
+    if (wire != WIRE_LEN) {
+        return DECLINE;
+    }
+    return wire_len(pp, end, out);
+}
+
+static int read_str(Ptr *pp, Ptr end, uint32_t wire, Span *out) {
+    if (wire != WIRE_LEN) {
+        return DECLINE;
+    }
+    return wire_string(pp, end, out);
+}
+
+static size_t span_len(Span s) { return s.p ? (size_t)(s.end - s.p) : 0; }
+
+/* Append a new reference to ``list`` (consumes ``item``; NULL is a failure). */
+static int list_add(PyObject *list, PyObject *item) {
+    int rc;
+    if (item == NULL) {
+        return FAIL;
+    }
+    rc = PyList_Append(list, item);
+    Py_DECREF(item);
+    return rc == 0 ? OK : FAIL;
+}
+
+/* d[key] = value, consuming both new references (NULL is a failure). */
+static int dict_put(PyObject *d, PyObject *key, PyObject *value) {
+    int rc = -1;
+    if (key != NULL && value != NULL) {
+        rc = PyDict_SetItem(d, key, value);
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    return rc == 0 ? OK : FAIL;
+}
+
+static PyObject *bytes_of(Span s) {
+    static const char empty[1] = {0};
+    return PyBytes_FromStringAndSize(s.p ? (const char *)s.p : empty, (Py_ssize_t)span_len(s));
+}
+
+/* ------------------------------------------------------------ span tables */
+
+/* An open-addressing table from byte spans to a value: a str (interned
+ * strings: op types, attribute names) or an index (distinct CodeDefs). */
+typedef struct {
+    Span key;
+    uint64_t hash;
+    PyObject *obj; /* owned; NULL for index tables */
+    Py_ssize_t index;
+    int used;
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t cap; /* a power of two, or 0 */
+    size_t count;
+} Table;
+
+static uint64_t hash_mix(uint64_t h, uint64_t w) {
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+static uint64_t hash_range(uint64_t h, Ptr p, Ptr end) {
+    uint64_t w = 0;
+    while (end - p >= 8) {
+        memcpy(&w, p, 8);
+        h = hash_mix(h, w);
+        p += 8;
+    }
+    w = 0;
+    if (p < end) {
+        memcpy(&w, p, (size_t)(end - p));
+    }
+    return hash_mix(h, w);
+}
+
+/* A hash of the length and of the bytes (the first and last 128 of long spans:
+ * equal spans are told apart by a full comparison anyway). */
+static uint64_t span_hash(Span s) {
+    size_t n = span_len(s);
+    uint64_t h = hash_mix(0x243F6A8885A308D3ull, (uint64_t)n);
+    if (n == 0) {
+        return h;
+    }
+    if (n <= 256) {
+        return hash_range(h, s.p, s.end);
+    }
+    return hash_range(hash_range(h, s.p, s.p + 128), s.end - 128, s.end);
+}
+
+static void table_free(Table *t) {
+    size_t i;
+    for (i = 0; i < t->cap; i++) {
+        Py_XDECREF(t->slots[i].obj);
+    }
+    free(t->slots);
+    t->slots = NULL;
+    t->cap = t->count = 0;
+}
+
+static int table_grow(Table *t) {
+    size_t cap = t->cap ? t->cap * 2 : 64, i;
+    Slot *slots = (Slot *)calloc(cap, sizeof(Slot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return FAIL;
+    }
+    for (i = 0; i < t->cap; i++) {
+        if (t->slots[i].used) {
+            size_t j = (size_t)t->slots[i].hash & (cap - 1);
+            while (slots[j].used) {
+                j = (j + 1) & (cap - 1);
+            }
+            slots[j] = t->slots[i];
+        }
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    return OK;
+}
+
+/* The slot of ``key``: an existing one, or a new one (``used`` 0) to fill. */
+static Slot *table_find(Table *t, Span key) {
+    uint64_t h = span_hash(key);
+    size_t j, n = span_len(key);
+    if ((t->count + 1) * 2 > t->cap && table_grow(t) != OK) {
+        return NULL;
+    }
+    j = (size_t)h & (t->cap - 1);
+    while (t->slots[j].used) {
+        Slot *s = &t->slots[j];
+        if (s->hash == h && span_len(s->key) == n && (n == 0 || !memcmp(s->key.p, key.p, n))) {
+            return s;
+        }
+        j = (j + 1) & (t->cap - 1);
+    }
+    t->slots[j].key = key;
+    t->slots[j].hash = h;
+    return &t->slots[j];
+}
+
+/* A new reference to the str of ``key`` (validated UTF-8), shared through ``t``. */
+static PyObject *table_text(Table *t, Span key) {
+    Slot *s = table_find(t, key);
+    if (s == NULL) {
+        return NULL;
+    }
+    if (!s->used) {
+        s->obj = wire_text(key);
+        if (s->obj == NULL) {
+            return NULL;
+        }
+        s->used = 1;
+        t->count++;
+    }
+    Py_INCREF(s->obj);
+    return s->obj;
+}
+
+/* ------------------------------------------------------------------ shapes */
+
+/* TensorShapeProto -> tfprof's dims list: [1] for a known-rank scalar. */
+static int shape_dims(Span body, PyObject **out) {
+    Ptr p = body.p;
+    WireBuf dims = {NULL, 0, 0};
+    int unknown_rank = 0, rc = OK;
+    size_t n, i;
+    *out = NULL;
+    while (p < body.end && rc == OK) {
+        uint32_t number, wire;
+        uint64_t v = 0;
+        Span dim;
+        rc = wire_tag(&p, body.end, &number, &wire);
+        if (rc != OK) {
+            break;
+        }
+        if (number == 2) {
+            int64_t size = 0;
+            Ptr q;
+            rc = read_span(&p, body.end, wire, &dim);
+            for (q = dim.p; rc == OK && q < dim.end;) {
+                Span name;
+                rc = wire_tag(&q, dim.end, &number, &wire);
+                if (rc == OK && number == 1) {
+                    rc = read_u64(&q, dim.end, wire, &v);
+                    size = wire_i64(v);
+                } else if (rc == OK && number == 2) {
+                    rc = read_str(&q, dim.end, wire, &name);
+                } else if (rc == OK) {
+                    rc = DECLINE;
+                }
+            }
+            if (rc == OK) {
+                rc = wire_put_i64(&dims, size);
+            }
+        } else if (number == 3) {
+            rc = read_u64(&p, body.end, wire, &v);
+            unknown_rank = v != 0;
+        } else {
+            rc = DECLINE;
+        }
+    }
+    n = dims.len / sizeof(int64_t);
+    if (rc == OK) {
+        *out = PyList_New(n == 0 && !unknown_rank ? 1 : (Py_ssize_t)n);
+        rc = *out == NULL ? FAIL : OK;
+    }
+    if (rc == OK && n == 0 && !unknown_rank) {
+        PyObject *one = PyLong_FromLong(1);
+        if (one == NULL || PyList_SetItem(*out, 0, one) != 0) {
+            rc = FAIL;
+        }
+    }
+    for (i = 0; rc == OK && i < n; i++) {
+        int64_t d;
+        PyObject *item;
+        memcpy(&d, dims.data + i * sizeof d, sizeof d);
+        item = PyLong_FromLongLong(d);
+        if (item == NULL || PyList_SetItem(*out, (Py_ssize_t)i, item) != 0) {
+            rc = FAIL;
+        }
+    }
+    wire_buf_free(&dims);
+    if (rc != OK) {
+        Py_CLEAR(*out);
+    }
+    return rc;
+}
+
+/* The one field of an AttrValue: its number (0: none) and span (LEN only). */
+static int attr_single(Span value, uint32_t *number, Span *body) {
+    Ptr p = value.p;
+    uint32_t wire;
+    uint64_t v;
+    *number = 0;
+    if (value.p == NULL || p >= value.end) {
+        return OK;
+    }
+    TRY(wire_tag(&p, value.end, number, &wire));
+    if (wire == WIRE_LEN) {
+        TRY(wire_len(&p, value.end, body));
+    } else if (wire == WIRE_VARINT) {
+        TRY(wire_varint(&p, value.end, &v));
+        body->p = NULL;
+    } else {
+        return DECLINE;
+    }
+    return p == value.end ? OK : DECLINE;
+}
+
+/* ``_output_shapes``: {index: dims} of a list value's shapes ({} otherwise). */
+static int output_shapes(Span value, PyObject **out) {
+    uint32_t number, wire;
+    Span list, item;
+    Ptr p;
+    Py_ssize_t index = 0;
+    *out = NULL;
+    TRY(attr_single(value, &number, &list));
+    *out = PyDict_New();
+    if (*out == NULL) {
+        return FAIL;
+    }
+    if (number != 1) {
+        return OK;
+    }
+    if (list.p == NULL) {
+        return DECLINE;
+    }
+    for (p = list.p; p < list.end;) {
+        PyObject *dims;
+        uint64_t v;
+        TRY(wire_tag(&p, list.end, &number, &wire));
+        if (number < 2 || number > 9) {
+            return DECLINE;
+        }
+        if (wire == WIRE_VARINT && (number == 3 || number == 5 || number == 6)) {
+            TRY(wire_varint(&p, list.end, &v));
+            continue;
+        }
+        TRY(read_span(&p, list.end, wire, &item));
+        if (number != 7) {
+            continue;
+        }
+        TRY(shape_dims(item, &dims));
+        TRY(dict_put(*out, PyLong_FromSsize_t(index++), dims));
+    }
+    return OK;
+}
+
+/* ------------------------------------------------------------------ graph */
+
+typedef struct {
+    PyObject *names, *ops, *inputs, *src_output, *attrs, *shapes, *output_shapes, *str_attrs;
+    Table values;           /* distinct AttrValue bytes, shared by equal values */
+    WireBuf wrapped;        /* each distinct value as a GraphDef node's attribute */
+    PyObject *shared;       /* dict: _output_shapes bytes -> decoded dict */
+    PyObject *zero;
+    Table strings;          /* op types and attribute names */
+    WireBuf spans;          /* scratch: Span per input */
+} Graph;
+
+typedef struct {
+    Span name, op, shape, out_shapes, data_format;
+    int has_shape, has_out_shapes, has_data_format;
+} NodeSpans;
+
+static int put_varint(WireBuf *b, uint64_t v) {
+    uint8_t out[10];
+    size_t n = 0;
+    while (v > 0x7Fu) {
+        out[n++] = (uint8_t)((v & 0x7Fu) | 0x80u);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return wire_buf_put(b, out, n);
+}
+
+static size_t varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v > 0x7Fu) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* A length-delimited field's key and length. */
+static int put_head(WireBuf *b, uint8_t key, size_t len) {
+    return wire_buf_put(b, &key, 1) == OK ? put_varint(b, len) : FAIL;
+}
+
+/* A new reference to the bytes of an AttrValue; equal values share one object.
+ * A value met first is also added to ``wrapped`` as the one attribute of a
+ * GraphDef node (node 1 > attr 5 > value 2), for the caller's protobuf check. */
+static PyObject *attr_bytes(Graph *g, Span value) {
+    Slot *s = table_find(&g->values, value);
+    size_t n = span_len(value), entry, node;
+    if (s == NULL) {
+        return NULL;
+    }
+    if (!s->used) {
+        s->obj = bytes_of(value);
+        if (s->obj == NULL) {
+            return NULL;
+        }
+        s->used = 1;
+        g->values.count++;
+        entry = 1 + varint_size(n) + n;
+        node = 1 + varint_size(entry) + entry;
+        if (put_head(&g->wrapped, 0x0A, node) != OK || put_head(&g->wrapped, 0x2A, entry) != OK ||
+            put_head(&g->wrapped, 0x12, n) != OK ||
+            wire_buf_put(&g->wrapped, value.p, n) != OK) {
+            return NULL;
+        }
+    }
+    Py_INCREF(s->obj);
+    return s->obj;
+}
+
+/* Input text -> producer name (before the first ':', one leading '^' dropped). */
+static int input_name(Span s, Span *name) {
+    Ptr colon = s.p, q;
+    while (colon < s.end && *colon != ':') {
+        colon++;
+    }
+    if (colon < s.end) {
+        if (colon + 1 == s.end) {
+            return DECLINE;
+        }
+        for (q = colon + 1; q < s.end; q++) {
+            if (*q < '0' || *q > '9') {
+                return DECLINE;
+            }
+        }
+    }
+    name->p = s.p;
+    name->end = colon;
+    if (name->p < name->end && *name->p == '^') {
+        name->p++;
+    }
+    return OK;
+}
+
+static int node_inputs(Graph *g, const Span *spans, size_t n) {
+    PyObject *inputs = PyDict_New(), *src_output = PyDict_New();
+    size_t i;
+    int rc = inputs && src_output ? OK : FAIL;
+    for (i = 0; rc == OK && i < n; i++) {
+        Span name;
+        PyObject *text, *pos;
+        rc = input_name(spans[i], &name);
+        if (rc != OK) {
+            break;
+        }
+        text = wire_text(name);
+        pos = PyLong_FromSsize_t((Py_ssize_t)i);
+        if (text == NULL || pos == NULL || PyDict_SetItem(inputs, pos, text) != 0 ||
+            PyDict_SetItem(src_output, text, g->zero) != 0) {
+            rc = FAIL;
+        }
+        Py_XDECREF(text);
+        Py_XDECREF(pos);
+    }
+    if (rc == OK) {
+        rc = list_add(g->inputs, inputs);
+        inputs = NULL;
+        if (rc == OK) {
+            rc = list_add(g->src_output, src_output);
+            src_output = NULL;
+        }
+    }
+    Py_XDECREF(inputs);
+    Py_XDECREF(src_output);
+    return rc;
+}
+
+/* One attr map entry into ``attrs``; remembers the three values read. */
+static int attr_entry(Graph *g, Span entry, PyObject *attrs, NodeSpans *ns) {
+    Ptr p = entry.p;
+    Span key = {NULL, NULL}, value = {NULL, NULL};
+    int has_value = 0;
+    PyObject *k, *v;
+    while (p < entry.end) {
+        uint32_t number, wire;
+        TRY(wire_tag(&p, entry.end, &number, &wire));
+        if (number == 1) {
+            TRY(read_str(&p, entry.end, wire, &key));
+        } else if (number == 2 && !has_value) {
+            TRY(read_span(&p, entry.end, wire, &value));
+            has_value = 1;
+        } else {
+            return DECLINE;
+        }
+    }
+    if (span_len(key) == 5 && !memcmp(key.p, "shape", 5)) {
+        ns->shape = value;
+        ns->has_shape = 1;
+    } else if (span_len(key) == 14 && !memcmp(key.p, "_output_shapes", 14)) {
+        ns->out_shapes = value;
+        ns->has_out_shapes = 1;
+    } else if (span_len(key) == 11 && !memcmp(key.p, "data_format", 11)) {
+        ns->data_format = value;
+        ns->has_data_format = 1;
+    }
+    k = table_text(&g->strings, key);
+    v = attr_bytes(g, value);
+    return dict_put(attrs, k, v);
+}
+
+/* The derived columns: shape, output shapes (shared by equal values), str attrs. */
+static int node_derived(Graph *g, NodeSpans *ns, PyObject *attrs) {
+    PyObject *shape = Py_None, *shapes = NULL, *str_attrs;
+    uint32_t number;
+    Span body;
+    if (ns->has_shape) {
+        TRY(attr_single(ns->shape, &number, &body));
+        if (number == 7) {
+            if (body.p == NULL) {
+                return DECLINE;
+            }
+            TRY(shape_dims(body, &shape));
+        } else {
+            Py_INCREF(shape);
+        }
+    } else {
+        Py_INCREF(shape);
+    }
+    TRY(list_add(g->shapes, shape));
+    if (ns->has_out_shapes) {
+        PyObject *key = PyDict_GetItemString(attrs, "_output_shapes"); /* borrowed */
+        shapes = key ? PyDict_GetItem(g->shared, key) : NULL;
+        if (shapes != NULL) {
+            Py_INCREF(shapes);
+        } else {
+            int rc = output_shapes(ns->out_shapes, &shapes);
+            if (rc != OK) {
+                Py_XDECREF(shapes);
+                return rc;
+            }
+            if (key == NULL || PyDict_SetItem(g->shared, key, shapes) != 0) {
+                Py_DECREF(shapes);
+                return FAIL;
+            }
+        }
+        if (PyDict_Size(shapes) == 0) {
+            Py_DECREF(shapes);
+            shapes = NULL;
+        }
+    }
+    TRY(list_add(g->output_shapes, shapes ? shapes : PyDict_New()));
+    str_attrs = PyDict_New();
+    if (str_attrs == NULL) {
+        return FAIL;
+    }
+    if (ns->has_data_format) {
+        int rc = attr_single(ns->data_format, &number, &body);
+        if (rc == OK && number == 2 && body.p != NULL) {
+            PyObject *text = PyUnicode_DecodeUTF8((const char *)body.p,
+                                                  (Py_ssize_t)(body.end - body.p), "replace");
+            rc = dict_put(str_attrs, PyUnicode_FromString("data_format"), text);
+        } else if (rc == OK && number == 2) {
+            rc = DECLINE;
+        }
+        if (rc != OK) {
+            Py_DECREF(str_attrs);
+            return rc;
+        }
+    }
+    return list_add(g->str_attrs, str_attrs);
+}
+
+static int node_fields(Graph *g, Span body, NodeSpans *ns, PyObject *attrs) {
+    Ptr p = body.p;
+    while (p < body.end) {
+        uint32_t number, wire;
+        Span s;
+        TRY(wire_tag(&p, body.end, &number, &wire));
+        switch (number) {
+        case 1:
+            TRY(read_str(&p, body.end, wire, &ns->name));
+            break;
+        case 2:
+            TRY(read_str(&p, body.end, wire, &ns->op));
+            break;
+        case 3:
+            TRY(read_str(&p, body.end, wire, &s));
+            TRY(wire_buf_put(&g->spans, &s, sizeof s));
+            break;
+        case 4:
+            TRY(read_str(&p, body.end, wire, &s));
+            break;
+        case 5:
+            TRY(read_span(&p, body.end, wire, &s));
+            TRY(attr_entry(g, s, attrs, ns));
+            break;
+        case 6:
+        case 7:
+            TRY(read_span(&p, body.end, wire, &s));
+            if (s.p != s.end) {
+                return DECLINE;
+            }
+            break;
+        default:
+            return DECLINE;
+        }
+    }
+    return OK;
+}
+
+static int graph_node(Graph *g, Span body) {
+    NodeSpans ns;
+    PyObject *attrs = PyDict_New();
+    int rc;
+    if (attrs == NULL) {
+        return FAIL;
+    }
+    memset(&ns, 0, sizeof ns);
+    g->spans.len = 0;
+    rc = node_fields(g, body, &ns, attrs);
+    if (rc == OK) {
+        rc = list_add(g->names, wire_text(ns.name));
+    }
+    if (rc == OK) {
+        rc = list_add(g->ops, table_text(&g->strings, ns.op));
+    }
+    if (rc == OK) {
+        rc = node_inputs(g, (const Span *)g->spans.data, g->spans.len / sizeof(Span));
+    }
+    if (rc == OK) {
+        rc = node_derived(g, &ns, attrs);
+    }
+    if (rc == OK) {
+        return list_add(g->attrs, attrs);
+    }
+    Py_DECREF(attrs);
+    return rc;
+}
+
+/* VersionDef: producer, min_consumer, bad_consumers (plain or packed). */
+static int versions(Span body) {
+    Ptr p = body.p;
+    uint64_t v;
+    while (p < body.end) {
+        uint32_t number, wire;
+        TRY(wire_tag(&p, body.end, &number, &wire));
+        if (number == 1 || number == 2) {
+            TRY(read_u64(&p, body.end, wire, &v));
+        } else if (number == 3) {
+            TRY(wire_repeated_i64(&p, body.end, wire, NULL));
+        } else {
+            return DECLINE;
+        }
+    }
+    return OK;
+}
+
+static int graph_walk(Graph *g, Span data) {
+    Ptr p = data.p;
+    uint64_t v;
+    while (p < data.end) {
+        uint32_t number, wire;
+        Span s;
+        TRY(wire_tag(&p, data.end, &number, &wire));
+        if (number == 1) {
+            TRY(read_span(&p, data.end, wire, &s));
+            TRY(graph_node(g, s));
+        } else if (number == 3) {
+            TRY(read_u64(&p, data.end, wire, &v));
+        } else if (number == 4) {
+            TRY(read_span(&p, data.end, wire, &s));
+            TRY(versions(s));
+        } else if (number == 2 || number == 5) {
+            TRY(read_span(&p, data.end, wire, &s));
+            if (s.p != s.end) {
+                return DECLINE;
+            }
+        } else {
+            return DECLINE;
+        }
+    }
+    return OK;
+}
+
+static PyObject *graph(PyObject *self, PyObject *arg) {
+    Graph g;
+    Span data;
+    PyObject **cols[] = {&g.names, &g.ops,    &g.inputs,        &g.src_output,
+                         &g.attrs, &g.shapes, &g.output_shapes, &g.str_attrs};
+    PyObject *result = NULL;
+    char *buf;
+    Py_ssize_t size;
+    size_t i;
+    int rc = OK;
+    (void)self;
+    if (PyBytes_AsStringAndSize(arg, &buf, &size) != 0) {
+        return NULL;
+    }
+    data.p = (Ptr)buf;
+    data.end = data.p + size;
+    memset(&g, 0, sizeof g);
+    for (i = 0; i < 8; i++) {
+        *cols[i] = PyList_New(0);
+        rc = *cols[i] == NULL ? FAIL : rc;
+    }
+    g.shared = PyDict_New();
+    g.zero = PyLong_FromLong(0);
+    if (rc == OK && g.shared && g.zero) {
+        rc = graph_walk(&g, data);
+    } else {
+        rc = FAIL;
+    }
+    if (rc == OK) {
+        result = PyTuple_New(9);
+        for (i = 0; result != NULL && i < 8; i++) {
+            PyTuple_SetItem(result, (Py_ssize_t)i, *cols[i]);
+            *cols[i] = NULL;
+        }
+        if (result != NULL) {
+            PyObject *wrapped = PyBytes_FromStringAndSize(g.wrapped.data ? g.wrapped.data : "",
+                                                          (Py_ssize_t)g.wrapped.len);
+            if (wrapped == NULL || PyTuple_SetItem(result, 8, wrapped) != 0) {
+                Py_CLEAR(result);
+            }
+        }
+    } else if (rc == DECLINE) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    for (i = 0; i < 8; i++) {
+        Py_XDECREF(*cols[i]);
+    }
+    table_free(&g.values);
+    wire_buf_free(&g.wrapped);
+    Py_XDECREF(g.shared);
+    Py_XDECREF(g.zero);
+    table_free(&g.strings);
+    wire_buf_free(&g.spans);
+    return result;
+}
+
+/* ------------------------------------------------------------------ op log */
+
+typedef struct {
+    PyObject *names, *float_ops, *types, *trace_ids, *traces, *id_to_string;
+    Table code_defs; /* CodeDef bytes -> index in traces */
+    Table strings;   /* op types */
+    WireBuf frames;
+} OpLog;
+
+/* One CodeDef.Trace as five int64 (file_id, lineno, function_id, line_id,
+ * func_start_line). */
+static int trace_frame(OpLog *o, Span body) {
+    Ptr p = body.p;
+    int64_t f[5] = {0, 0, 0, 0, 0};
+    while (p < body.end) {
+        uint32_t number, wire;
+        uint64_t v;
+        TRY(wire_tag(&p, body.end, &number, &wire));
+        TRY(read_u64(&p, body.end, wire, &v));
+        switch (number) {
+        case 2:
+            f[1] = wire_i32(v);
+            break;
+        case 5:
+            f[4] = wire_i32(v);
+            break;
+        case 6:
+            f[0] = wire_i64(v);
+            break;
+        case 7:
+            f[2] = wire_i64(v);
+            break;
+        case 8:
+            f[3] = wire_i64(v);
+            break;
+        default:
+            return DECLINE;
+        }
+    }
+    return wire_buf_put(&o->frames, f, sizeof f);
+}
+
+/* The index of a CodeDef's frames in ``traces`` (equal bytes share one). */
+static int code_def(OpLog *o, Span body, Py_ssize_t *index) {
+    Slot *slot = table_find(&o->code_defs, body);
+    Ptr p;
+    if (slot == NULL) {
+        return FAIL;
+    }
+    if (slot->used) {
+        *index = slot->index;
+        return OK;
+    }
+    o->frames.len = 0;
+    for (p = body.p; p < body.end;) {
+        uint32_t number, wire;
+        Span t;
+        TRY(wire_tag(&p, body.end, &number, &wire));
+        if (number != 1) {
+            return DECLINE;
+        }
+        TRY(read_span(&p, body.end, wire, &t));
+        TRY(trace_frame(o, t));
+    }
+    *index = PyList_Size(o->traces);
+    TRY(list_add(o->traces, PyBytes_FromStringAndSize(o->frames.data ? o->frames.data : "",
+                                                      (Py_ssize_t)o->frames.len)));
+    slot->used = 1;
+    slot->index = *index;
+    o->code_defs.count++;
+    return OK;
+}
+
+static int log_entry(OpLog *o, Span body, PyObject *types) {
+    Ptr p = body.p;
+    Span name = {NULL, NULL}, s;
+    int64_t flops = 0;
+    Py_ssize_t trace = -1;
+    int has_code = 0;
+    while (p < body.end) {
+        uint32_t number, wire;
+        uint64_t v;
+        TRY(wire_tag(&p, body.end, &number, &wire));
+        if (number == 1) {
+            TRY(read_str(&p, body.end, wire, &name));
+        } else if (number == 2) {
+            TRY(read_u64(&p, body.end, wire, &v));
+            flops = wire_i64(v);
+        } else if (number == 3) {
+            TRY(read_str(&p, body.end, wire, &s));
+            TRY(list_add(types, table_text(&o->strings, s)));
+        } else if (number == 4 && !has_code) {
+            TRY(read_span(&p, body.end, wire, &s));
+            TRY(code_def(o, s, &trace));
+            has_code = 1;
+        } else {
+            return DECLINE;
+        }
+    }
+    TRY(list_add(o->names, wire_text(name)));
+    TRY(list_add(o->float_ops, PyLong_FromLongLong(flops)));
+    TRY(list_add(o->types, PyList_AsTuple(types)));
+    return list_add(o->trace_ids, PyLong_FromSsize_t(trace));
+}
+
+static int id_string(OpLog *o, Span body) {
+    Ptr p = body.p;
+    Span value = {NULL, NULL};
+    int64_t key = 0;
+    while (p < body.end) {
+        uint32_t number, wire;
+        uint64_t v;
+        TRY(wire_tag(&p, body.end, &number, &wire));
+        if (number == 1) {
+            TRY(read_u64(&p, body.end, wire, &v));
+            key = wire_i64(v);
+        } else if (number == 2) {
+            TRY(read_str(&p, body.end, wire, &value));
+        } else {
+            return DECLINE;
+        }
+    }
+    return dict_put(o->id_to_string, PyLong_FromLongLong(key), wire_text(value));
+}
+
+static int op_log_walk(OpLog *o, Span data) {
+    Ptr p = data.p;
+    while (p < data.end) {
+        uint32_t number, wire;
+        Span s;
+        TRY(wire_tag(&p, data.end, &number, &wire));
+        TRY(read_span(&p, data.end, wire, &s));
+        if (number == 1) {
+            PyObject *types = PyList_New(0);
+            int rc;
+            if (types == NULL) {
+                return FAIL;
+            }
+            rc = log_entry(o, s, types);
+            Py_DECREF(types);
+            TRY(rc);
+        } else if (number == 2) {
+            TRY(id_string(o, s));
+        } else {
+            return DECLINE;
+        }
+    }
+    return OK;
+}
+
+static PyObject *op_log(PyObject *self, PyObject *arg) {
+    OpLog o;
+    Span data;
+    PyObject **cols[] = {&o.names,     &o.float_ops, &o.types,
+                         &o.trace_ids, &o.traces,    &o.id_to_string};
+    PyObject *result = NULL;
+    char *buf;
+    Py_ssize_t size;
+    size_t i;
+    int rc = OK;
+    (void)self;
+    if (PyBytes_AsStringAndSize(arg, &buf, &size) != 0) {
+        return NULL;
+    }
+    data.p = (Ptr)buf;
+    data.end = data.p + size;
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < 5; i++) {
+        *cols[i] = PyList_New(0);
+        rc = *cols[i] == NULL ? FAIL : rc;
+    }
+    o.id_to_string = PyDict_New();
+    rc = o.id_to_string == NULL ? FAIL : rc;
+    if (rc == OK) {
+        rc = op_log_walk(&o, data);
+    }
+    if (rc == OK) {
+        result = PyTuple_New(6);
+        for (i = 0; result != NULL && i < 6; i++) {
+            PyTuple_SetItem(result, (Py_ssize_t)i, *cols[i]);
+            *cols[i] = NULL;
+        }
+    } else if (rc == DECLINE) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    for (i = 0; i < 6; i++) {
+        Py_XDECREF(*cols[i]);
+    }
+    table_free(&o.code_defs);
+    table_free(&o.strings);
+    wire_buf_free(&o.frames);
+    return result;
+}
+
+/* ------------------------------------------------------------------ module */
+
+static PyMethodDef methods[] = {
+    {"graph", graph, METH_O,
+     "graph(data: bytes) -> tuple | None: a GraphDef's node columns; None when declined."},
+    {"op_log", op_log, METH_O,
+     "op_log(data: bytes) -> tuple | None: an OpLogProto's entry columns; None when declined."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_graphdecode",
+    "Native GraphDef and OpLogProto decoders (see tfprof_lite.proto.graphs).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__graphdecode(void) { return PyModule_Create(&module); }
