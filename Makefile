@@ -95,8 +95,8 @@ bench: $(STAMP)
 # reproducers of every crash under FUZZ_OUT (default /tmp/fuzz_repro).
 fuzz: $(STAMP)
 	$(BIN)/python -m tests.fuzz.campaign
-	FUZZ_PROFILE_N=$${FUZZ_PROFILE_N:-30000} $(BIN)/python -m pytest -q \
-		tests/unit/test_profile_codec.py -k mutated
+	FUZZ_CODEC_N=$${FUZZ_CODEC_N:-30000} $(BIN)/python -m pytest -q \
+		tests/unit/test_profile_codec.py tests/unit/test_graph_decode.py -k mutated
 
 clean:
 	rm -rf $(VENV) $(VENV215) tfprof_out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -277,13 +277,18 @@ def _mutations(raw: bytes, rng: random.Random) -> bytes:
     return bytes(data)
 
 
+def _mutation_count() -> int:
+    """Inputs per mutation loop: 2,500, or ``FUZZ_CODEC_N`` (``make fuzz``)."""
+    return int(os.environ.get("FUZZ_CODEC_N", "2500"))
+
+
 def test_mutated_graphs_decline_or_agree() -> None:
     """Native either declines or equals protobuf's parse walked in Python; it never
     accepts bytes protobuf rejects (or the pure path refuses)."""
     rng = random.Random(20261126)
     seeds = [_hand_graph().SerializeToString(), hc.code_case().graph_def]
     counts = [0, 0, 0]  # accepted, rejected, declined
-    for i in range(2500):
+    for i in range(_mutation_count()):
         raw = _mutations(seeds[i % len(seeds)], rng)
         native, pure = graphs.native_graph_columns(raw), _pure_graph(raw)
         if pure is None:
@@ -301,7 +306,7 @@ def test_mutated_logs_decline_or_agree() -> None:
     rng = random.Random(1126)
     seeds = [_hand_log().SerializeToString(), hc.code_case().op_log]
     counts = [0, 0, 0]
-    for i in range(2500):
+    for i in range(_mutation_count()):
         raw = _mutations(seeds[i % len(seeds)], rng)
         native, pure = graphs.native_op_log_columns(raw), _pure_log(raw)
         if pure is None:

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 #: Mutated inputs of the decline-or-agree loop (``make fuzz`` raises it).
-PROFILE_FUZZ_ENV = "FUZZ_PROFILE_N"
+PROFILE_FUZZ_ENV = "FUZZ_CODEC_N"
 CASES = (hc.gpu_case, hc.steps_case, hc.shapes_case, hc.numbers_case, hc.code_case, hc.names_case)
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 

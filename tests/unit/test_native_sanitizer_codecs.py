@@ -1,4 +1,4 @@
-"""The saved-profile decoder and encoder built with ASan and UBSan.
+"""The saved-profile decoder and encoder and the graph decoder built with ASan and UBSan.
 
 As :mod:`tests.unit.test_native_sanitizer` does for the step decoder:
 ``_profiledecode.c`` and ``_profileencode.c`` are compiled with gcc's sanitizers
@@ -7,7 +7,8 @@ hand-made profiles, every truncation of one and a seeded mutation slice; the
 encoder writes the models of the hand-made cases (its arguments are prepared
 here and pickled: plain lists, dicts, sets and bytes). Any sanitizer report,
 crash or non-zero exit fails; the decoder must decline exactly where the regular
-build does, and the encoder's bytes must equal the regular build's.
+build does, and the encoder's bytes must equal the regular build's. The graph
+decoder reads the hand-made GraphDefs and op logs and a mutation slice of each.
 """
 
 from __future__ import annotations
@@ -109,13 +110,13 @@ def test_sanitized_profile_encoder(
     data = tmp_path / "encode.pickle"
     data.write_bytes(pickle.dumps(args))
     env_argv = [str(module.parent), module.stem, str(data)]
-    done = _run_encode_child(libasan, env_argv)
+    done = _run_child(libasan, ENCODE_CHILD, env_argv)
     assert problems(done) == [], done.stderr[-4000:]
     expected = [hashlib.sha256(profile_write._native().encode(*a)).hexdigest() for a in args]
     assert done.stdout.split() == expected
 
 
-def _run_encode_child(libasan: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+def _run_child(libasan: str, script: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
     import os
 
     env = {
@@ -125,5 +126,47 @@ def _run_encode_child(libasan: str, argv: list[str]) -> subprocess.CompletedProc
         "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1:exitcode=87",
     }
     env.pop("PYTHONPATH", None)
-    command = [sys.executable, "-I", "-c", ENCODE_CHILD, *argv]
+    command = [sys.executable, "-I", "-c", script, *argv]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+
+
+CALL_CHILD = textwrap.dedent(
+    """
+    import importlib, pickle, sys
+    sys.path.insert(0, sys.argv[1])
+    module = importlib.import_module(sys.argv[2])
+    for name, data in pickle.load(open(sys.argv[3], "rb")):
+        for _ in range(2):
+            result = getattr(module, name)(data)
+        print("-" if result is None else "ok")
+    """
+)
+
+
+def _graph_calls() -> list[tuple[str, bytes]]:
+    from tests.unit import test_graph_decode as tg
+
+    rng = random.Random(11)
+    graph = tg._hand_graph().SerializeToString()
+    log = tg._hand_log().SerializeToString()
+    calls = [("graph", g) for g, _ in tg._raw_cases()] + [("op_log", o) for _, o in tg._raw_cases()]
+    calls += [("graph", tg._mutations(graph, rng)) for _ in range(MUTATIONS)]
+    calls += [("op_log", tg._mutations(log, rng)) for _ in range(MUTATIONS)]
+    calls += [("graph", graph[:n]) for n in range(0, len(graph), 5)]
+    return calls
+
+
+def test_sanitized_graph_decoder(libasan: str, tmp_path: Path) -> None:
+    from tfprof_lite.proto import graphs
+
+    module = build(tmp_path, NATIVE / "_graphdecode.c", "_graphdecode", f"-I{NATIVE}")
+    calls = _graph_calls()
+    data = tmp_path / "graph.pickle"
+    data.write_bytes(pickle.dumps(calls))
+    done = _run_child(libasan, CALL_CHILD, [str(module.parent), module.stem, str(data)])
+    assert problems(done) == [], done.stderr[-4000:]
+    declined = [line == "-" for line in done.stdout.split()]
+    assert len(declined) == len(calls) and 0 < sum(declined) < len(calls)
+    regular = graphs._native()
+    if regular is not None:
+        assert declined == [getattr(regular, name)(d) is None for name, d in calls]
