@@ -1,0 +1,198 @@
+"""Profiles of several tasks of a distributed run: what each task brought.
+
+A distributed TF1 job (``tf.compat.v1.train.Server``) leaves one profile per
+client session: one per worker with between-graph replication, one for the
+whole job with in-graph replication. Either way a profile holds records of
+several tasks (a worker's RunMetadata also holds the ops the parameter servers
+ran for its step). This module holds the pieces the merge works from:
+
+* :func:`task_of` reads the task (``/job:J/replica:R/task:T``) off a device
+  string; :func:`qualify` makes a node name that keeps its task
+  (``job:worker/replica:0/task:1/MatMul``);
+* :class:`TaskInput` is one loaded profile with its own task, host and the
+  training step each of its steps belongs to;
+* :class:`Transfers` are the tensor transfers between tasks that TensorFlow
+  logs as ``RecvTensor`` records on the receiving device, with the bytes, the
+  producing node and the sending task read off their ``timeline_label``
+  (``[0.2MB] [4.5Gb/s] edge_10_MatMul/ReadVariableOp from /job:ps/... to
+  /job:worker/...``); :func:`transfers_from_columns` reads them from one
+  RunMetadata's step columns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.proto.steps import StepColumns
+
+__all__ = [
+    "UNKNOWN_TASK",
+    "TaskInput",
+    "Transfers",
+    "parse_bytes",
+    "qualify",
+    "task_of",
+    "transfers_from_columns",
+]
+
+_TASK_RE = re.compile(r"/job:([^/]+)/replica:(\d+)/task:(\d+)(?=/|$)", re.IGNORECASE)
+_RECV_RE = re.compile(
+    r"^\[(?P<size>[^\]]*)\](?: \[[^\]]*\])? (?P<tensor>\S+) from (?P<src>\S+) to (?P<dst>\S+)"
+)
+_EDGE_RE = re.compile(r"^edge_\d+_(?P<node>.+?)(?::\d+)?(?:;\d+:\d+)?$")
+_SIZE_RE = re.compile(r"^([0-9.]+)\s*([KMGT]?)B$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+#: The task given to records whose device names no task and whose input has none.
+UNKNOWN_TASK = "/job:unknown/replica:0/task:0"
+
+
+def task_of(device: str) -> str | None:
+    """The task part of ``device`` (``/job:J/replica:R/task:T``, job lower-cased),
+    or None when the device names no task."""
+    match = _TASK_RE.match(device)
+    if match is None:
+        return None
+    return f"/job:{match.group(1).lower()}/replica:{match.group(2)}/task:{match.group(3)}"
+
+
+def task_sort_key(task: str) -> tuple[str, int, int]:
+    """Order of tasks: job name, replica, task number."""
+    match = _TASK_RE.match(task)
+    if match is None:
+        return (task, 0, 0)
+    return (match.group(1), int(match.group(2)), int(match.group(3)))
+
+
+def qualify(task: str, name: str) -> str:
+    """The merged name of node ``name`` of ``task``: the task without its leading
+    slash, then the name (``job:worker/replica:0/task:1/MatMul``)."""
+    return f"{task.lstrip('/')}/{name}"
+
+
+def parse_bytes(text: str) -> int:
+    """Bytes from a RecvTensor label's size (``4B``, ``0.2MB``); 0 when unreadable."""
+    match = _SIZE_RE.match(text.strip())
+    if match is None:
+        return 0
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
+
+
+@dataclass
+class Transfers:
+    """Tensor transfers between tasks in one step, in columns (one row each).
+
+    ``src``/``dst`` index the merged profile's task list; ``node`` is the
+    producing node's plain name (``MatMul/ReadVariableOp``), ``source`` the
+    input the row came from. Times are on the receiver's clock (shifted once
+    the clock is aligned).
+    """
+
+    src: list[int] = field(default_factory=list)
+    dst: list[int] = field(default_factory=list)
+    device: list[str] = field(default_factory=list)
+    node: list[str] = field(default_factory=list)
+    tensor: list[str] = field(default_factory=list)
+    start: list[int] = field(default_factory=list)
+    end: list[int] = field(default_factory=list)
+    nbytes: list[int] = field(default_factory=list)
+    source: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def extend(self, other: Transfers) -> None:
+        """Append every row of ``other``."""
+        for name in self.__dataclass_fields__:
+            getattr(self, name).extend(getattr(other, name))
+
+
+def transfers_from_columns(cols: StepColumns, tasks: dict[str, int], source: int) -> Transfers:
+    """The ``RecvTensor`` rows of one RunMetadata's columns as :class:`Transfers`.
+
+    Args:
+        cols: the decoded step columns.
+        tasks: task string -> index; tasks met for the first time are added.
+        source: the number of the input the columns came from.
+    """
+    out = Transfers()
+    starts = cols.start.tolist()
+    rels = cols.rel.tolist()
+    devs = cols.dev.tolist()
+    for row, name in enumerate(cols.name):
+        if name != "RecvTensor":
+            continue
+        match = _RECV_RE.match(cols.label[row])
+        if match is None:
+            continue
+        src = task_of(match["src"])
+        dst = task_of(match["dst"]) or task_of(cols.devices[devs[row]])
+        if src is None or dst is None or src == dst:
+            continue
+        edge = _EDGE_RE.match(match["tensor"])
+        out.src.append(tasks.setdefault(src, len(tasks)))
+        out.dst.append(tasks.setdefault(dst, len(tasks)))
+        out.device.append(match["dst"])
+        out.node.append(edge["node"] if edge else match["tensor"])
+        out.tensor.append(match["tensor"])
+        out.start.append(starts[row])
+        out.end.append(starts[row] + max(rels[row], 0))
+        out.nbytes.append(parse_bytes(match["size"]))
+        out.source.append(source)
+    return out
+
+
+@dataclass
+class TaskInput:
+    """One profile to merge: a loaded model and what is known about its task.
+
+    Attributes:
+        model: the profile as loaded (one task's view of the run).
+        label: where it came from (a path), for messages.
+        task: the task that ran the client session (``/job:worker/replica:0/task:1``),
+            or None to infer it from the records.
+        host: the host name the task ran on, when known (tasks of one host share
+            a clock).
+        step_keys: source step -> training step (the global step) for the steps
+            whose global step was recorded.
+        columns: source step -> the raw step columns of its RunMetadata, when the
+            input was RunMetadata (they carry the transfers and labels a saved
+            profile drops).
+    """
+
+    model: ProfileModel
+    label: str = ""
+    task: str | None = None
+    host: str | None = None
+    step_keys: dict[int, int] = field(default_factory=dict)
+    columns: dict[int, list[StepColumns]] = field(default_factory=dict)
+
+    def record_tasks(self) -> dict[str, int]:
+        """Task -> number of time records on its devices, over every step."""
+        counts: dict[str, int] = {}
+        for execs in self.model.steps.values():
+            codes: npt.NDArray[np.int64] = np.asarray(execs.times["dev"], dtype=np.int64)
+            per_code: list[int] = (
+                np.bincount(codes, minlength=len(execs.device_names)).tolist() if codes.size else []
+            )
+            for dev, count in zip(execs.device_names, per_code):
+                task = task_of(dev)
+                if task is not None:
+                    counts[task] = counts.get(task, 0) + int(count)
+        return counts
+
+    def own_task(self) -> str | None:
+        """The task given, else the busiest task outside ``ps`` jobs, else the busiest."""
+        if self.task:
+            return self.task
+        counts = self.record_tasks()
+        if not counts:
+            return None
+        workers = {t: c for t, c in counts.items() if not t.startswith("/job:ps/")}
+        pool = workers or counts
+        return max(sorted(pool), key=lambda t: pool[t])
