@@ -29,6 +29,15 @@ Contract:
 * With ``always_report`` and no task at all: ``no executed op is placed on a
   /job:<job>/replica:<r>/task:<t> device``.
 
+* Stragglers: per traced step (or only ``step``) and per job with at least two
+  tasks, a task's step time is the span of its own records (first start to last
+  end). When the slowest task exceeds the median of the others by at least
+  :data:`STRAGGLER_SHARE` of it and :data:`STRAGGLER_MICROS`, one more report
+  names it: ``straggler: job <job>: <task> is the slowest in <k> of <n> steps,
+  <time> (<pct>%) longer than the median of the other tasks on average``. On a
+  merged cluster profile (``tfprof_lite.merge``) records of every task are
+  there, so this names the slow worker.
+
 Options (strings): ``step`` (an integer; must be an added step, or negative for
 the average) and ``always_report`` (``true``/``false``).
 """
@@ -43,9 +52,24 @@ from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["NO_TASK_REPORT", "JobChecker", "TaskKey", "TaskTime", "task_times"]
+__all__ = [
+    "NO_TASK_REPORT",
+    "STRAGGLER_MICROS",
+    "STRAGGLER_SHARE",
+    "JobChecker",
+    "TaskKey",
+    "TaskTime",
+    "straggler_reports",
+    "task_times",
+    "task_walls",
+]
 
 _TASK_RE = re.compile(r"/job:([^/]+)/replica:(\d+)/task:(\d+)(?=/|$)")
+
+#: A task is a straggler when it exceeds the others' median step time by this share...
+STRAGGLER_SHARE = 0.2
+#: ... and by at least this many microseconds (smaller gaps are noise).
+STRAGGLER_MICROS = 1000
 
 NO_TASK_REPORT = "no executed op is placed on a /job:<job>/replica:<r>/task:<t> device"
 
@@ -97,6 +121,53 @@ def task_times(model: ProfileModel, step: int = -1) -> tuple[dict[TaskKey, TaskT
         bucket.ops += 1
         bucket.micros += int(exec_micros[nid])
     return tasks, other
+
+
+def task_walls(model: ProfileModel, step: int) -> dict[TaskKey, int]:
+    """Per task the span of its time records in ``step`` (first start to last end)."""
+    execs = model.steps[step]
+    spans: dict[TaskKey, list[int]] = {}
+    keys = [_task_of(d) for d in execs.device_names]
+    codes = execs.times["dev"].tolist()
+    for code, start, dur in zip(codes, execs.times["start"].tolist(), execs.times["dur"].tolist()):
+        key = keys[code]
+        if key is None:
+            continue
+        span = spans.setdefault(key, [start, start + dur])
+        span[0] = min(span[0], start)
+        span[1] = max(span[1], start + dur)
+    return {key: end - start for key, (start, end) in spans.items()}
+
+
+def straggler_reports(model: ProfileModel, steps: list[int]) -> list[str]:
+    """One report per job whose slowest task lags the others (see the module doc)."""
+    slow: dict[str, dict[TaskKey, list[float]]] = {}
+    counted: dict[str, int] = {}
+    for step in steps:
+        by_job: dict[str, list[tuple[int, TaskKey]]] = {}
+        for key, wall in task_walls(model, step).items():
+            by_job.setdefault(key.job, []).append((wall, key))
+        for job, walls in by_job.items():
+            if len(walls) < 2:
+                continue
+            counted[job] = counted.get(job, 0) + 1
+            wall, key = max(walls)
+            others = sorted(w for w, k in walls if k != key)
+            median = (others[(len(others) - 1) // 2] + others[len(others) // 2]) / 2
+            if wall - median >= max(STRAGGLER_MICROS, STRAGGLER_SHARE * median):
+                slow.setdefault(job, {}).setdefault(key, []).append((wall - median) / (median or 1))
+                slow[job][key].append(wall - median)
+    out = []
+    for job in sorted(slow):
+        for key, vals in sorted(slow[job].items(), key=lambda kv: -len(kv[1])):
+            shares, gaps = vals[0::2], vals[1::2]
+            out.append(
+                f"straggler: job {job}: {key} is the slowest in {len(gaps)} of {counted[job]} "
+                f"steps, {format_time(int(sum(gaps) / len(gaps)))} "
+                f"({100 * sum(shares) / len(shares):.0f}%) longer than the median of the "
+                "other tasks on average"
+            )
+    return out
 
 
 def _share(micros: int, total: int) -> str:
@@ -169,4 +240,6 @@ class JobChecker(Checker):
             )
         if not tasks:
             reports.append(NO_TASK_REPORT)
+        steps = [self.step] if self.step >= 0 else model.sorted_steps()
+        reports.extend(straggler_reports(model, steps))
         return reports

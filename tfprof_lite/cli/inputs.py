@@ -16,6 +16,9 @@ Contract:
   (or when they do not parse as binary but do as text), protobuf text format.
 * A directory means its newest ``profile_<step>`` file (highest step), or
   ``profile_<step>`` for the ``-step``/``--step`` option when one is given.
+* Several PROFILEs (files or directories, one or more tasks each) are the tasks
+  of one distributed run: they are merged (:func:`tfprof_lite.cluster.merge`,
+  ``docs/cluster.md``) into one profile whose nodes keep their task.
 * :func:`load_profiler` returns a :class:`~tfprof_lite.profiler.Profiler`. Every
   failure is an :class:`~tfprof_lite.errors.InvalidInputError` (exit 1) whose one-line
   message starts with the file name and says what is wrong (missing, unreadable,
@@ -77,14 +80,23 @@ class InputSpec:
     graph: str | None = None
     run_meta: tuple[str, ...] = ()
     op_log: str | None = None
+    #: Profiles of more tasks of a distributed run, merged with ``profile``.
+    tasks: tuple[str, ...] = ()
 
     @classmethod
     def from_params(
-        cls, profile: str | None, graph: str | None, run_meta: tuple[str, ...], op_log: str | None
+        cls,
+        profile: str | tuple[str, ...] | None,
+        graph: str | None,
+        run_meta: tuple[str, ...],
+        op_log: str | None,
     ) -> InputSpec:
-        """Builds a spec from click values; ``--run-meta a,b --run-meta c`` is a, b, c."""
+        """Builds a spec from click values; ``--run-meta a,b --run-meta c`` is a, b, c;
+        several PROFILEs (one per task) are merged into one cluster profile."""
         metas = tuple(p for value in run_meta for p in value.split(",") if p)
-        return cls(profile=profile, graph=graph, run_meta=metas, op_log=op_log)
+        names = (profile,) if isinstance(profile, str) else tuple(profile or ())
+        first = names[0] if names else None
+        return cls(profile=first, graph=graph, run_meta=metas, op_log=op_log, tasks=names[1:])
 
     @property
     def raw(self) -> bool:
@@ -105,7 +117,7 @@ class InputSpec:
 def input_options(func: _F) -> _F:
     """Adds ``[PROFILE]``, ``--graph``, ``--run-meta``, ``--op-log`` to a command."""
     decorators = (
-        click.argument("profile", required=False, metavar="[PROFILE]"),
+        click.argument("profile", nargs=-1, metavar="[PROFILE]..."),
         click.option(
             "--graph",
             "--graph-path",
@@ -310,6 +322,11 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
         InvalidInputError: a file that cannot be used (one line naming it).
     """
     spec.check()
+    if spec.tasks and spec.profile:
+        from tfprof_lite.cluster import merge
+
+        with Spinner("merging the profiles of every task"):
+            return merge((spec.profile, *spec.tasks))
     if spec.profile:
         path = resolve_profile_path(spec.profile, step)
         with Spinner(f"loading {path}"):

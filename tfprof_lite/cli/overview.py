@@ -56,11 +56,12 @@ def overview_command(
     Examples:
       tfprof-lite overview tfprof_out/profile_4
       tfprof-lite overview tfprof_out --top 5 --json > overview.json
+      tfprof-lite overview worker0/ worker1/   (one directory per task: merged)
     """
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
-    model = load_profiler(spec).model
+    prof = load_profiler(spec)
     with Spinner("analysing the profile"):
-        page = overview(model, top)
+        page = overview(prof.model, top, getattr(prof, "cluster", None))
     if as_json:
         write_stdout(json.dumps(page.to_dict(), indent=1) + "\n")
     else:
