@@ -240,6 +240,6 @@ class JobChecker(Checker):
             )
         if not tasks:
             reports.append(NO_TASK_REPORT)
-        steps = [self.step] if self.step >= 0 else model.sorted_steps()
-        reports.extend(straggler_reports(model, steps))
+        traced = [self.step] if self.step >= 0 else model.sorted_steps()
+        reports.extend(straggler_reports(model, traced))
         return reports

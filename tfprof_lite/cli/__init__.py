@@ -83,6 +83,11 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     "timeline": ("timeline", "TIMELINE_COMMANDS", "Chrome trace of the profile's steps."),
     "pprof": ("pprof", "PPROF_COMMANDS", "pprof profile of the code/scope/op view."),
     "hlo": ("hlo", "HLO_COMMANDS", "List XLA HLO dumps; draw one module with Graphviz."),
+    "cluster": (
+        "cluster",
+        "CLUSTER_COMMANDS",
+        "Every task of a distributed run: stragglers, network, ps load, one trace.",
+    ),
 }
 
 
