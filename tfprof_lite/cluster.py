@@ -128,10 +128,12 @@ def load_task(path: str) -> list[TaskInput]:
         if not os.path.exists(path):
             raise InvalidInputError(f"{path}: no such file or directory")
         data = read_input(path, "a profile")
+        if not data.strip():
+            raise InvalidInputError(f"{path}: the file is empty, expected a profile")
         if kinds.identify(data) == "RunMetadata":
             return [_from_run_metas(path, {0: path})]
-        prof = Profiler.load(bytes(data))
-        return [TaskInput(model=prof.model, label=path)]
+        del data
+        return [TaskInput(model=Profiler.load(path).model, label=path)]
     entries = os.listdir(path)
     tagged = _tagged(path, entries)
     if tagged:

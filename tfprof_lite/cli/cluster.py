@@ -19,13 +19,19 @@ import click
 
 from tfprof_lite.analysis.cluster import cluster_report
 from tfprof_lite.base.writing import write_atomic, write_stdout
+from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.model.cluster_merge import STEP_BASES
 
 __all__ = ["CLUSTER_COMMANDS", "cluster_command"]
 
 
-@click.command("cluster", short_help="Every task of a distributed run: stragglers, network, ps.")
+@click.command(
+    "cluster",
+    cls=TfprofCommand,
+    takes_query_options=False,
+    short_help="Every task of a distributed run: stragglers, network, ps.",
+)
 @click.argument("profiles", nargs=-1, required=True, metavar="PROFILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--trace", metavar="FILE", help="Also write the merged Chrome trace to FILE.")

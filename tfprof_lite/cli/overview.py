@@ -41,7 +41,7 @@ __all__ = ["OVERVIEW_COMMANDS", "overview_command"]
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the overview as JSON.")
 def overview_command(
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,

@@ -297,7 +297,7 @@ def _intro(prof: Profiler, label: str) -> str:
 @click.pass_context
 def shell_command(
     ctx: click.Context,
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,
@@ -320,7 +320,7 @@ def shell_command(
     prof = load_profiler(spec, defaults.step)
     shell = TfprofShell(prof, defaults)
     if shell.interactive:
-        shell.intro = _intro(prof, profile or graph or "run metadata")
+        shell.intro = _intro(prof, spec.profile or graph or "run metadata")
     shell.run()
 
 

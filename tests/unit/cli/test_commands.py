@@ -37,6 +37,7 @@ EXPECTED_COMMANDS = [
     "timeline",
     "pprof",
     "hlo",
+    "cluster",
 ]
 
 
