@@ -113,6 +113,7 @@ def _tagged(directory: str, entries: list[str]) -> list[TaskInput]:
         inp.host = side.get("host") or None
         steps = side.get("steps", {})
         inp.step_keys = {int(k): int(v) for k, v in steps.items() if int(k) in files}
+        inp.global_numbers = bool(steps)
         out.append(inp)
     return out
 

@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass
 
 from tfprof_lite.advisor.base import Checker
+from tfprof_lite.analysis.cluster import STRAGGLER_MICROS, STRAGGLER_SHARE
 from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
@@ -65,11 +66,6 @@ __all__ = [
 ]
 
 _TASK_RE = re.compile(r"/job:([^/]+)/replica:(\d+)/task:(\d+)(?=/|$)")
-
-#: A task is a straggler when it exceeds the others' median step time by this share...
-STRAGGLER_SHARE = 0.2
-#: ... and by at least this many microseconds (smaller gaps are noise).
-STRAGGLER_MICROS = 1000
 
 NO_TASK_REPORT = "no executed op is placed on a /job:<job>/replica:<r>/task:<t> device"
 
@@ -141,7 +137,7 @@ def task_walls(model: ProfileModel, step: int) -> dict[TaskKey, int]:
 
 def straggler_reports(model: ProfileModel, steps: list[int]) -> list[str]:
     """One report per job whose slowest task lags the others (see the module doc)."""
-    slow: dict[str, dict[TaskKey, list[float]]] = {}
+    slow: dict[str, dict[TaskKey, list[tuple[float, float]]]] = {}
     counted: dict[str, int] = {}
     for step in steps:
         by_job: dict[str, list[tuple[int, TaskKey]]] = {}
@@ -155,12 +151,12 @@ def straggler_reports(model: ProfileModel, steps: list[int]) -> list[str]:
             others = sorted(w for w, k in walls if k != key)
             median = (others[(len(others) - 1) // 2] + others[len(others) // 2]) / 2
             if wall - median >= max(STRAGGLER_MICROS, STRAGGLER_SHARE * median):
-                slow.setdefault(job, {}).setdefault(key, []).append((wall - median) / (median or 1))
-                slow[job][key].append(wall - median)
+                slow.setdefault(job, {}).setdefault(key, []).append((wall - median, median))
     out = []
     for job in sorted(slow):
         for key, vals in sorted(slow[job].items(), key=lambda kv: -len(kv[1])):
-            shares, gaps = vals[0::2], vals[1::2]
+            gaps = [gap for gap, _ in vals]
+            shares = [gap / (median or 1) for gap, median in vals]
             out.append(
                 f"straggler: job {job}: {key} is the slowest in {len(gaps)} of {counted[job]} "
                 f"steps, {format_time(int(sum(gaps) / len(gaps)))} "

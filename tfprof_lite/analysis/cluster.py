@@ -12,8 +12,10 @@ parts that add up to it:
 
 The straggler of a step is the slowest task of a job with at least two tasks
 (parameter-server jobs excluded), with how much longer it took than the median
-of the others. Parameter-server load: per ``ps`` task its op time and the bytes
-and time of the tensors it sent and received per step; per variable the bytes
+of the others, when that is at least :data:`STRAGGLER_SHARE` of the median and
+:data:`STRAGGLER_MICROS` (smaller gaps are noise).
+
+Parameter-server load: per ``ps`` task its op time and the bytes and time of the tensors it sent and received per step; per variable the bytes
 read from it and pushed to it (a transfer belongs to a variable when the node
 sent is a read of it, or the node received feeds an update of it).
 """
@@ -31,12 +33,26 @@ from tfprof_lite.analysis.input_pipeline import INPUT_OP_RE
 from tfprof_lite.model.cluster import task_of
 from tfprof_lite.model.cluster_merge import ClusterProfile
 
-__all__ = ["ClusterReport", "PsLoad", "Straggler", "TaskStep", "cluster_report", "op_type"]
+__all__ = [
+    "STRAGGLER_MICROS",
+    "STRAGGLER_SHARE",
+    "ClusterReport",
+    "PsLoad",
+    "Straggler",
+    "TaskStep",
+    "cluster_report",
+    "op_type",
+]
 
 _LABEL_RE = re.compile(r"^(?:\[[^\]]*\] )?(?P<name>\S+) = (?P<op>[\w.>-]+)\((?P<args>[^)]*)\)")
 _READS = frozenset({"ReadVariableOp", "Identity", "VariableV2", "VarHandleOp"})
 _RECEIVED_RE = re.compile(r"^(?P<node>.+)_S\d+$")
 Interval = tuple[int, int]
+
+#: A task is a straggler when it exceeds the others' median step time by this share...
+STRAGGLER_SHARE = 0.2
+#: ... and by at least this many microseconds (smaller gaps are noise).
+STRAGGLER_MICROS = 1000
 
 
 @dataclass(frozen=True)
@@ -254,6 +270,8 @@ def _stragglers(rows: list[TaskStep]) -> list[Straggler]:
             continue
         slow = max(group, key=lambda r: (r.wall_micros, r.task))
         median = statistics.median(r.wall_micros for r in group if r is not slow)
+        if slow.wall_micros - median < max(STRAGGLER_MICROS, STRAGGLER_SHARE * median):
+            continue
         out.append(
             Straggler(
                 step,

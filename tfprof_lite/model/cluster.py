@@ -34,9 +34,11 @@ __all__ = [
     "UNKNOWN_TASK",
     "TaskInput",
     "Transfers",
+    "normalize_task",
     "parse_bytes",
     "qualify",
     "task_of",
+    "task_sort_key",
     "transfers_from_columns",
 ]
 
@@ -59,6 +61,18 @@ def task_of(device: str) -> str | None:
     if match is None:
         return None
     return f"/job:{match.group(1).lower()}/replica:{match.group(2)}/task:{match.group(3)}"
+
+
+_SHORT_TASK_RE = re.compile(r"^/job:([^/]+)/task:(\d+)$", re.IGNORECASE)
+
+
+def normalize_task(text: str) -> str | None:
+    """``/job:J/replica:R/task:T`` from that or from ``/job:J/task:T`` (replica 0);
+    None when ``text`` is neither."""
+    short = _SHORT_TASK_RE.match(text.strip())
+    if short is not None:
+        return f"/job:{short.group(1).lower()}/replica:0/task:{short.group(2)}"
+    return task_of(text.strip())
 
 
 def task_sort_key(task: str) -> tuple[str, int, int]:
@@ -160,6 +174,7 @@ class TaskInput:
             a clock).
         step_keys: source step -> training step (the global step) for the steps
             whose global step was recorded.
+        global_numbers: see the attribute.
         columns: source step -> the raw step columns of its RunMetadata, when the
             input was RunMetadata (they carry the transfers and labels a saved
             profile drops).
@@ -171,6 +186,9 @@ class TaskInput:
     host: str | None = None
     step_keys: dict[int, int] = field(default_factory=dict)
     columns: dict[int, list[StepColumns]] = field(default_factory=dict)
+    #: The step numbers are global steps (a ``ProfilerHook`` capture): matched
+    #: by step number, the steps are numbered 0, 1, ... in order instead.
+    global_numbers: bool = False
 
     def record_tasks(self) -> dict[str, int]:
         """Task -> number of time records on its devices, over every step."""

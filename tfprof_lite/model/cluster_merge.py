@@ -102,8 +102,12 @@ def _step_maps(inputs: list[TaskInput], basis: str) -> tuple[list[dict[int, int]
                 basis = "global"
     maps = []
     for inp in inputs:
-        keys = inp.step_keys if basis == "global" else {}
-        maps.append({s: keys.get(s, s) for s in inp.model.steps})
+        if basis == "global":
+            maps.append({s: inp.step_keys.get(s, s) for s in inp.model.steps})
+        elif inp.global_numbers:
+            maps.append({s: i for i, s in enumerate(sorted(inp.model.steps))})
+        else:
+            maps.append({s: s for s in inp.model.steps})
     return maps, basis
 
 
