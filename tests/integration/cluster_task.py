@@ -3,10 +3,11 @@
 Usage: ``python cluster_task.py PS W0 W1 JOB INDEX OUT_DIR SLEEP_MS STEPS``.
 A ``ps`` task (or any task with SLEEP_MS ``serve``: in-graph replication,
 where the test's own client drives every task) serves until killed. A worker
-builds the between-graph replicated model (variables on the ps, ``replica_device_setter``), whose input is a
-``tf.data`` pipeline sleeping ``SLEEP_MS`` per element in ``tf.py_function``;
-worker 0 initializes the variables, both wait at a file barrier in OUT_DIR, then
-run STEPS traced training steps under ``ProfileContext(task=...)``.
+builds the between-graph replicated model (variables on the ps,
+``replica_device_setter``), whose input is a ``tf.data`` pipeline sleeping
+``SLEEP_MS`` per element in ``tf.py_function``; worker 0 initializes the
+variables, both wait at a file barrier in OUT_DIR, then run STEPS traced
+training steps under ``ProfileContext(task=...)``.
 """
 
 from __future__ import annotations

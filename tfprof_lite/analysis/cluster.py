@@ -15,9 +15,10 @@ The straggler of a step is the slowest task of a job with at least two tasks
 of the others, when that is at least :data:`STRAGGLER_SHARE` of the median and
 :data:`STRAGGLER_MICROS` (smaller gaps are noise).
 
-Parameter-server load: per ``ps`` task its op time and the bytes and time of the tensors it sent and received per step; per variable the bytes
-read from it and pushed to it (a transfer belongs to a variable when the node
-sent is a read of it, or the node received feeds an update of it).
+Parameter-server load: per ``ps`` task its op time and the bytes and time of
+the tensors it sent and received per step; per variable the bytes read from it
+and pushed to it (a transfer belongs to a variable when the node sent is a read
+of it, or the node received feeds an update of it).
 """
 
 from __future__ import annotations
