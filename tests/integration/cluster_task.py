@@ -6,8 +6,8 @@ where the test's own client drives every task) serves until killed. A worker
 builds the between-graph replicated model (variables on the ps,
 ``replica_device_setter``), whose input is a ``tf.data`` pipeline sleeping
 ``SLEEP_MS`` per element in ``tf.py_function``; worker 0 initializes the
-variables, both wait at a file barrier in OUT_DIR, then run STEPS traced
-training steps under ``ProfileContext(task=...)``.
+variables, both wait at a file barrier in OUT_DIR, then run one untraced and
+STEPS traced training steps (steps 1..STEPS) under ``ProfileContext(task=...)``.
 """
 
 from __future__ import annotations
@@ -75,10 +75,13 @@ def main() -> None:
         _barrier(out, index, 2)
         task_dir = os.path.join(out, f"w{index}")
         steps = int(steps_text)
-        with tfprof_lite.ProfileContext(
-            task_dir, trace_steps=range(steps), dump_steps=[], task=f"/job:worker/task:{index}"
+        with tfprof_lite.ProfileContext(  # step 0 still settles after the barrier
+            task_dir,
+            trace_steps=range(1, steps + 1),
+            dump_steps=[],
+            task=f"/job:worker/task:{index}",
         ):
-            for _ in range(steps):
+            for _ in range(steps + 1):
                 sess.run(train)
     print("done", flush=True)
 

@@ -30,13 +30,14 @@ Contract:
   /job:<job>/replica:<r>/task:<t> device``.
 
 * Stragglers: per traced step (or only ``step``) and per job with at least two
-  tasks, a task's step time is the span of its own records (first start to last
-  end). When the slowest task exceeds the median of the others by at least
+  tasks, a task's step time is its busy time (the union of its op records: in
+  a synchronous step every task's span ends together and the fast ones idle).
+  When the busiest task exceeds the median of the others by at least
   :data:`STRAGGLER_SHARE` of it and :data:`STRAGGLER_MICROS`, one more report
-  names it: ``straggler: job <job>: <task> is the slowest in <k> of <n> steps,
-  <time> (<pct>%) longer than the median of the other tasks on average``. On a
-  merged cluster profile (``tfprof_lite.merge``) records of every task are
-  there, so this names the slow worker.
+  names it: ``straggler: job <job>: <task> is the slowest in <k> of <n>
+  steps, <time> (<pct>%) longer busy than the median of the other tasks on
+  average``. On a merged cluster profile (``tfprof_lite.merge``) every task's
+  records are there, so this names the slow worker.
 
 Options (strings): ``step`` (an integer; must be an added step, or negative for
 the average) and ``always_report`` (``true``/``false``).
@@ -49,6 +50,7 @@ from dataclasses import dataclass
 
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.analysis.cluster import STRAGGLER_MICROS, STRAGGLER_SHARE
+from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
@@ -62,7 +64,7 @@ __all__ = [
     "TaskTime",
     "straggler_reports",
     "task_times",
-    "task_walls",
+    "task_busy",
 ]
 
 _TASK_RE = re.compile(r"/job:([^/]+)/replica:(\d+)/task:(\d+)(?=/|$)")
@@ -119,20 +121,17 @@ def task_times(model: ProfileModel, step: int = -1) -> tuple[dict[TaskKey, TaskT
     return tasks, other
 
 
-def task_walls(model: ProfileModel, step: int) -> dict[TaskKey, int]:
-    """Per task the span of its time records in ``step`` (first start to last end)."""
+def task_busy(model: ProfileModel, step: int) -> dict[TaskKey, int]:
+    """Per task the time in ``step`` during which at least one of its ops ran."""
     execs = model.steps[step]
-    spans: dict[TaskKey, list[int]] = {}
+    spans: dict[TaskKey, list[tuple[int, int]]] = {}
     keys = [_task_of(d) for d in execs.device_names]
     codes = execs.times["dev"].tolist()
     for code, start, dur in zip(codes, execs.times["start"].tolist(), execs.times["dur"].tolist()):
         key = keys[code]
-        if key is None:
-            continue
-        span = spans.setdefault(key, [start, start + dur])
-        span[0] = min(span[0], start)
-        span[1] = max(span[1], start + dur)
-    return {key: end - start for key, (start, end) in spans.items()}
+        if key is not None:
+            spans.setdefault(key, []).append((start, start + dur))
+    return {key: union_length(items) for key, items in spans.items()}
 
 
 def straggler_reports(model: ProfileModel, steps: list[int]) -> list[str]:
@@ -141,7 +140,7 @@ def straggler_reports(model: ProfileModel, steps: list[int]) -> list[str]:
     counted: dict[str, int] = {}
     for step in steps:
         by_job: dict[str, list[tuple[int, TaskKey]]] = {}
-        for key, wall in task_walls(model, step).items():
+        for key, wall in task_busy(model, step).items():
             by_job.setdefault(key.job, []).append((wall, key))
         for job, walls in by_job.items():
             if len(walls) < 2:
@@ -160,7 +159,7 @@ def straggler_reports(model: ProfileModel, steps: list[int]) -> list[str]:
             out.append(
                 f"straggler: job {job}: {key} is the slowest in {len(gaps)} of {counted[job]} "
                 f"steps, {format_time(int(sum(gaps) / len(gaps)))} "
-                f"({100 * sum(shares) / len(shares):.0f}%) longer than the median of the "
+                f"({100 * sum(shares) / len(shares):.0f}%) longer busy than the median of the "
                 "other tasks on average"
             )
     return out

@@ -10,9 +10,11 @@ parts that add up to it:
 * ``network``: a tensor was on its way in (``RecvTensor``) and no op ran;
 * ``idle``: nothing at all.
 
-The straggler of a step is the slowest task of a job with at least two tasks
-(parameter-server jobs excluded), with how much longer it took than the median
-of the others, when that is at least :data:`STRAGGLER_SHARE` of the median and
+The straggler of a step is the task of a job with at least two tasks
+(parameter-server jobs excluded) that was busy longest (its wall time minus its
+idle time: in a synchronous step every task's span ends together and the fast
+ones sit idle), with how much longer than the median of the others, when that
+is at least :data:`STRAGGLER_SHARE` of the median and
 :data:`STRAGGLER_MICROS` (smaller gaps are noise).
 
 Parameter-server load: per ``ps`` task its op time and the bytes and time of
@@ -72,12 +74,12 @@ class TaskStep:
 
 @dataclass(frozen=True)
 class Straggler:
-    """The slowest task of a job in one step."""
+    """The slowest task of a job in one step (busy time: its step minus idle)."""
 
     step: int
     job: str
     task: str
-    wall_micros: int
+    busy_micros: int
     median_others_micros: float
     excess_micros: float
     cause: str
@@ -248,18 +250,25 @@ def _within(spans: list[Interval], window: list[Interval]) -> list[Interval]:
     return _subtract(spans, _subtract(spans, window))
 
 
+def _busy(row: TaskStep) -> int:
+    """The time the task was not idle in the step."""
+    return row.wall_micros - row.idle_micros
+
+
 def _cause(row: TaskStep) -> str:
     parts = {
         "input": row.input_micros,
         "compute": row.compute_micros,
         "network": row.network_micros,
-        "idle": row.idle_micros,
     }
     top = max(parts, key=lambda k: parts[k])
     return f"{top} {100 * parts[top] / max(row.wall_micros, 1):.0f}% of its step"
 
 
 def _stragglers(rows: list[TaskStep]) -> list[Straggler]:
+    """Per step and job, the task busy for longest, when it lags the others'
+    median clearly. Busy time (the step minus idle time) and not the span: in a
+    synchronous step every task's span ends together, the fast ones idle."""
     out = []
     by_step_job: dict[tuple[int, str], list[TaskStep]] = {}
     for row in rows:
@@ -269,21 +278,12 @@ def _stragglers(rows: list[TaskStep]) -> list[Straggler]:
     for (step, job), group in sorted(by_step_job.items()):
         if len(group) < 2:
             continue
-        slow = max(group, key=lambda r: (r.wall_micros, r.task))
-        median = statistics.median(r.wall_micros for r in group if r is not slow)
-        if slow.wall_micros - median < max(STRAGGLER_MICROS, STRAGGLER_SHARE * median):
+        slow = max(group, key=lambda r: (_busy(r), r.task))
+        median = statistics.median(_busy(r) for r in group if r is not slow)
+        excess = _busy(slow) - median
+        if excess < max(STRAGGLER_MICROS, STRAGGLER_SHARE * median):
             continue
-        out.append(
-            Straggler(
-                step,
-                job,
-                slow.task,
-                slow.wall_micros,
-                median,
-                slow.wall_micros - median,
-                _cause(slow),
-            )
-        )
+        out.append(Straggler(step, job, slow.task, _busy(slow), median, excess, _cause(slow)))
     return out
 
 
@@ -304,32 +304,31 @@ def _variable_map(cluster: ClusterProfile, task: str) -> dict[str, str]:
 
 
 def _ps_load(cluster: ClusterProfile, rows: list[TaskStep], nsteps: int) -> list[PsLoad]:
+    """Per ps task its op time and traffic, summed then divided by the steps."""
     loads = []
     per = max(nsteps, 1)
     for ti, task in enumerate(cluster.tasks):
         if not task.startswith("/job:ps/"):
             continue
-        load = PsLoad(task)
-        load.op_micros = (
-            sum(r.compute_micros + r.input_micros for r in rows if r.task == task) / per
-        )
+        op_micros = sum(r.compute_micros + r.input_micros for r in rows if r.task == task)
         names = _variable_map(cluster, task)
+        sums: dict[str, list[int]] = {}  # variable -> [read, pushed, micros]
         for tr in cluster.transfers.values():
             for s, d, node, b, st, en in zip(tr.src, tr.dst, tr.node, tr.nbytes, tr.start, tr.end):
-                if ti not in (s, d):
-                    continue
-                var = names.get(node, node)
-                entry = load.variables.setdefault(
-                    var, {"read_bytes": 0.0, "pushed_bytes": 0.0, "micros": 0.0}
-                )
-                key = "read_bytes" if s == ti else "pushed_bytes"
-                entry[key] += b / per
-                entry["micros"] += (en - st) / per
-                if s == ti:
-                    load.sent_bytes += b / per
-                else:
-                    load.received_bytes += b / per
-                load.transfer_micros += (en - st) / per
+                if ti in (s, d):
+                    entry = sums.setdefault(names.get(node, node), [0, 0, 0])
+                    entry[0 if s == ti else 1] += b
+                    entry[2] += en - st
+        load = PsLoad(task, op_micros=op_micros / per)
+        for var, (read, pushed, micros) in sums.items():
+            load.variables[var] = {
+                "read_bytes": read / per,
+                "pushed_bytes": pushed / per,
+                "micros": micros / per,
+            }
+        load.sent_bytes = sum(v[0] for v in sums.values()) / per
+        load.received_bytes = sum(v[1] for v in sums.values()) / per
+        load.transfer_micros = sum(v[2] for v in sums.values()) / per
         loads.append(load)
     return loads
 

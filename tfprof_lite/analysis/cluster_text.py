@@ -59,10 +59,12 @@ def report_text(report: ClusterReport) -> str:
             f"  compute {format_time(row.compute_micros)}, input {format_time(row.input_micros)}, "
             f"network {format_time(row.network_micros)}, idle {format_time(row.idle_micros)}"
         )
-    lines.append("stragglers:" if report.stragglers else "stragglers: none (no job with 2+ tasks)")
+    lines.append(
+        "stragglers (busy time: the step minus idle):" if report.stragglers else "stragglers: none"
+    )
     for s in report.stragglers:
         lines.append(
-            f"  step {s.step}: {s.task} took {format_time(s.wall_micros)}, "
+            f"  step {s.step}: {s.task} was busy {format_time(s.busy_micros)}, "
             f"{format_time(int(s.excess_micros))} more than the median of the others "
             f"({format_time(int(s.median_others_micros))}); {s.cause}"
         )
