@@ -38,7 +38,7 @@ from typing import Any
 from tfprof_lite.base.reading import read_input
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.ingest import Ingest
-from tfprof_lite.model.cluster import TaskInput
+from tfprof_lite.model.cluster import TaskInput, normalize_task
 from tfprof_lite.model.cluster_merge import ClusterProfile, merge_inputs
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import kinds
@@ -109,11 +109,12 @@ def _tagged(directory: str, entries: list[str]) -> list[TaskInput]:
             int(m[1]): os.path.join(directory, e) for e in entries if (m := pattern.fullmatch(e))
         }
         inp = _from_run_metas(os.path.join(directory, match["tag"]), files)
-        inp.task = side.get("task") or None
+        inp.task = normalize_task(side.get("task") or "")
         inp.host = side.get("host") or None
         steps = side.get("steps", {})
         inp.step_keys = {int(k): int(v) for k, v in steps.items() if int(k) in files}
-        inp.global_numbers = bool(steps)
+        # a ProfilerHook capture names its files by global step
+        inp.global_numbers = bool(inp.step_keys) and all(k == v for k, v in inp.step_keys.items())
         out.append(inp)
     return out
 

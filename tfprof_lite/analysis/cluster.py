@@ -222,8 +222,8 @@ def _step_rows(cluster: ClusterProfile, step: int, is_input: list[bool]) -> list
         if t in clients or not windows:
             windows.append(span)
             wall = span[1] - span[0]
-        else:  # a task without a client session: its time within the clients' steps
-            window = _merge(windows)
+        else:  # a task without a client session: the clients' steps and its own work
+            window = _merge([*windows, span])
             inputs, compute, network = (_within(x, window) for x in (inputs, compute, network))
             wall = _length(window)
         comp = _length(_subtract(compute, inputs))
