@@ -196,9 +196,10 @@ def test_breakdown_straggler_and_ps_load(two_workers: list[Path]) -> None:
     assert report.stragglers[0].excess_micros == (24_900 - 500) - (4900 - 500)
     assert report.stragglers[0].cause.startswith("input")
     ps = rows[(0, PS)]
-    # the ps: the workers' steps and its own work (100_010..125_350); the two
-    # reads ran at the same time (90 us), then two updates; two gradients in flight
-    assert (ps.wall_micros, ps.compute_micros, ps.network_micros) == (25_340, 190, 400)
+    # the ps: the workers' steps (100_100..125_000) and its own work (reads from
+    # 100_010, the last gradient in flight until 125_200, the last update
+    # 125_300..125_350); the two reads ran at the same time (90 us)
+    assert (ps.wall_micros, ps.compute_micros, ps.network_micros) == (25_240, 190, 400)
     (load,) = report.ps
     assert load.variables == {"w": {"read_bytes": 2048.0, "pushed_bytes": 4096.0, "micros": 4400.0}}
     text = report.to_text()

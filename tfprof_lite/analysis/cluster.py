@@ -223,7 +223,7 @@ def _step_rows(cluster: ClusterProfile, step: int, is_input: list[bool]) -> list
             windows.append(span)
             wall = span[1] - span[0]
         else:  # a task without a client session: the clients' steps and its own work
-            window = _merge([*windows, span])
+            window = _merge([*windows, *every])
             inputs, compute, network = (_within(x, window) for x in (inputs, compute, network))
             wall = _length(window)
         comp = _length(_subtract(compute, inputs))
