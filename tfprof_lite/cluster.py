@@ -21,10 +21,12 @@ What a path may be (:func:`load_inputs`):
   ``profile_<step>`` files (the newest one is taken);
 * a single ProfileProto or RunMetadata file (step 0 for a RunMetadata).
 
-RunMetadata inputs keep the ``RecvTensor`` records of tensor transfers between
-tasks (network time, bytes, the clock estimate, flow arrows); a ProfileProto
-does not hold them, so a cluster merged from ``profile_<step>`` files has op
-times per task but no network view.
+RunMetadata files are read when the merge asks for them (twice: a scan, then
+the merge itself), never all at once. RunMetadata inputs keep the
+``RecvTensor`` records of tensor transfers between tasks (network time, bytes,
+the clock estimate, flow arrows); a ProfileProto does not hold them, so a
+cluster merged from ``profile_<step>`` files has op times per task but no
+network view.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import kinds
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
-from tfprof_lite.proto.steps import decode_step_columns
+from tfprof_lite.proto.steps import StepColumns, decode_step_columns
 
 __all__ = ["SIDECAR_RE", "load_inputs", "load_task", "merge", "merged_profiler"]
 
@@ -69,14 +71,17 @@ def _run_meta(path: str) -> Any:
 
 
 def _from_run_metas(label: str, files: dict[int, str]) -> TaskInput:
-    """One input from RunMetadata files (file of step s -> step s)."""
-    prof = _empty_profiler()
-    inp = TaskInput(model=prof.model, label=label)
-    for step in sorted(files):
-        meta = _run_meta(files[step])
-        inp.columns.setdefault(step, []).append(decode_step_columns(meta.SerializeToString()))
-        prof.add_step(step, meta)
-    return inp
+    """One input from RunMetadata files (file of step s -> step s), read when
+    the merge asks for a step (once to scan, once to merge)."""
+
+    def read(step: int) -> list[StepColumns]:
+        path = files[step]
+        data = read_input(path, "a RunMetadata")
+        if path.endswith(_TEXT_SUFFIXES) or data[:1].isalpha():
+            data = bytearray(_run_meta(path).SerializeToString())
+        return [decode_step_columns(data, parse=lambda raw: parse(pb.RunMetadata, raw, path))]
+
+    return TaskInput(label=label, reader=read, steps=sorted(files))
 
 
 def _empty_profiler() -> Profiler:

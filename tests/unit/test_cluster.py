@@ -16,7 +16,7 @@ from tfprof_lite.analysis.cluster import cluster_report
 from tfprof_lite.analysis.overview import overview
 from tfprof_lite.cli import main
 from tfprof_lite.model.clock import estimate_offsets
-from tfprof_lite.model.cluster import normalize_task, parse_bytes, task_of
+from tfprof_lite.model.cluster import normalize_task, parse_bytes, qualify, split_qualified, task_of
 from tfprof_lite.outputs.cluster_trace import render
 from tfprof_lite.proto import messages as pb
 
@@ -113,6 +113,12 @@ def two_workers(tmp_path: Path) -> list[Path]:
 
 
 def test_task_strings() -> None:
+    assert qualify(W1, "a/b:0") == "job_worker/replica_0/task_1/a/b:0"
+    assert split_qualified("job_ps/replica_0/task_2/w/read") == (
+        "/job:ps/replica:0/task:2",
+        "w/read",
+    )
+    assert split_qualified("w/read") == (None, "w/read")
     assert task_of("/job:Worker/replica:0/task:3/device:GPU:0") == "/job:worker/replica:0/task:3"
     assert task_of("/device:CPU:0") is None
     assert normalize_task("/job:worker/task:1") == W1
@@ -124,10 +130,10 @@ def test_same_named_nodes_of_different_tasks_stay_apart(two_workers: list[Path])
     cluster = prof.cluster  # type: ignore[attr-defined]
     assert cluster.tasks == [PS, W0, W1] and cluster.own_tasks == [W0, W1]
     model = prof.model
-    mm0, mm1 = (model.index[f"{t.lstrip('/')}/MatMul"] for t in (W0, W1))
+    mm0, mm1 = (model.index[qualify(t, "MatMul")] for t in (W0, W1))
     stats = model.stats(0)
     assert stats.exec_micros[mm0] == 900 and stats.exec_micros[mm1] == 900
-    read = model.index[f"{PS.lstrip('/')}/w/read"]  # one ps node, both workers' reads
+    read = model.index[qualify(PS, "w/read")]  # one ps node, both workers' reads
     assert stats.run_count[read] == 2 and model.canonical_device[read].startswith(PS.lower())
     assert model.canonical_device[mm1].startswith(W1)
     by_name = tfprof_lite.merge(two_workers, by_name=True)
@@ -165,7 +171,7 @@ def test_clock_offset_from_transfers(tmp_path: Path) -> None:
     assert clock.offsets[W1] == skew - 2000
     text = cluster_report(prof.cluster).to_text()  # type: ignore[attr-defined]
     assert "largest correction 3.00ms" in text
-    mm1 = prof.model.index[f"{W1.lstrip('/')}/MatMul"]
+    mm1 = prof.model.index[qualify(W1, "MatMul")]
     starts = prof.model.steps[0].all_start
     assert starts[mm1] == 100_000 - skew + 2100 + 3000
     same = tfprof_lite.merge([w0, w1], same_clock=True)

@@ -222,6 +222,7 @@ CLI_CASES: dict[str, tuple[list[str], str | None]] = {
     "timeline": (["{in}/profile_1", "-o", "{out}/steps.json"], "steps.json"),
     "pprof": (["{in}/profile_1", "-o", "{out}/code.pb.gz"], "code.pb.gz"),
     "hlo": (["{in}/xla"], None),
+    "cluster": (["{in}/profile_1", "{in}/before/profile_0"], None),
 }
 
 

@@ -137,19 +137,13 @@ class ClusterReport:
 
 
 def op_type(cluster: ClusterProfile, nid: int) -> str:
-    """The op type of merged node ``nid``: the graph's, else its label's, else the
-    last part of its name."""
-    model = cluster.model
-    name, op = model.names[nid], model.ops[nid]
-    if op != name:
-        return op
-    task = task_of("/" + name) if not cluster.by_name else None
-    plain = name.split("/", 3)[3] if task and name.count("/") >= 3 else name
-    for key in ((task, plain),) if task else ():
-        label = cluster.labels.get(key)
-        if label and (match := _LABEL_RE.match(label)):
-            return match["op"].lstrip("_")
-    return plain.rsplit("/", 1)[-1]
+    """The op type of merged node ``nid``: the graph's; for a node known only from
+    RunMetadata (its op is its plain name) the type its records' labels give."""
+    op = cluster.model.ops[nid]
+    got = cluster.op_types.get(op)
+    if got is not None and cluster.model.names[nid].endswith(op):
+        return got
+    return op
 
 
 def _subtract(spans: list[Interval], cover: list[Interval]) -> list[Interval]:

@@ -86,7 +86,7 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     "cluster": (
         "cluster",
         "CLUSTER_COMMANDS",
-        "Every task of a distributed run: stragglers, network, ps load, one trace.",
+        "Per-task time, stragglers, ps load of a cluster.",
     ),
 }
 

@@ -30,7 +30,7 @@ __all__ = ["CLUSTER_COMMANDS", "cluster_command"]
     "cluster",
     cls=TfprofCommand,
     takes_query_options=False,
-    short_help="Every task of a distributed run: stragglers, network, ps.",
+    short_help="Per-task time, stragglers, ps load of a cluster.",
 )
 @click.argument("profiles", nargs=-1, required=True, metavar="PROFILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")

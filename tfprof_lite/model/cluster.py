@@ -21,7 +21,9 @@ ran for its step). This module holds the pieces the merge works from:
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +39,8 @@ __all__ = [
     "normalize_task",
     "parse_bytes",
     "qualify",
+    "split_qualified",
+    "task_prefix",
     "task_of",
     "task_sort_key",
     "transfers_from_columns",
@@ -54,6 +58,7 @@ _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 UNKNOWN_TASK = "/job:unknown/replica:0/task:0"
 
 
+@functools.lru_cache(maxsize=8192)
 def task_of(device: str) -> str | None:
     """The task part of ``device`` (``/job:J/replica:R/task:T``, job lower-cased),
     or None when the device names no task."""
@@ -83,10 +88,30 @@ def task_sort_key(task: str) -> tuple[str, int, int]:
     return (match.group(1), int(match.group(2)), int(match.group(3)))
 
 
+_QUALIFIED_RE = re.compile(r"^job_([^/]+)/replica_(\d+)/task_(\d+)/(.*)$", re.DOTALL)
+
+
+def task_prefix(task: str) -> str:
+    """The name prefix of ``task``'s nodes: ``/job:worker/replica:0/task:1`` ->
+    ``job_worker/replica_0/task_1/`` (no ``:``, which tfprof reads as the end of
+    a node name, so the scope view nests every task's nodes under its job)."""
+    match = _TASK_RE.match(task)
+    if match is None:
+        return f"{task.strip('/').replace(':', '_')}/"
+    return f"job_{match.group(1).lower()}/replica_{match.group(2)}/task_{match.group(3)}/"
+
+
 def qualify(task: str, name: str) -> str:
-    """The merged name of node ``name`` of ``task``: the task without its leading
-    slash, then the name (``job:worker/replica:0/task:1/MatMul``)."""
-    return f"{task.lstrip('/')}/{name}"
+    """The merged name of node ``name`` of ``task`` (``job_worker/replica_0/task_1/MatMul``)."""
+    return task_prefix(task) + name
+
+
+def split_qualified(name: str) -> tuple[str | None, str]:
+    """(task, plain name) of a merged node name; (None, name) when it has no task."""
+    match = _QUALIFIED_RE.match(name)
+    if match is None:
+        return None, name
+    return f"/job:{match.group(1)}/replica:{match.group(2)}/task:{match.group(3)}", match.group(4)
 
 
 def parse_bytes(text: str) -> int:
@@ -165,8 +190,14 @@ def transfers_from_columns(cols: StepColumns, tasks: dict[str, int], source: int
 class TaskInput:
     """One profile to merge: a loaded model and what is known about its task.
 
+    Either ``model`` (a loaded profile, copied into the merge) or raw step
+    columns (``columns`` in memory, or ``reader`` that decodes a step's files on
+    demand, for ``steps``): those go straight into the merged model through
+    :meth:`~tfprof_lite.model.profile.ProfileModel.add_step`, so no per-task
+    model is built and the files are read once to scan and once to merge.
+
     Attributes:
-        model: the profile as loaded (one task's view of the run).
+        model: the profile as loaded (one task's view of the run), or None.
         label: where it came from (a path), for messages.
         task: the task that ran the client session (``/job:worker/replica:0/task:1``),
             or None to infer it from the records.
@@ -180,19 +211,41 @@ class TaskInput:
             profile drops).
     """
 
-    model: ProfileModel
+    model: ProfileModel | None = None
     label: str = ""
     task: str | None = None
     host: str | None = None
     step_keys: dict[int, int] = field(default_factory=dict)
     columns: dict[int, list[StepColumns]] = field(default_factory=dict)
+    #: Decodes the step columns of one source step (its RunMetadata files).
+    reader: Callable[[int], list[StepColumns]] | None = None
+    #: The source steps ``reader`` can read.
+    steps: list[int] = field(default_factory=list)
     #: The step numbers are global steps (a ``ProfilerHook`` capture): matched
     #: by step number, the steps are numbered 0, 1, ... in order instead.
     global_numbers: bool = False
 
+    def source_steps(self) -> list[int]:
+        """Every step this input holds, ascending."""
+        found = set(self.steps) | set(self.columns)
+        if self.model is not None:
+            found.update(self.model.steps)
+        return sorted(found)
+
+    def step_columns(self, step: int) -> list[StepColumns]:
+        """The raw columns of ``step`` (in memory, else read), or ``[]``."""
+        if step in self.columns:
+            return self.columns[step]
+        if self.reader is not None and step in self.steps:
+            return self.reader(step)
+        return []
+
     def record_tasks(self) -> dict[str, int]:
-        """Task -> number of time records on its devices, over every step."""
+        """Task -> number of time records on its devices, over every step (of the
+        model; for raw columns the merge counts rows while scanning)."""
         counts: dict[str, int] = {}
+        if self.model is None:
+            return counts
         for execs in self.model.steps.values():
             codes: npt.NDArray[np.int64] = np.asarray(execs.times["dev"], dtype=np.int64)
             per_code: list[int] = (
@@ -204,11 +257,12 @@ class TaskInput:
                     counts[task] = counts.get(task, 0) + int(count)
         return counts
 
-    def own_task(self) -> str | None:
-        """The task given, else the busiest task outside ``ps`` jobs, else the busiest."""
+    def own_task(self, counts: dict[str, int] | None = None) -> str | None:
+        """The task given, else the busiest task outside ``ps`` jobs, else the
+        busiest (``counts``: rows per task, default :meth:`record_tasks`)."""
         if self.task:
             return self.task
-        counts = self.record_tasks()
+        counts = self.record_tasks() if counts is None else counts
         if not counts:
             return None
         workers = {t: c for t, c in counts.items() if not t.startswith("/job:ps/")}

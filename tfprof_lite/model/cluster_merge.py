@@ -3,30 +3,33 @@
 :func:`merge_inputs` takes :class:`~tfprof_lite.model.cluster.TaskInput` s and
 builds one :class:`~tfprof_lite.model.profile.ProfileModel` in which
 
-* every record belongs to the task of the device it ran on (records on devices
-  without a task, and nodes that never ran, belong to their node's canonical
-  device's task, else to the input's own task), and a node is kept apart per
-  task under its qualified name (``job:worker/replica:0/task:1/MatMul``); with
-  ``by_name`` the tasks are dropped and same-named nodes add up, as a
-  single-machine profile would;
+* every record belongs to the task of the device it ran on, and a node is kept
+  apart per task under its qualified name (``job_worker/replica_0/task_1/MatMul``:
+  :func:`~tfprof_lite.model.cluster.qualify`); with ``by_name`` the tasks are
+  dropped and same-named nodes add up, as one machine's profile would;
 * steps are matched by training step: the global step each input recorded
-  (``step_basis="global"``), or each input's own step numbers (``"local"``);
+  (``step_basis="global"``), or each input's own step numbers (``"local"``;
+  inputs whose files are named by global step are numbered 0, 1, ... instead);
   ``"auto"`` takes global steps when every input recorded them and some global
   step is shared by two inputs (synchronous training), else step numbers
   (asynchronous between-graph training gives every worker its own global steps);
-* every time is shifted onto one clock (:mod:`tfprof_lite.model.clock`).
+* every time is moved onto one clock (:mod:`tfprof_lite.model.clock`).
 
-Everything is copied as NumPy blocks; per distinct (node, task) pair one
-Python-level node is made.
+Two passes: :func:`~tfprof_lite.model.cluster_scan.scan_inputs` reads the raw
+columns for the tasks, transfers and clock constraints; then raw columns go
+into the merged model through the model's own ``add_step`` (names qualified,
+starts shifted), and loaded models are copied
+(:mod:`tfprof_lite.model.cluster_copy`). No per-task model is built for raw
+inputs, so memory stays about that of the merged profile.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import gc
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.clock import ClockEstimate, estimate_offsets
@@ -34,23 +37,23 @@ from tfprof_lite.model.cluster import (
     UNKNOWN_TASK,
     TaskInput,
     Transfers,
-    qualify,
+    split_qualified,
     task_of,
+    task_prefix,
     task_sort_key,
-    transfers_from_columns,
 )
-from tfprof_lite.model.execs import MEM_VALUES, StepExecs
+from tfprof_lite.model.cluster_copy import Builder, merge_model
+from tfprof_lite.model.cluster_scan import Scan, scan_inputs
+from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto.steps import StepColumns
 
 __all__ = ["STEP_BASES", "ClusterProfile", "merge_inputs"]
 
-IntArray = npt.NDArray[np.int64]
-#: Maps (source nodes, task indices) to merged node ids.
-Remap = Callable[[IntArray, IntArray], IntArray]
-
 #: How steps of different inputs are matched.
 STEP_BASES = ("auto", "global", "local")
+#: Record names ``add_step`` drops or keeps as they are (not node names).
+_UNQUALIFIED = frozenset({"RecvTensor", "_SOURCE"})
 
 
 @dataclass
@@ -66,7 +69,8 @@ class ClusterProfile:
         clock: the offsets applied per task.
         step_basis: ``"global"`` or ``"local"``: how steps were matched.
         transfers: merged step -> tensor transfers between tasks (aligned times).
-        labels: (task, node name) -> a ``timeline_label`` of the node, where seen.
+        labels: (task, node name) -> a ``timeline_label`` of a ps task's node.
+        op_types: plain node name -> op type read from the records' labels.
         by_name: whether same-named nodes of different tasks were added up.
     """
 
@@ -79,6 +83,7 @@ class ClusterProfile:
     step_basis: str = "local"
     transfers: dict[int, Transfers] = field(default_factory=dict)
     labels: dict[tuple[str, str], str] = field(default_factory=dict)
+    op_types: dict[str, str] = field(default_factory=dict)
     by_name: bool = False
 
     def task_index(self) -> dict[str, int]:
@@ -90,7 +95,8 @@ def _step_maps(inputs: list[TaskInput], basis: str) -> tuple[list[dict[int, int]
     """Per input source step -> merged step, and the basis used."""
     if basis not in STEP_BASES:
         raise InvalidInputError(f"step matching must be one of {', '.join(STEP_BASES)}")
-    recorded = all(set(i.model.steps) <= set(i.step_keys) for i in inputs if i.model.steps)
+    steps = [inp.source_steps() for inp in inputs]
+    recorded = all(set(s) <= set(inp.step_keys) for s, inp in zip(steps, inputs) if s)
     if basis == "auto":
         basis = "local"
         if recorded:
@@ -101,208 +107,95 @@ def _step_maps(inputs: list[TaskInput], basis: str) -> tuple[list[dict[int, int]
             if len(inputs) == 1 or any(c > 1 for c in seen.values()):
                 basis = "global"
     maps = []
-    for inp in inputs:
+    for inp, own in zip(inputs, steps):
         if basis == "global":
-            maps.append({s: inp.step_keys.get(s, s) for s in inp.model.steps})
+            maps.append({s: inp.step_keys.get(s, s) for s in own})
         elif inp.global_numbers:
-            maps.append({s: i for i, s in enumerate(sorted(inp.model.steps))})
+            maps.append({s: i for i, s in enumerate(own)})
         else:
-            maps.append({s: s for s in inp.model.steps})
+            maps.append({s: s for s in own})
     return maps, basis
 
 
-def _producer_ends(
-    inp: TaskInput, step: int, sizes: dict[tuple[str, str], int]
-) -> dict[tuple[str, str], int]:
-    """(task, node) -> earliest end of the node's records in one source step;
-    fills ``sizes`` with the bytes of each node's first output where recorded."""
-    ends: dict[tuple[str, str], int] = {}
-    for cols in inp.columns.get(step, ()):
-        for row, slot, nbytes in zip(
-            cols.o_row.tolist(), cols.o_slot.tolist(), cols.o_bytes.tolist()
-        ):
-            task = task_of(cols.devices[cols.dev[row]].lower())
-            if slot == 0 and task is not None:
-                sizes[(task, cols.name[row].split(":", 1)[0])] = nbytes
-        dev_task = [task_of(d.lower()) for d in cols.devices]
-        end = (cols.start + cols.rel).tolist()
-        for row, (name, dev) in enumerate(zip(cols.name, cols.dev.tolist())):
-            task = dev_task[dev]
-            if task is None or name == "RecvTensor":
-                continue
-            key = (task, name.split(":", 1)[0])
-            if key not in ends or end[row] < ends[key]:
-                ends[key] = end[row]
-    return ends
-
-
-def _collect(
-    inputs: list[TaskInput], maps: list[dict[int, int]], tasks: dict[str, int]
-) -> tuple[dict[int, Transfers], list[tuple[str, str, int]], dict[tuple[str, str], str]]:
-    """Transfers per merged step, clock constraints and node labels from raw columns."""
-    transfers: dict[int, Transfers] = {}
-    constraints: list[tuple[str, str, int]] = []
-    labels: dict[tuple[str, str], str] = {}
-    names = list(tasks)
-    for src, inp in enumerate(inputs):
-        for step, cols_list in inp.columns.items():
-            sizes: dict[tuple[str, str], int] = {}
-            ends = _producer_ends(inp, step, sizes)
-            for cols in cols_list:
-                _labels(cols, labels)
-                got = transfers_from_columns(cols, tasks, src)
-                names = list(tasks)
-                for row, (s, d, node, end) in enumerate(zip(got.src, got.dst, got.node, got.end)):
-                    produced = ends.get((names[s], node))
-                    if produced is not None:
-                        constraints.append((names[s], names[d], produced - end))
-                    got.nbytes[row] = sizes.get((names[s], node), got.nbytes[row])
-                transfers.setdefault(maps[src].get(step, step), Transfers()).extend(got)
-    return transfers, constraints, labels
-
-
-def _labels(cols: StepColumns, labels: dict[tuple[str, str], str]) -> None:
-    """Keep the first ``timeline_label`` of every (task, node) that has one."""
-    dev_task = [task_of(d.lower()) for d in cols.devices]
-    for name, label, dev in zip(cols.name, cols.label, cols.dev.tolist()):
-        task = dev_task[dev]
-        if label and task is not None and " = " in label:
-            labels.setdefault((task, name.split(":", 1)[0]), label)
-
-
-def _all_tasks(inputs: list[TaskInput], own: list[str]) -> dict[str, int]:
-    found = set(own)
+def _model_tasks(inputs: list[TaskInput], found: set[str]) -> None:
+    """Add the tasks of the loaded models' devices to ``found``."""
     for inp in inputs:
+        if inp.model is None:
+            continue
         for execs in inp.model.steps.values():
             found.update(t for d in execs.device_names if (t := task_of(d)))
-        for dev in inp.model.canonical_device:
+        for dev in set(inp.model.canonical_device):
             if dev and (t := task_of(dev)):
                 found.add(t)
-    return {t: i for i, t in enumerate(sorted(found, key=task_sort_key))}
 
 
-class _Builder:
-    """Copies inputs into the merged model (one instance per merge)."""
-
-    def __init__(self, merged: ProfileModel, tasks: list[str], by_name: bool) -> None:
-        self.merged = merged
-        self.tasks = tasks
-        self.by_name = by_name
-
-    def node(self, src: ProfileModel, nid: int, task: int, home: IntArray) -> int:
-        """The merged id of source node ``nid`` of ``task`` (made when new)."""
-        name = src.names[nid]
-        qname = name if self.by_name else qualify(self.tasks[task], name)
-        merged = self.merged
-        got = merged.index.get(qname)
-        if got is not None:
-            return got
-        new = merged.load_node(qname, src.ops[nid])
-        merged.op_types[new] = set(src.op_types[nid])
-        merged.shapes[new] = src.shapes[nid]
-        merged.output_shapes[new] = src.output_shapes[nid]
-        merged.attrs[new] = src.attrs[nid]
-        merged.str_attrs[new] = src.str_attrs[nid]
-        merged.static_float_ops[new] = src.static_float_ops[nid]
-        merged.traces[new] = src.traces[nid]
-        merged.canonical_device[new] = src.canonical_device[nid]
-        merged.host_device[new] = src.host_device[nid]
-        for pos, inp in src.inputs[nid].items():
-            producer = src.index.get(inp)
-            where = self.tasks[int(home[producer])] if producer is not None else self.tasks[task]
-            qin = inp if self.by_name else qualify(where, inp)
-            merged.inputs[new][pos] = qin
-            merged.src_output[new][qin] = src.src_output[nid].get(inp, 0)
-        return new
+def _retagged(
+    cols: StepColumns,
+    tasks: dict[str, int],
+    own: int,
+    prefixes: list[str] | None,
+    shift: np.ndarray,
+) -> StepColumns:
+    """``cols`` with every record named for its device's task and moved by its
+    task's clock offset (starts of 0, meaning none, stay 0)."""
+    dev_task = np.asarray(
+        [tasks.get(task_of(d.lower()) or "", own) for d in cols.devices] + [own], dtype=np.int64
+    )
+    row_task = dev_task[cols.dev] if len(cols) else np.zeros(0, np.int64)
+    names = cols.name
+    if prefixes is not None:
+        names = [
+            n if n in _UNQUALIFIED or "MEMCPY" in n else prefixes[t] + n
+            for n, t in zip(names, row_task.tolist())
+        ]
+    start = np.where(cols.start > 0, cols.start + shift[row_task], cols.start)
+    return dataclasses.replace(cols, name=names, start=start)
 
 
-def _homes(src: ProfileModel, own: int, tasks: dict[str, int]) -> IntArray:
-    """Per source node the task index of its canonical device, else ``own``."""
-    out = np.full(len(src), own, dtype=np.int64)
-    for nid, dev in enumerate(src.canonical_device):
-        task = task_of(dev) if dev else None
-        if task is not None:
-            out[nid] = tasks[task]
+def _note_ops(cols: StepColumns, op_types: dict[str, str]) -> None:
+    """Op types of the records' nodes, read once per name from ``name = Op(...)``."""
+    for name, label in zip(cols.name, cols.label):
+        if name not in op_types and " = " in label:
+            op_types[name.split(":", 1)[0]] = label.split(" = ", 1)[1].split("(", 1)[0].lstrip("_")
+
+
+def _plain_ops(model: ProfileModel, first: int) -> None:
+    """Nodes ``first..`` met in records take their plain name as op (a node first
+    met in RunMetadata has its name as op, as in tfprof), so the op view adds
+    the same node of every task up."""
+    for nid in range(first, len(model)):
+        name = model.names[nid]
+        if model.ops[nid] == name:
+            plain = split_qualified(name)[1]
+            model.ops[nid] = plain
+            model.op_types[nid].discard(name)
+            model.op_types[nid].add(plain)
+
+
+def _by_name(cluster: ClusterProfile, tasks: dict[str, int]) -> None:
+    """Replace the per-task merged model by one with a node per plain name."""
+    per_task = cluster.model
+    cluster.model = ProfileModel()
+    cluster.by_name = True
+    builder = Builder(cluster.model, cluster.tasks, True)
+    zero = np.zeros(len(cluster.tasks), dtype=np.int64)
+    own = tasks[cluster.own_tasks[0]]
+    merge_model(builder, per_task, own, tasks, {s: s for s in per_task.steps}, zero)
+    cluster.model.id_to_string.update(per_task.id_to_string)
+    cluster.model.has_trace = per_task.has_trace
+
+
+def _aligned_transfers(
+    scan: Scan, maps: list[dict[int, int]], renumber: list[int], shift: np.ndarray
+) -> dict[int, Transfers]:
+    out: dict[int, Transfers] = {}
+    for (source, step), rows in scan.transfers.items():
+        rows.src = [renumber[i] for i in rows.src]
+        rows.dst = [renumber[i] for i in rows.dst]
+        rows.start = [s + int(shift[d]) for s, d in zip(rows.start, rows.dst)]
+        rows.end = [e + int(shift[d]) for e, d in zip(rows.end, rows.dst)]
+        out.setdefault(maps[source].get(step, step), Transfers()).extend(rows)
     return out
-
-
-def _mapper(builder: _Builder, src: ProfileModel, homes: IntArray, cache: dict[int, int]) -> Remap:
-    """The remapping function of one input (new merged nodes made as needed)."""
-    ntasks = len(builder.tasks)
-
-    def ids(nodes: IntArray, task: IntArray) -> IntArray:
-        keys = nodes.astype(np.int64) * ntasks + task
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        out = np.empty(uniq.size, dtype=np.int64)
-        for i, key in enumerate(uniq.tolist()):
-            got = cache.get(key)
-            if got is None:
-                got = cache[key] = builder.node(src, key // ntasks, key % ntasks, homes)
-            out[i] = got
-        result: IntArray = out[inverse.reshape(-1)]
-        return result
-
-    return ids
-
-
-def _copy_step(
-    remap: Remap,
-    execs: StepExecs,
-    out: StepExecs,
-    homes: IntArray,
-    dev_task: IntArray,
-    dev_shift: IntArray,
-    task_shift: IntArray,
-) -> list[int]:
-    """Copy one source step into the merged step; returns the merged nodes that ran."""
-    codes = np.asarray([out.device_code(d) for d in execs.device_names] + [-1], dtype=np.int64)
-    pn = execs.pairs["node"].astype(np.int64)
-    pd = execs.pairs["dev"].astype(np.int64)
-    ptask = np.where(pd >= 0, dev_task[pd], homes[pn]) if pn.size else pn
-    pairs = remap(pn, ptask)
-    out.pairs.append(node=pairs, dev=codes[pd])
-    tn = execs.times["node"].astype(np.int64)
-    td = execs.times["dev"].astype(np.int64)
-    out.times.append(
-        node=remap(tn, dev_task[td]) if tn.size else tn,
-        kind=execs.times["kind"],
-        dev=codes[td],
-        start=execs.times["start"] + dev_shift[td] if td.size else execs.times["start"],
-        dur=execs.times["dur"],
-    )
-    sn = execs.spans["node"].astype(np.int64)
-    shift = task_shift[homes[sn]] if sn.size else sn
-    out.spans.append(
-        node=remap(sn, homes[sn]) if sn.size else sn,
-        start=np.where(execs.spans["start"] != 0, execs.spans["start"] + shift, 0),
-        end=np.where(execs.spans["end"] != 0, execs.spans["end"] + shift, 0),
-    )
-    mn = execs.mem["node"].astype(np.int64)
-    base = len(out.mem)
-    out.mem.append(
-        node=remap(mn, homes[mn]) if mn.size else mn,
-        **{name: execs.mem[name] for name in MEM_VALUES if name != "memory_micros"},
-        memory_micros=execs.mem["memory_micros"] + (task_shift[homes[mn]] if mn.size else 0),
-    )
-    out.outs.append(
-        mem=execs.outs["mem"] + base,
-        slot=execs.outs["slot"],
-        bytes=execs.outs["bytes"],
-        ptr=execs.outs["ptr"],
-    )
-    an = execs.allocs["node"].astype(np.int64)
-    out.allocs.append(
-        node=remap(an, homes[an]) if an.size else an,
-        micros=execs.allocs["micros"],
-        bytes=execs.allocs["bytes"],
-    )
-    if execs.raw_node:
-        rn = np.asarray(execs.raw_node, dtype=np.int64)
-        out.add_raw(remap(rn, homes[rn]).tolist(), execs.raw_stats)
-    k = execs.kernels
-    out.kernels.extend(k.dev, k.name, k.label, k.start, k.dur)
-    out.changed()
-    return np.unique(pairs).tolist() if pairs.size else []
 
 
 def merge_inputs(
@@ -319,71 +212,74 @@ def merge_inputs(
     """
     if not inputs:
         raise InvalidInputError("nothing to merge: give at least one profile")
-    own = [inp.own_task() or UNKNOWN_TASK for inp in inputs]
-    tasks = _all_tasks(inputs, own)
     maps, basis = _step_maps(inputs, step_basis)
-    transfers, constraints, labels = _collect(inputs, maps, tasks)
-    found = list(tasks)
-    task_list = sorted(tasks, key=task_sort_key)
-    tasks = {t: i for i, t in enumerate(task_list)}
-    renumber = [tasks[t] for t in found]
-    for rows in transfers.values():
-        rows.src = [renumber[i] for i in rows.src]
-        rows.dst = [renumber[i] for i in rows.dst]
-    hosts = {own[i]: inp.host for i, inp in enumerate(inputs) if inp.host}
-    clock = estimate_offsets(task_list, constraints, hosts, same_clock)
-    merged = ProfileModel()
-    builder = _Builder(merged, task_list, by_name)
-    task_shift = np.asarray([clock.offsets.get(t, 0) for t in task_list], dtype=np.int64)
+    collecting = gc.isenabled()
+    gc.disable()  # millions of long-lived small objects: no cyclic collection meanwhile
+    try:
+        scan = scan_inputs(inputs)
+        own = [inp.own_task(c or None) or UNKNOWN_TASK for inp, c in zip(inputs, scan.counts)]
+        found = set(scan.tasks) | set(own)
+        _model_tasks(inputs, found)
+        task_list = sorted(found, key=task_sort_key)
+        tasks = {t: i for i, t in enumerate(task_list)}
+        hosts = {own[i]: inp.host for i, inp in enumerate(inputs) if inp.host}
+        clock = estimate_offsets(task_list, scan.constraints, hosts, same_clock)
+        shift = np.asarray([clock.offsets.get(t, 0) for t in task_list], dtype=np.int64)
+        cluster = ClusterProfile(
+            model=ProfileModel(),
+            tasks=task_list,
+            own_tasks=own,
+            sources=[inp.label for inp in inputs],
+            hosts=hosts,
+            clock=clock,
+            step_basis=basis,
+            transfers=_aligned_transfers(scan, maps, [tasks[t] for t in scan.tasks], shift),
+            labels=scan.labels,
+            by_name=by_name,
+        )
+        if by_name:  # per task first (add_step keeps one device per node), then by name
+            cluster.by_name = False
+            _build(cluster, inputs, tasks, maps, shift)
+            _by_name(cluster, tasks)
+        else:
+            _build(cluster, inputs, tasks, maps, shift)
+    finally:
+        if collecting:
+            gc.enable()
+    return cluster
+
+
+def _build(
+    cluster: ClusterProfile,
+    inputs: list[TaskInput],
+    tasks: dict[str, int],
+    maps: list[dict[int, int]],
+    shift: np.ndarray,
+) -> None:
+    """The second pass: every input into the merged model."""
+    merged = cluster.model
+    builder = Builder(merged, cluster.tasks, cluster.by_name)
+    prefixes = None if cluster.by_name else [task_prefix(t) for t in cluster.tasks]
     for i, inp in enumerate(inputs):
-        _merge_one(builder, inp, tasks[own[i]], tasks, maps[i], task_shift)
-    for key, text in ((k, v) for inp in inputs for k, v in inp.model.id_to_string.items()):
-        merged.id_to_string.setdefault(key, text)
-    merged.has_trace = any(inp.model.has_trace for inp in inputs)
+        own = tasks[cluster.own_tasks[i]]
+        if inp.model is not None:
+            merge_model(builder, inp.model, own, tasks, maps[i], shift)
+            for key, text in inp.model.id_to_string.items():
+                merged.id_to_string.setdefault(key, text)
+            merged.has_trace = merged.has_trace or inp.model.has_trace
+            for step in inp.source_steps():
+                for cols in inp.step_columns(step):
+                    _note_ops(cols, cluster.op_types)
+            continue
+        for step in inp.source_steps():
+            for cols in inp.step_columns(step):
+                _note_ops(cols, cluster.op_types)
+                first = len(merged)
+                merged.add_step(
+                    maps[i].get(step, step), _retagged(cols, tasks, own, prefixes, shift)
+                )
+                _plain_ops(merged, first)
+    for step in cluster.transfers:
+        merged.steps.setdefault(step, StepExecs())
     merged.data_version += 1
     merged.graph_version += 1
-    for step, rows in transfers.items():
-        rows.start = [s + int(task_shift[d]) for s, d in zip(rows.start, rows.dst)]
-        rows.end = [e + int(task_shift[d]) for e, d in zip(rows.end, rows.dst)]
-        merged.steps.setdefault(step, StepExecs())
-    return ClusterProfile(
-        model=merged,
-        tasks=task_list,
-        own_tasks=own,
-        sources=[inp.label for inp in inputs],
-        hosts=hosts,
-        clock=clock,
-        step_basis=basis,
-        transfers=transfers,
-        labels=labels,
-        by_name=by_name,
-    )
-
-
-def _merge_one(
-    builder: _Builder,
-    inp: TaskInput,
-    own: int,
-    tasks: dict[str, int],
-    step_map: dict[int, int],
-    task_shift: IntArray,
-) -> None:
-    src = inp.model
-    homes = _homes(src, own, tasks)
-    cache: dict[int, int] = {}
-    ids = _mapper(builder, src, homes, cache)
-    merged = builder.merged
-    for step in sorted(src.steps):
-        execs = src.steps[step]
-        dev_task = np.asarray(
-            [tasks.get(task_of(d) or "", own) for d in execs.device_names] + [own],
-            dtype=np.int64,
-        )
-        dev_shift = task_shift[dev_task]
-        out = merged.steps.setdefault(step_map.get(step, step), StepExecs())
-        for node in _copy_step(ids, execs, out, homes, dev_task, dev_shift, task_shift):
-            merged.has_execs[node] = True
-    for nid in range(len(src)):  # graph nodes that never ran keep their home task
-        key = nid * len(builder.tasks) + int(homes[nid])
-        if key not in cache:
-            cache[key] = builder.node(src, nid, int(homes[nid]), homes)
