@@ -185,6 +185,9 @@ def _cluster_part(view: Overview, report: ClusterReport, clients: list[str]) -> 
     view.tasks = {t: totals[t] for t in totals if t in clients} or totals
     idle = [m["idle"] / m["wall"] for m in view.tasks.values() if m["wall"]]
     view.host_idle = round(sum(idle) / len(idle), 4) if idle else view.host_idle
+    walls = [m["wall"] for m in view.tasks.values()]
+    if walls:  # one step of a task, not the span of every task's step k
+        view.avg_step_micros = round(sum(walls) / len(walls), 1)
     slow: dict[str, list[float]] = {}
     for s in report.stragglers:
         slow.setdefault(s.task, []).append(s.excess_micros)
