@@ -284,3 +284,30 @@ def test_shared_directory_holds_every_task(tmp_path: Path) -> None:
     write_task(shared, W1, {0: worker_step(W1, 100_000)})
     prof = tfprof_lite.merge([shared])
     assert prof.cluster.own_tasks == [W0, W1]  # type: ignore[attr-defined]
+
+
+def test_report_has_a_tasks_section(two_workers: list[Path]) -> None:
+    from tfprof_lite.report.page import render_html
+
+    prof = tfprof_lite.merge(two_workers)
+    page = render_html(prof.model, cluster=prof.cluster)  # type: ignore[attr-defined]
+    assert '<section id="tasks"><h2>Tasks</h2>' in page and page.count(f">{W1}<") >= 1
+    assert f"step 0: <b>{W1}</b> busy" in page and '<td class="name">w</td>' in page
+    assert 'id="tasks"' not in render_html(prof.model)
+
+
+def test_task_tagged_capture_files(tmp_path: Path) -> None:
+    from tfprof_lite.session.recorder import ProfileRecorder, task_tag
+
+    assert task_tag("/job:worker/task:3") == "worker-0-3"
+    with pytest.raises(ValueError, match="task must look like"):
+        ProfileRecorder(str(tmp_path), task="worker 3")
+    recorder = ProfileRecorder(str(tmp_path), task="/job:worker/task:1", global_steps=True)
+    for step in (7, 9):
+        recorder.write_task_trace(step, worker_step(W1, 100_000 * step))
+    side = json.loads((tmp_path / "task.worker-0-1.json").read_text())
+    assert side["task"] == W1 and side["steps"] == {"7": 7, "9": 9} and side["host"]
+    prof = tfprof_lite.merge([tmp_path])
+    cluster = prof.cluster  # type: ignore[attr-defined]
+    assert cluster.own_tasks == [W1] and cluster.step_basis == "global"
+    assert prof.model.sorted_steps() == [7, 9]

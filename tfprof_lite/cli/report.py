@@ -72,7 +72,14 @@ def report_command(
     require_step(prof.model, opts.step, source)
     name = title or f"tfprof-lite report: {os.path.basename(os.path.normpath(source))}"
     with Spinner("rendering the report"):
-        page = render_html(prof.model, opts, title=name, source=source, max_rows=max_rows)
+        page = render_html(
+            prof.model,
+            opts,
+            title=name,
+            source=source,
+            max_rows=max_rows,
+            cluster=getattr(prof, "cluster", None),
+        )
     if output == "-":
         sys.stdout.write(page)
         sys.stdout.flush()

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfprof_lite.base.metrics import METRICS
+from tfprof_lite.model.cluster_merge import ClusterProfile
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.report.assets import CSS, JS
+from tfprof_lite.report.cluster import cluster_section
 from tfprof_lite.report.markup import Section, esc
 from tfprof_lite.report.sections import flame_section, overview_section, steps_section
 from tfprof_lite.report.slots import slot_section
@@ -87,6 +89,7 @@ def render_html(
     title: str = "tfprof-lite report",
     source: str = "",
     max_rows: int = 2000,
+    cluster: ClusterProfile | None = None,
 ) -> str:
     """The whole report as one HTML document (see the module docstring).
 
@@ -97,6 +100,8 @@ def render_html(
         title: the page title.
         source: where the profile came from (shown under the title).
         max_rows: the most rows per table.
+        cluster: the merged distributed profile ``model`` belongs to, if any: adds
+            the per-task section (:mod:`tfprof_lite.report.cluster`).
     """
     query = report_options(opts)
     scope = _query(model, "scope", query)
@@ -105,6 +110,7 @@ def render_html(
     sections = [
         overview_section(model, scope, op),
         steps_section(model),
+        *([cluster_section(cluster)] if cluster is not None else []),
         flame_section([r for r in (scope, code) if r is not None]),
         op_table_section(op, max_rows),
         tree_table_section(scope, max_rows),
