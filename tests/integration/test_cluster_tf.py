@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import tfprof_lite
+from tests.unit.test_cluster import check_chrome_trace
 from tfprof_lite.analysis.cluster import cluster_report
 from tfprof_lite.analysis.overview import overview
 from tfprof_lite.cli import main
@@ -155,6 +156,7 @@ def test_merged_trace_overlaps_workers(
     assert code == 0
     assert f"{W1} was busy" in capsys.readouterr().out
     doc = json.loads(trace.read_text())
+    check_chrome_trace(doc)
     events = doc["traceEvents"]
     names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
     assert sorted(names.values()) == [PS, W0, W1]
@@ -221,3 +223,28 @@ def test_in_graph_replication_splits_one_run_by_task(servers: list[str], tmp_pat
     assert qualify(PS, "w") in names
     report = cluster_report(cluster)
     assert [s.task for s in report.stragglers].count(W1) >= 2, report.to_text()
+
+
+def test_profiler_hook_names_its_task_and_global_steps(tmp_path: Path) -> None:
+    graph = tf.Graph()
+    with graph.as_default():
+        step = tf1.train.get_or_create_global_step()
+        x = tf1.get_variable("x", [64, 64])
+        train = tf1.train.GradientDescentOptimizer(0.1).minimize(
+            tf.reduce_sum(tf.matmul(x, x)), global_step=step
+        )
+        hook = tfprof_lite.ProfilerHook(
+            tmp_path, trace_steps=[2, 3], dump_steps=[], task="/job:worker/task:2"
+        )
+        with tf1.train.MonitoredSession(hooks=[hook]) as sess:
+            for _ in range(4):
+                sess.run(train)
+    side = json.loads((tmp_path / "task.worker-0-2.json").read_text())
+    assert side["task"] == "/job:worker/replica:0/task:2" and side["steps"] == {"2": 2, "3": 3}
+    assert sorted(p.name for p in tmp_path.glob("run_meta.*")) == [
+        "run_meta.worker-0-2.2.pb",
+        "run_meta.worker-0-2.3.pb",
+    ]
+    prof = tfprof_lite.merge([tmp_path])
+    assert prof.cluster.step_basis == "global"  # type: ignore[attr-defined]
+    assert prof.model.sorted_steps() == [2, 3]

@@ -212,9 +212,40 @@ def test_breakdown_straggler_and_ps_load(two_workers: list[Path]) -> None:
     assert f"step 0: {W1} was busy" in text and "ps /job:ps/replica:0/task:0" in text
 
 
+def check_chrome_trace(doc: dict[str, Any]) -> None:
+    """The Trace Event Format as the viewers read it: known phases with their
+    fields, every used thread and process named, flow starts inside a slice of
+    their thread and flow ends bound to the enclosing slice."""
+    events = doc["traceEvents"]
+    named_pids = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    named_threads = {
+        (e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"
+    }
+    slices: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for e in events:
+        assert e["ph"] in {"X", "M", "s", "f"}, e
+        assert isinstance(e["pid"], int) and isinstance(e["name"], str), e
+        if e["ph"] == "M":
+            assert e["name"] in {"process_name", "process_sort_index", "thread_name"}
+            assert isinstance(e["args"]["name"], str)
+            continue
+        assert isinstance(e["tid"], int) and e["ts"] >= 0, e
+        assert e["pid"] in named_pids and (e["pid"], e["tid"]) in named_threads, e
+        if e["ph"] == "X":
+            assert e["dur"] >= 0
+            slices.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for e in events:
+        if e["ph"] in ("s", "f"):
+            assert e["cat"] and e["id"] and (e["ph"] == "s" or e["bp"] == "e"), e
+            inside = [a <= e["ts"] <= b for a, b in slices[(e["pid"], e["tid"])]]
+            assert any(inside), e
+    json.dumps(doc)  # plain JSON types only
+
+
 def test_merged_trace_has_one_process_per_task(two_workers: list[Path]) -> None:
     cluster = tfprof_lite.merge(two_workers).cluster  # type: ignore[attr-defined]
     doc = json.loads(render(cluster))
+    check_chrome_trace(doc)
     events = doc["traceEvents"]
     names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
     assert sorted(names.values()) == [PS, W0, W1] and len(set(names)) == 3

@@ -180,7 +180,11 @@ def _length(spans: list[Interval]) -> int:
     return sum(e - s for s, e in spans)
 
 
-def _step_rows(cluster: ClusterProfile, step: int, is_input: list[bool]) -> list[TaskStep]:
+OpSpans = dict[int, tuple[list[Interval], list[Interval]]]
+
+
+def _op_spans(cluster: ClusterProfile, step: int, is_input: list[bool]) -> OpSpans:
+    """Task index -> (input op intervals, other op intervals) of one step."""
     execs = cluster.model.steps[step]
     index = cluster.task_index()
     dev_task = np.asarray(
@@ -189,10 +193,17 @@ def _step_rows(cluster: ClusterProfile, step: int, is_input: list[bool]) -> list
     times = execs.times
     task_col = dev_task[times["dev"].astype(np.int64)] if len(times) else np.zeros(0, np.int64)
     starts, durs, nodes = times["start"].tolist(), times["dur"].tolist(), times["node"].tolist()
-    ops: dict[int, tuple[list[Interval], list[Interval]]] = {}
+    ops: OpSpans = {}
     for t, s, d, n in zip(task_col.tolist(), starts, durs, nodes):
         pair = ops.setdefault(t, ([], []))
         pair[0 if is_input[n] else 1].append((s, s + d))
+    return ops
+
+
+def _net_spans(
+    cluster: ClusterProfile, step: int
+) -> tuple[dict[int, list[Interval]], dict[int, int]]:
+    """Task index -> intervals of transfers into it, and their bytes."""
     net: dict[int, list[Interval]] = {}
     recv_bytes: dict[int, int] = {}
     rows = cluster.transfers.get(step)
@@ -200,17 +211,23 @@ def _step_rows(cluster: ClusterProfile, step: int, is_input: list[bool]) -> list
         for dst, s, e, b in zip(rows.dst, rows.start, rows.end, rows.nbytes):
             net.setdefault(dst, []).append((s, e))
             recv_bytes[dst] = recv_bytes.get(dst, 0) + b
-    out: list[TaskStep] = []
+    return net, recv_bytes
+
+
+def _step_rows(cluster: ClusterProfile, step: int, is_input: list[bool]) -> list[TaskStep]:
+    """Every task's :class:`TaskStep` of one step; tasks that ran a client first,
+    so that the others are measured within the clients' steps."""
+    ops = _op_spans(cluster, step, is_input)
+    net, recv_bytes = _net_spans(cluster, step)
+    index = cluster.task_index()
     clients = {index[t] for t in cluster.own_tasks if t in index}
-    order = sorted(set(ops) | set(net), key=lambda t: (t not in clients, t))
+    out: list[TaskStep] = []
     windows: list[Interval] = []
-    for t in order:
-        if t < 0:
-            continue
+    for t in sorted(set(ops) | set(net), key=lambda t: (t not in clients, t)):
         inputs, compute = (_merge(x) for x in ops.get(t, ([], [])))
         network = _merge(net.get(t, []))
         every = _merge(inputs + compute + network)
-        if not every:
+        if t < 0 or not every:
             continue
         span = (min(s for s, _ in every), max(e for _, e in every))
         if t in clients or not windows:
@@ -223,17 +240,9 @@ def _step_rows(cluster: ClusterProfile, step: int, is_input: list[bool]) -> list
         comp = _length(_subtract(compute, inputs))
         inp = _length(inputs)
         netw = _length(_subtract(network, _merge(inputs + compute)))
+        idle = max(0, wall - comp - inp - netw)
         out.append(
-            TaskStep(
-                step,
-                cluster.tasks[t],
-                wall,
-                comp,
-                inp,
-                netw,
-                max(0, wall - comp - inp - netw),
-                recv_bytes.get(t, 0),
-            )
+            TaskStep(step, cluster.tasks[t], wall, comp, inp, netw, idle, recv_bytes.get(t, 0))
         )
     out.sort(key=lambda r: r.task)
     return out

@@ -38,6 +38,38 @@ def _clock(report: ClusterReport) -> list[str]:
     return lines
 
 
+def _stragglers(report: ClusterReport) -> list[str]:
+    lines = [
+        "stragglers (busy time: the step minus idle):" if report.stragglers else "stragglers: none"
+    ]
+    for s in report.stragglers:
+        lines.append(
+            f"  step {s.step}: {s.task} was busy {format_time(s.busy_micros)}, "
+            f"{format_time(int(s.excess_micros))} more than the median of the others "
+            f"({format_time(int(s.median_others_micros))}); {s.cause}"
+        )
+    return lines
+
+
+def _ps(report: ClusterReport) -> list[str]:
+    lines = []
+    for ps in report.ps:
+        lines.append(
+            f"ps {ps.task}: op time {format_time(int(ps.op_micros))}/step, "
+            f"sent {_bytes(ps.sent_bytes)}/step, received {_bytes(ps.received_bytes)}/step, "
+            f"transfer time {format_time(int(ps.transfer_micros))}/step"
+        )
+        ranked = sorted(
+            ps.variables.items(), key=lambda kv: -(kv[1]["read_bytes"] + kv[1]["pushed_bytes"])
+        )
+        for var, v in ranked[:10]:
+            lines.append(
+                f"  {var:<40} read {_bytes(v['read_bytes'])}, pushed {_bytes(v['pushed_bytes'])}, "
+                f"{format_time(int(v['micros']))} in transfers (per step)"
+            )
+    return lines
+
+
 def report_text(report: ClusterReport) -> str:
     """Tasks, per-task shares, per-step table, stragglers, ps load, clock."""
     basis = "global step" if report.step_basis == "global" else "step number"
@@ -59,28 +91,7 @@ def report_text(report: ClusterReport) -> str:
             f"  compute {format_time(row.compute_micros)}, input {format_time(row.input_micros)}, "
             f"network {format_time(row.network_micros)}, idle {format_time(row.idle_micros)}"
         )
-    lines.append(
-        "stragglers (busy time: the step minus idle):" if report.stragglers else "stragglers: none"
-    )
-    for s in report.stragglers:
-        lines.append(
-            f"  step {s.step}: {s.task} was busy {format_time(s.busy_micros)}, "
-            f"{format_time(int(s.excess_micros))} more than the median of the others "
-            f"({format_time(int(s.median_others_micros))}); {s.cause}"
-        )
-    for ps in report.ps:
-        lines.append(
-            f"ps {ps.task}: op time {format_time(int(ps.op_micros))}/step, "
-            f"sent {_bytes(ps.sent_bytes)}/step, received {_bytes(ps.received_bytes)}/step, "
-            f"transfer time {format_time(int(ps.transfer_micros))}/step"
-        )
-        ranked = sorted(
-            ps.variables.items(), key=lambda kv: -(kv[1]["read_bytes"] + kv[1]["pushed_bytes"])
-        )
-        for var, v in ranked[:10]:
-            lines.append(
-                f"  {var:<40} read {_bytes(v['read_bytes'])}, pushed {_bytes(v['pushed_bytes'])}, "
-                f"{format_time(int(v['micros']))} in transfers (per step)"
-            )
+    lines.extend(_stragglers(report))
+    lines.extend(_ps(report))
     lines.extend(_clock(report))
     return "\n".join(lines) + "\n"

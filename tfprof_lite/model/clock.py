@@ -72,6 +72,50 @@ def _bounds(
     return out
 
 
+Edges = dict[str, list[tuple[str, int, int]]]
+
+
+def _edges(constraints: list[tuple[str, str, int]], hosts: dict[str, str]) -> Edges:
+    """Task -> (neighbour, chosen offset difference, transfers) for every pair of
+    tasks with transfers; tasks of one host differ by 0."""
+    edges: Edges = {}
+    for (a, b), bound in _bounds(constraints).items():
+        same = bool(hosts.get(a)) and hosts.get(a) == hosts.get(b)
+        delta = 0 if same else bound.choose()
+        edges.setdefault(a, []).append((b, delta, bound.pairs))
+        edges.setdefault(b, []).append((a, -delta, bound.pairs))
+    return edges
+
+
+def _chain(est: ClockEstimate, edges: Edges, hosts: dict[str, str]) -> None:
+    """Offsets from the reference along the pairs, busiest pairs first."""
+    est.offsets[est.reference] = 0
+    est.notes[est.reference] = "reference clock"
+    queue = deque([est.reference])
+    while queue:
+        cur = queue.popleft()
+        for nxt, delta, count in sorted(edges.get(cur, ()), key=lambda e: -e[2]):
+            if nxt in est.offsets:
+                continue
+            est.offsets[nxt] = est.offsets[cur] + delta
+            same = hosts.get(cur) and hosts.get(cur) == hosts.get(nxt)
+            est.notes[nxt] = "same host" if same else f"{count} transfer(s) with {cur}"
+            queue.append(nxt)
+
+
+def _place_rest(est: ClockEstimate, tasks: list[str], hosts: dict[str, str]) -> None:
+    """Tasks not reached: a placed task's offset when on its host, else 0."""
+    placed_hosts = {hosts[t]: t for t in est.offsets if hosts.get(t)}
+    for task in tasks:
+        peer = placed_hosts.get(hosts.get(task, ""))
+        if task not in est.offsets and peer is not None:
+            est.offsets[task] = est.offsets[peer]
+            est.notes[task] = f"same host as {peer}"
+        elif task not in est.offsets:
+            est.offsets[task] = 0
+            est.notes[task] = "no transfer to an aligned task: not corrected"
+
+
 def estimate_offsets(
     tasks: list[str],
     constraints: list[tuple[str, str, int]],
@@ -99,35 +143,6 @@ def estimate_offsets(
         est.offsets = dict.fromkeys(tasks, 0)
         est.notes = dict.fromkeys(tasks, "one host (as told)")
         return est
-    bounds = _bounds(constraints)
-    for (a, b), bound in list(bounds.items()):
-        if hosts.get(a) and hosts.get(a) == hosts.get(b):
-            bounds[(a, b)] = PairBounds(0, 0, bound.pairs)
-    edges: dict[str, list[tuple[str, int, int]]] = {}
-    for (a, b), bound in bounds.items():
-        delta = bound.choose()
-        edges.setdefault(a, []).append((b, delta, bound.pairs))
-        edges.setdefault(b, []).append((a, -delta, bound.pairs))
-    est.offsets[est.reference] = 0
-    est.notes[est.reference] = "reference clock"
-    queue = deque([est.reference])
-    while queue:
-        cur = queue.popleft()
-        for nxt, delta, count in sorted(edges.get(cur, ()), key=lambda e: -e[2]):
-            if nxt in est.offsets:
-                continue
-            est.offsets[nxt] = est.offsets[cur] + delta
-            same = hosts.get(cur) and hosts.get(cur) == hosts.get(nxt)
-            how = "same host" if same else f"{count} transfer(s) with {cur}"
-            est.notes[nxt] = how
-            queue.append(nxt)
-    placed_hosts = {hosts[t]: t for t in est.offsets if hosts.get(t)}
-    for task in tasks:
-        peer = placed_hosts.get(hosts.get(task, ""))
-        if task not in est.offsets and peer is not None:
-            est.offsets[task] = est.offsets[peer]
-            est.notes[task] = f"same host as {peer}"
-        elif task not in est.offsets:
-            est.offsets[task] = 0
-            est.notes[task] = "no transfer to an aligned task: not corrected"
+    _chain(est, _edges(constraints, hosts), hosts)
+    _place_rest(est, tasks, hosts)
     return est

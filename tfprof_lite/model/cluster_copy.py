@@ -130,6 +130,18 @@ def _copy_step(
         start=np.where(execs.spans["start"] != 0, execs.spans["start"] + shift, 0),
         end=np.where(execs.spans["end"] != 0, execs.spans["end"] + shift, 0),
     )
+    _copy_memory(remap, execs, out, homes, task_shift)
+    k = execs.kernels
+    out.kernels.extend(k.dev, k.name, k.label, k.start, k.dur)
+    out.changed()
+    return np.unique(pairs).tolist() if pairs.size else []
+
+
+def _copy_memory(
+    remap: Remap, execs: StepExecs, out: StepExecs, homes: IntArray, task_shift: IntArray
+) -> None:
+    """The memory records, outputs, allocations and raw records of one step,
+    each with its node's home task."""
     mn = execs.mem["node"].astype(np.int64)
     base = len(out.mem)
     out.mem.append(
@@ -152,10 +164,6 @@ def _copy_step(
     if execs.raw_node:
         rn = np.asarray(execs.raw_node, dtype=np.int64)
         out.add_raw(remap(rn, homes[rn]).tolist(), execs.raw_stats)
-    k = execs.kernels
-    out.kernels.extend(k.dev, k.name, k.label, k.start, k.dur)
-    out.changed()
-    return np.unique(pairs).tolist() if pairs.size else []
 
 
 def merge_model(

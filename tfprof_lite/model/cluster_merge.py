@@ -198,6 +198,39 @@ def _aligned_transfers(
     return out
 
 
+def _plan(
+    inputs: list[TaskInput], maps: list[dict[int, int]], basis: str, same_clock: bool
+) -> ClusterProfile:
+    """The first pass and everything decided from it: tasks, clients, the clock,
+    the aligned transfers; the model is still empty."""
+    scan = scan_inputs(inputs)
+    own = [inp.own_task(c or None) or UNKNOWN_TASK for inp, c in zip(inputs, scan.counts)]
+    found = set(scan.tasks) | set(own)
+    _model_tasks(inputs, found)
+    task_list = sorted(found, key=task_sort_key)
+    tasks = {t: i for i, t in enumerate(task_list)}
+    hosts = {own[i]: inp.host for i, inp in enumerate(inputs) if inp.host}
+    clock = estimate_offsets(task_list, scan.constraints, hosts, same_clock)
+    return ClusterProfile(
+        model=ProfileModel(),
+        tasks=task_list,
+        own_tasks=own,
+        sources=[inp.label for inp in inputs],
+        hosts=hosts,
+        clock=clock,
+        step_basis=basis,
+        transfers=_aligned_transfers(
+            scan, maps, [tasks[t] for t in scan.tasks], _shift(clock, task_list)
+        ),
+        labels=scan.labels,
+    )
+
+
+def _shift(clock: ClockEstimate, tasks: list[str]) -> np.ndarray:
+    """Each task's offset, by task index."""
+    return np.asarray([clock.offsets.get(t, 0) for t in tasks], dtype=np.int64)
+
+
 def merge_inputs(
     inputs: list[TaskInput],
     *,
@@ -216,33 +249,12 @@ def merge_inputs(
     collecting = gc.isenabled()
     gc.disable()  # millions of long-lived small objects: no cyclic collection meanwhile
     try:
-        scan = scan_inputs(inputs)
-        own = [inp.own_task(c or None) or UNKNOWN_TASK for inp, c in zip(inputs, scan.counts)]
-        found = set(scan.tasks) | set(own)
-        _model_tasks(inputs, found)
-        task_list = sorted(found, key=task_sort_key)
-        tasks = {t: i for i, t in enumerate(task_list)}
-        hosts = {own[i]: inp.host for i, inp in enumerate(inputs) if inp.host}
-        clock = estimate_offsets(task_list, scan.constraints, hosts, same_clock)
-        shift = np.asarray([clock.offsets.get(t, 0) for t in task_list], dtype=np.int64)
-        cluster = ClusterProfile(
-            model=ProfileModel(),
-            tasks=task_list,
-            own_tasks=own,
-            sources=[inp.label for inp in inputs],
-            hosts=hosts,
-            clock=clock,
-            step_basis=basis,
-            transfers=_aligned_transfers(scan, maps, [tasks[t] for t in scan.tasks], shift),
-            labels=scan.labels,
-            by_name=by_name,
-        )
-        if by_name:  # per task first (add_step keeps one device per node), then by name
-            cluster.by_name = False
-            _build(cluster, inputs, tasks, maps, shift)
+        cluster = _plan(inputs, maps, basis, same_clock)
+        tasks = cluster.task_index()
+        shift = _shift(cluster.clock, cluster.tasks)
+        _build(cluster, inputs, tasks, maps, shift)  # per task (add_step: one device per node)
+        if by_name:
             _by_name(cluster, tasks)
-        else:
-            _build(cluster, inputs, tasks, maps, shift)
     finally:
         if collecting:
             gc.enable()

@@ -53,7 +53,7 @@ def trace_events(cluster: ClusterProfile) -> list[dict[str, Any]]:
     events = [_meta(pid, None, "process_name", task) for task, pid in index.items()]
     events += [_meta(pid, None, "process_sort_index", str(pid)) for pid in index.values()]
     events += [_meta(p, t, "thread_name", dev) for (p, dev), t in threads.items()]
-    first: dict[tuple[int, str], tuple[int, int, int]] = {}
+    producers: Producers = {}
     for step in model.sorted_steps():
         execs = model.steps[step]
         dev_pid = [index.get(task_of(d) or "", 0) for d in execs.device_names]
@@ -76,71 +76,68 @@ def trace_events(cluster: ClusterProfile) -> list[dict[str, Any]]:
                     "args": {"name": name, "step": step},
                 }
             )
-            first.setdefault((step, name), (pid, tid, start + dur))
-        events.extend(_transfers(cluster, step, threads, first))
+            producers.setdefault((step, name), []).append((pid, tid, start + dur))
+        events.extend(_transfers(cluster, step, threads, producers))
     return events
 
 
+Producers = dict[tuple[int, str], list[tuple[int, int, int]]]
+
+
+def _producer(records: list[tuple[int, int, int]], end: int) -> tuple[int, int, int]:
+    """The record that ended last before ``end`` (the earliest when none did):
+    a ps node read for several workers in one step has one record per read."""
+    before = [r for r in records if r[2] <= end]
+    return max(before, key=lambda r: r[2]) if before else min(records, key=lambda r: r[2])
+
+
+def _recv_event(cluster: ClusterProfile, step: int, i: int, tid: int) -> dict[str, Any]:
+    rows = cluster.transfers[step]
+    args = {
+        "tensor": rows.tensor[i],
+        "from": cluster.tasks[rows.src[i]],
+        "bytes": rows.nbytes[i],
+        "step": step,
+    }
+    return {
+        "ph": "X",
+        "name": "RecvTensor",
+        "cat": "transfer",
+        "pid": rows.dst[i],
+        "tid": tid,
+        "ts": rows.start[i],
+        "dur": max(rows.end[i] - rows.start[i], 1),
+        "args": args,
+    }
+
+
+def _flow(phase: str, flow: str, pid: int, tid: int, ts: int) -> dict[str, Any]:
+    event: dict[str, Any] = {"ph": phase, "id": flow, "name": "tensor", "cat": "transfer"}
+    event.update(pid=pid, tid=tid, ts=ts)
+    if phase == "f":
+        event["bp"] = "e"  # bind to the slice enclosing ts (the transfer)
+    return event
+
+
 def _transfers(
-    cluster: ClusterProfile,
-    step: int,
-    threads: dict[tuple[int, str], int],
-    first: dict[tuple[int, str], tuple[int, int, int]],
+    cluster: ClusterProfile, step: int, threads: dict[tuple[int, str], int], producers: Producers
 ) -> list[dict[str, Any]]:
+    """The step's transfers as events, with a flow from each one's producer."""
     rows = cluster.transfers.get(step)
     if rows is None:
         return []
     out: list[dict[str, Any]] = []
-    for i, (src, dst, node, start, end, nbytes) in enumerate(
-        zip(rows.src, rows.dst, rows.node, rows.start, rows.end, rows.nbytes)
-    ):
+    for i, (src, dst, node) in enumerate(zip(rows.src, rows.dst, rows.node)):
         tid = threads[(dst, _NETWORK)]
-        out.append(
-            {
-                "ph": "X",
-                "name": "RecvTensor",
-                "cat": "transfer",
-                "pid": dst,
-                "tid": tid,
-                "ts": start,
-                "dur": max(end - start, 1),
-                "args": {
-                    "tensor": rows.tensor[i],
-                    "from": cluster.tasks[src],
-                    "bytes": nbytes,
-                    "step": step,
-                },
-            }
-        )
+        out.append(_recv_event(cluster, step, i, tid))
         qname = node if cluster.by_name else qualify(cluster.tasks[src], node)
-        producer = first.get((step, qname))
-        if producer is None:
+        records = producers.get((step, qname))
+        if not records:
             continue
+        p_pid, p_tid, p_end = _producer(records, rows.end[i])
         flow = f"{step}:{src}:{dst}:{i}"
-        p_pid, p_tid, p_end = producer
-        out.append(
-            {
-                "ph": "s",
-                "id": flow,
-                "name": "tensor",
-                "cat": "transfer",
-                "pid": p_pid,
-                "tid": p_tid,
-                "ts": max(p_end - 1, 0),
-            }
-        )
-        out.append(
-            {
-                "ph": "f",
-                "bp": "e",
-                "id": flow,
-                "name": "tensor",
-                "cat": "transfer",
-                "pid": dst,
-                "tid": tid,
-                "ts": start,
-            }
-        )
+        out.append(_flow("s", flow, p_pid, p_tid, max(p_end - 1, 0)))
+        out.append(_flow("f", flow, dst, tid, rows.start[i]))
     return out
 
 
