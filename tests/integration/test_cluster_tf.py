@@ -223,6 +223,14 @@ def test_in_graph_replication_splits_one_run_by_task(servers: list[str], tmp_pat
     assert qualify(PS, "w") in names
     report = cluster_report(cluster)
     assert [s.task for s in report.stragglers].count(W1) >= 2, report.to_text()
+    # one synchronous step: worker 0 waits for worker 1's tower, it is not slow
+    totals = report.task_totals()
+    assert totals[W0]["idle"] > totals[W0]["compute"], report.to_text()
+    reports = list(prof.advise({"JobChecker": {}}).checkers["JobChecker"].reports)
+    assert any(r.startswith(f"straggler: job worker: {W1} is the slowest") for r in reports)
+    page = overview(prof.model, cluster=cluster)
+    assert page.recommendation.startswith(f"mostly waiting: {W0} waits"), page.recommendation
+    assert page.recommendation.count(f"the slowest task is {W1}") == 1
 
 
 def test_profiler_hook_names_its_task_and_global_steps(tmp_path: Path) -> None:

@@ -342,3 +342,27 @@ def test_task_tagged_capture_files(tmp_path: Path) -> None:
     cluster = prof.cluster  # type: ignore[attr-defined]
     assert cluster.own_tasks == [W1] and cluster.step_basis == "global"
     assert prof.model.sorted_steps() == [7, 9]
+
+
+def test_merging_loaded_profilers_copies_them_per_task() -> None:
+    profs = []
+    for task, slow in ((W0, 0), (W1, 20_000)):
+        prof = tfprof_lite.Profiler(pb.GraphDef())
+        for step in (0, 1):
+            prof.add_step(step, worker_step(task, 100_000 * (step + 1), slow=slow))
+        profs.append(prof)
+    merged = tfprof_lite.merge(profs)
+    cluster = merged.cluster  # type: ignore[attr-defined]
+    assert cluster.tasks == [PS, W0, W1] and cluster.own_tasks == [W0, W1]
+    model = merged.model
+    stats = model.stats(0)
+    read = model.index[qualify(PS, "w/read")]
+    assert stats.run_count[read] == 2  # both workers' reads of w, on the ps
+    slow_input = model.index[qualify(W1, "IteratorGetNext")]
+    assert stats.exec_micros[slow_input] == 21_000 and model.ops[slow_input] == "IteratorGetNext"
+    # a loaded profile keeps no transfers: no network view, but tasks and stragglers
+    report = cluster_report(cluster)
+    assert not report.has_transfers and [s.task for s in report.stragglers] == [W1, W1]
+    assert "no tensor transfers recorded" in report.to_text()
+    again = tfprof_lite.merge([tfprof_lite.Profiler.load(merged.serialize_to_string())])
+    assert sorted(again.model.names) == sorted(model.names)  # qualified names stay

@@ -59,6 +59,8 @@ class Overview:
     #: Per task of a merged distributed profile: mean shares of its step.
     tasks: dict[str, dict[str, float]] = field(default_factory=dict)
     stragglers: list[str] = field(default_factory=list)
+    #: The tasks named in :attr:`stragglers`, most often slowest first.
+    straggler_tasks: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (nested reports included)."""
@@ -147,6 +149,9 @@ def _waiting(view: Overview) -> str | None:
             if net >= idle
             else ("other tasks or the client: no op ran and no transfer was in flight")
         )
+        slowest = [t for t in view.straggler_tasks if t != worst]
+        if slowest:
+            on += f"; the slowest task is {slowest[0]}"
         return (
             f"mostly waiting: {worst} waits {100 * (net + idle):.1f}% of its step "
             f"(network {100 * net:.1f}%, idle {100 * idle:.1f}%), on {on}; "
@@ -179,10 +184,11 @@ def _recommend(view: Overview) -> str:
     return "no op time recorded"
 
 
-def _cluster_part(view: Overview, report: ClusterReport, clients: list[str]) -> None:
-    """Per-task shares, stragglers and the clients' idle share for a merged profile."""
+def _cluster_part(view: Overview, report: ClusterReport) -> None:
+    """Per-task shares, stragglers and the workers' idle share for a merged profile
+    (tasks of ``ps`` jobs serve the others and have no step of their own)."""
     totals = report.task_totals()
-    view.tasks = {t: totals[t] for t in totals if t in clients} or totals
+    view.tasks = {t: m for t, m in totals.items() if not t.startswith("/job:ps/")} or totals
     idle = [m["idle"] / m["wall"] for m in view.tasks.values() if m["wall"]]
     view.host_idle = round(sum(idle) / len(idle), 4) if idle else view.host_idle
     walls = [m["wall"] for m in view.tasks.values()]
@@ -192,6 +198,7 @@ def _cluster_part(view: Overview, report: ClusterReport, clients: list[str]) -> 
     for s in report.stragglers:
         slow.setdefault(s.task, []).append(s.excess_micros)
     for task, excess in sorted(slow.items(), key=lambda kv: -len(kv[1])):
+        view.straggler_tasks.append(task)
         view.stragglers.append(
             f"{task} is the slowest in {len(excess)} of {len(report.steps)} steps, "
             f"{format_time(int(sum(excess) / len(excess)))} behind the others on average"
@@ -214,6 +221,6 @@ def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None 
     )
     view.hosts, view.devices = _environment(model)
     if cluster is not None:
-        _cluster_part(view, cluster_report(cluster), cluster.own_tasks)
+        _cluster_part(view, cluster_report(cluster))
     view.recommendation = _recommend(view)
     return view
