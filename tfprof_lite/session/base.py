@@ -57,7 +57,8 @@ class Capture:
         global_steps: the step numbers are global steps (``ProfilerHook``).
 
     Raises:
-        ValueError: empty ``profile_dir`` or more than 100 ``trace_steps``.
+        ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, or a
+            ``task`` that names no ``/job:J/task:T``.
     """
 
     def __init__(

@@ -65,7 +65,8 @@ class ProfilerHook(Capture, session_run_hook.SessionRunHook):  # type: ignore[mi
             keyed by global step, for ``tfprof-lite cluster`` (``docs/cluster.md``).
 
     Raises:
-        ValueError: empty ``profile_dir`` or more than 100 ``trace_steps``.
+        ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, or a
+            ``task`` that names no ``/job:J/task:T``.
     """
 
     def __init__(

@@ -107,7 +107,8 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
 
     Raises:
         ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, an
-            unknown ``step_source`` or ``monitor``.
+            unknown ``step_source`` or ``monitor``, or a ``task`` that names no
+            ``/job:J/task:T``.
     """
 
     def __init__(
