@@ -99,6 +99,11 @@ def _sidecar(path: str) -> dict[str, Any]:
         raise InvalidInputError(f"{path}: not a task sidecar ({err})") from err
     if not isinstance(data, dict) or not isinstance(data.get("task", ""), str):
         raise InvalidInputError(f"{path}: not a task sidecar (no task string)")
+    steps = data.get("steps", {})
+    try:
+        data["steps"] = {int(k): int(v) for k, v in dict(steps).items()}
+    except (TypeError, ValueError) as err:
+        raise InvalidInputError(f"{path}: not a task sidecar (steps: {err})") from err
     return data
 
 
@@ -116,8 +121,7 @@ def _tagged(directory: str, entries: list[str]) -> list[TaskInput]:
         inp = _from_run_metas(os.path.join(directory, match["tag"]), files)
         inp.task = normalize_task(side.get("task") or "")
         inp.host = side.get("host") or None
-        steps = side.get("steps", {})
-        inp.step_keys = {int(k): int(v) for k, v in steps.items() if int(k) in files}
+        inp.step_keys = {k: v for k, v in side["steps"].items() if k in files}
         # a ProfilerHook capture names its files by global step
         inp.global_numbers = bool(inp.step_keys) and all(k == v for k, v in inp.step_keys.items())
         out.append(inp)

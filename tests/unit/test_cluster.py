@@ -307,6 +307,12 @@ def test_cli_commands_take_several_profiles(
     assert doc["tasks"] == [PS, W0, W1] and doc["stragglers"][0]["task"] == W1
     assert main(["cluster", str(tmp_path / "nothing")]) == 1
     assert "nothing: no such file or directory" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "task.worker-0-0.json").write_text('{"task": "/job:worker/task:0", "steps": {"a": 1}}')
+    assert main(["cluster", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "task.worker-0-0.json: not a task sidecar (steps:" in err
 
 
 def test_shared_directory_holds_every_task(tmp_path: Path) -> None:
