@@ -305,6 +305,11 @@ def test_cli_commands_take_several_profiles(
     assert main(["cluster", *map(str, two_workers), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["tasks"] == [PS, W0, W1] and doc["stragglers"][0]["task"] == W1
+    assert main(["scope", *map(str, two_workers), "--by-name", "-max_depth", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "\n  IteratorGetNext (" in out and "job_" not in out
+    assert main(["scope", *map(str, two_workers), "-max_depth", "2"]) == 0
+    assert "\n  job_worker (" in capsys.readouterr().out
     assert main(["cluster", str(tmp_path / "nothing")]) == 1
     assert "nothing: no such file or directory" in capsys.readouterr().err
     bad = tmp_path / "bad"
