@@ -13,7 +13,7 @@ variables spread over them), and
 coming back. Every fourth worker's clock runs 3 ms behind; worker 1 reads its
 input 10x slower. A fresh child interpreter then times ``tfprof_lite.merge``
 of every directory (load + merge), ``cluster_report`` and, unless ``--no-trace``,
-the merged Chrome trace, and reports its peak RSS; the parent checks that the
+the merged Chrome trace (streamed to a file), and reports its peak RSS; the parent checks that the
 straggler, the tasks and the clock corrections come out as generated.
 
 Run: ``python benchmarks/bench_cluster.py [--tasks 64] [--nodes 20000]
@@ -119,11 +119,11 @@ def write_captures(root: str, tasks: int, ps: int, nodes: int, steps: int) -> li
 
 
 _CHILD = """
-import json, resource, sys, time
+import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 import tfprof_lite
 from tfprof_lite.analysis.cluster import cluster_report
-from tfprof_lite.outputs.cluster_trace import render
+from tfprof_lite.outputs.cluster_trace import write_trace
 dirs = json.loads(sys.argv[2])
 out = {}
 t = time.perf_counter()
@@ -134,11 +134,12 @@ t = time.perf_counter()
 report = cluster_report(prof.cluster)
 out["report_s"] = time.perf_counter() - t
 if sys.argv[3] == "1":
+    path = sys.argv[4]
     t = time.perf_counter()
-    text = render(prof.cluster)
+    out["trace_events"] = write_trace(prof.cluster, path)
     out["trace_s"] = time.perf_counter() - t
-    out["trace_mb"] = len(text) / 2**20
-    del text
+    out["trace_mb"] = os.path.getsize(path) / 2**20
+    os.remove(path)
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 out["nodes"] = len(prof.model)
 out["tasks"] = prof.cluster.tasks
@@ -166,7 +167,15 @@ def main() -> None:
         written = time.perf_counter() - t
         size = sum(os.path.getsize(os.path.join(d, f)) for d in dirs for f in os.listdir(d))
         child = subprocess.run(
-            [sys.executable, "-c", _CHILD, ROOT, json.dumps(dirs), "0" if args.no_trace else "1"],
+            [
+                sys.executable,
+                "-c",
+                _CHILD,
+                ROOT,
+                json.dumps(dirs),
+                "0" if args.no_trace else "1",
+                os.path.join(root, "cluster_trace.json"),
+            ],
             check=True,
             capture_output=True,
             text=True,

@@ -171,7 +171,8 @@ def test_merged_trace_overlaps_workers(
     ends = {e["id"]: e for e in events if e["ph"] == "f"}
     assert starts and set(starts) == set(ends)
     assert all(starts[i]["pid"] != ends[i]["pid"] for i in starts)
-    assert doc["metadata"]["largest_correction_us"] == 0
+    labels = [e["args"]["labels"] for e in events if e.get("name") == "process_labels"]
+    assert len(labels) == 3 and all(label.startswith("clock +0us (") for label in labels)
 
 
 @pytest.fixture(scope="module")

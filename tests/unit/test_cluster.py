@@ -214,8 +214,9 @@ def test_breakdown_straggler_and_ps_load(two_workers: list[Path]) -> None:
 
 def check_chrome_trace(doc: dict[str, Any]) -> None:
     """The Trace Event Format as the viewers read it: known phases with their
-    fields, every used thread and process named, flow starts inside a slice of
-    their thread and flow ends bound to the enclosing slice."""
+    fields, every used thread and process named, complete events of a thread
+    nested or disjoint, flow starts inside a slice of their thread and flow ends
+    bound to the enclosing slice."""
     events = doc["traceEvents"]
     named_pids = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     named_threads = {
@@ -226,14 +227,26 @@ def check_chrome_trace(doc: dict[str, Any]) -> None:
         assert e["ph"] in {"X", "M", "s", "f"}, e
         assert isinstance(e["pid"], int) and isinstance(e["name"], str), e
         if e["ph"] == "M":
-            assert e["name"] in {"process_name", "process_sort_index", "thread_name"}
-            assert isinstance(e["args"]["name"], str)
+            assert e["name"] in {
+                "process_name",
+                "process_sort_index",
+                "thread_name",
+                "process_labels",
+            }
+            assert isinstance(e["args"]["labels" if e["name"] == "process_labels" else "name"], str)
             continue
         assert isinstance(e["tid"], int) and e["ts"] >= 0, e
         assert e["pid"] in named_pids and (e["pid"], e["tid"]) in named_threads, e
         if e["ph"] == "X":
             assert e["dur"] >= 0
             slices.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for spans in slices.values():  # events of one thread nest or are disjoint
+        stack: list[int] = []
+        for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            assert not stack or end <= stack[-1], (start, end, stack)
+            stack.append(end)
     for e in events:
         if e["ph"] in ("s", "f"):
             assert e["cat"] and e["id"] and (e["ph"] == "s" or e["bp"] == "e"), e
@@ -256,6 +269,13 @@ def test_merged_trace_has_one_process_per_task(two_workers: list[Path]) -> None:
     assert len(starts) == 8 and set(starts) == set(ends)  # 2 steps x 2 workers x 2 tensors
     for key, start in starts.items():
         assert start["pid"] != ends[key]["pid"] and start["ts"] <= ends[key]["ts"] + 2000
+    ps_threads = [
+        e["args"]["name"]
+        for e in events
+        if e.get("name") == "thread_name" and names[e["pid"]] == PS
+    ]
+    assert sorted(ps_threads) == ["/job:ps/replica:0/task:0/device:cpu:0", "network"]
+    assert doc["metadata"]["largest_correction_us"] == 0
 
 
 def test_job_checker_and_overview_on_merged_data(two_workers: list[Path]) -> None:

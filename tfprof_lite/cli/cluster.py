@@ -18,7 +18,7 @@ import json
 import click
 
 from tfprof_lite.analysis.cluster import cluster_report
-from tfprof_lite.base.writing import write_atomic, write_stdout
+from tfprof_lite.base.writing import check_output_path, write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.model.cluster_merge import STEP_BASES
@@ -62,14 +62,17 @@ def cluster_command(
     """
     from tfprof_lite.cluster import merge
 
+    if trace:
+        check_output_path(trace)  # before the profiles are read
     with Spinner("merging the profiles of every task"):
         prof = merge(profiles, by_name=by_name, steps=steps, same_clock=same_clock)
         cluster = prof.cluster  # type: ignore[attr-defined]
         report = cluster_report(cluster)
     if trace:
-        from tfprof_lite.outputs.cluster_trace import render
+        from tfprof_lite.outputs.cluster_trace import write_trace
 
-        write_atomic(trace, render(cluster))
+        with Spinner(f"writing {trace}"):
+            write_trace(cluster, trace)
     if as_json:
         write_stdout(json.dumps(report.to_dict(), indent=1) + "\n")
     else:

@@ -54,13 +54,12 @@ def _write_steps(spec: InputSpec, output: str, step: int) -> str:
     source = source_name(spec)
     cluster = getattr(prof, "cluster", None)
     if cluster is not None:  # several tasks: one process per task on one clock
-        from tfprof_lite.outputs.cluster_trace import render
+        from tfprof_lite.outputs.cluster_trace import write_trace
 
         with Spinner(f"writing {output}"):
-            data = render(cluster).encode("utf-8")
-            write_atomic(output, gzip.compress(data, mtime=0) if output.endswith(".gz") else data)
+            events = write_trace(cluster, output)
         fix = cluster.clock.largest
-        return f"{len(cluster.tasks)} tasks merged, largest clock correction {fix}us"
+        return f"{events} events, {len(cluster.tasks)} tasks, largest clock correction {fix}us"
     if not model.steps:
         raise InvalidInputError(
             f"{source}: no traced steps in this profile (add FULL_TRACE RunMetadata)"

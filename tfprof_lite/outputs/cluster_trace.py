@@ -1,87 +1,146 @@
 """The merged Chrome trace of a distributed run: one process per task.
 
-:func:`render` turns a :class:`~tfprof_lite.model.cluster_merge.ClusterProfile`
-into Chrome trace JSON (``chrome://tracing``, Perfetto): one process (``pid``)
-per task, named by the task, one thread per device, every op record as a
-complete event (``ph: X``) on the aligned clock, so tasks that ran at the same
-time overlap. Tensor transfers between tasks are ``RecvTensor`` events on a
-``network`` thread of the receiving task, and a flow arrow (``ph: s`` / ``f``,
-bound to the enclosing slice) runs from the producing op on the sending task to
-the transfer on the receiving task. Steps are marked by ``args.step``.
+:func:`trace_events` yields the events of a
+:class:`~tfprof_lite.model.cluster_merge.ClusterProfile` as Chrome trace events
+(``chrome://tracing``, Perfetto): one process (``pid``) per task, named by the
+task and labelled with its clock correction; per device of the task one thread,
+or several lanes (``cpu:0``, ``cpu:0 #2``, ...) where ops overlapped, so events
+in a thread always nest (:class:`~tfprof_lite.outputs.trace_writer.LaneAssigner`);
+every op record as a complete event (``ph: X``) on the aligned clock, so tasks
+that ran at the same time overlap. Tensor transfers between tasks are
+``RecvTensor`` events on ``network`` lanes of the receiving task, and a flow
+arrow (``ph: s`` / ``f``, the end bound to the enclosing slice) runs from the
+producing op on the sender to the transfer. Steps are in ``args.step``.
+
+:func:`write_trace` streams the events to a file (memory stays flat);
+:func:`render` returns the document as text, with the clock in ``metadata``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from tfprof_lite.base.units import format_time
 from tfprof_lite.model.cluster import qualify, task_of
 from tfprof_lite.model.cluster_merge import ClusterProfile
+from tfprof_lite.outputs.trace_writer import LaneAssigner, TraceWriter
 
-__all__ = ["render", "trace_events"]
+__all__ = ["render", "trace_events", "write_trace"]
 
 _NETWORK = "network"
+IntArray = npt.NDArray[np.int64]
+#: (step, merged node) -> (pid, tid, end) of its records, for the flows.
+Producers = dict[tuple[int, int], list[tuple[int, int, int]]]
 
 
-def _meta(pid: int, tid: int | None, kind: str, name: str) -> dict[str, Any]:
-    event: dict[str, Any] = {"ph": "M", "pid": pid, "name": kind, "args": {"name": name}}
+class _Threads:
+    """Thread ids per (pid, device, lane); names each new thread once."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[int, str, int], int] = {}
+        self.per_pid: dict[int, int] = {}
+
+    def tid(self, pid: int, device: str, lane: int, out: list[dict[str, Any]]) -> int:
+        key = (pid, device, lane)
+        got = self.ids.get(key)
+        if got is None:
+            got = self.ids[key] = self.per_pid.get(pid, 0)
+            self.per_pid[pid] = got + 1
+            name = device if lane == 0 else f"{device} #{lane + 1}"
+            out.append(_meta(pid, got, "thread_name", name))
+        return got
+
+
+def _meta(pid: int, tid: int | None, kind: str, value: str) -> dict[str, Any]:
+    event: dict[str, Any] = {"ph": "M", "pid": pid, "name": kind}
+    event["args"] = {"labels": value} if kind == "process_labels" else {"name": value}
     if tid is not None:
         event["tid"] = tid
     return event
 
 
-def _threads(cluster: ClusterProfile) -> dict[tuple[int, str], int]:
-    """(pid, device or ``network``) -> tid, devices in name order per task."""
-    index = cluster.task_index()
-    devices: set[tuple[int, str]] = set()
-    for execs in cluster.model.steps.values():
-        for dev in execs.device_names:
-            devices.add((index.get(task_of(dev) or "", 0), dev))
-    for rows in cluster.transfers.values():
-        devices.update((d, _NETWORK) for d in rows.dst)
-    out: dict[tuple[int, str], int] = {}
-    for pid, dev in sorted(devices):
-        out[(pid, dev)] = sum(1 for p, _ in out if p == pid)
+def _process_events(cluster: ClusterProfile) -> list[dict[str, Any]]:
+    out = []
+    for pid, task in enumerate(cluster.tasks):
+        off = cluster.clock.offsets.get(task, 0)
+        note = cluster.clock.notes.get(task, "")
+        sign = "+" if off >= 0 else "-"
+        out.append(_meta(pid, None, "process_name", task))
+        out.append(_meta(pid, None, "process_sort_index", str(pid)))
+        out.append(
+            _meta(pid, None, "process_labels", f"clock {sign}{format_time(abs(off))} ({note})")
+        )
     return out
 
 
-def trace_events(cluster: ClusterProfile) -> list[dict[str, Any]]:
-    """Every event of the merged trace (metadata, ops, transfers, flows)."""
-    model = cluster.model
+def _columns(cluster: ClusterProfile) -> dict[tuple[int, str], list[IntArray]]:
+    """(pid, device) -> [start, dur, node, step] over every step, sorted so that
+    lanes can be assigned (by start, longer first)."""
     index = cluster.task_index()
-    threads = _threads(cluster)
-    events = [_meta(pid, None, "process_name", task) for task, pid in index.items()]
-    events += [_meta(pid, None, "process_sort_index", str(pid)) for pid in index.values()]
-    events += [_meta(p, t, "thread_name", dev) for (p, dev), t in threads.items()]
-    producers: Producers = {}
-    for step in model.sorted_steps():
-        execs = model.steps[step]
-        dev_pid = [index.get(task_of(d) or "", 0) for d in execs.device_names]
+    parts: dict[tuple[int, str], list[list[IntArray]]] = {}
+    for step in cluster.model.sorted_steps():
+        execs = cluster.model.steps[step]
         t = execs.times
-        for node, code, start, dur in zip(
-            t["node"].tolist(), t["dev"].tolist(), t["start"].tolist(), t["dur"].tolist()
-        ):
-            pid = dev_pid[code]
-            tid = threads[(pid, execs.device_names[code])]
-            name = model.names[node]
-            events.append(
-                {
-                    "ph": "X",
-                    "name": name.rsplit("/", 1)[-1],
-                    "cat": "op",
-                    "pid": pid,
-                    "tid": tid,
-                    "ts": start,
-                    "dur": dur,
-                    "args": {"name": name, "step": step},
-                }
-            )
-            producers.setdefault((step, name), []).append((pid, tid, start + dur))
-        events.extend(_transfers(cluster, step, threads, producers))
-    return events
+        dev = t["dev"].astype(np.int64)
+        for code, name in enumerate(execs.device_names):
+            rows = np.flatnonzero(dev == code)
+            if not rows.size:
+                continue
+            key = (index.get(task_of(name) or "", 0), name)
+            cols = [t["start"][rows], t["dur"][rows], t["node"][rows].astype(np.int64)]
+            parts.setdefault(key, []).append([*cols, np.full(rows.size, step, np.int64)])
+    out = {}
+    for key, blocks in parts.items():
+        start, dur, node, step_col = (np.concatenate(c).astype(np.int64) for c in zip(*blocks))
+        order = np.lexsort((-dur, start))
+        out[key] = [start[order], dur[order], node[order], step_col[order]]
+    return out
 
 
-Producers = dict[tuple[int, str], list[tuple[int, int, int]]]
+def _wanted(cluster: ClusterProfile) -> set[tuple[int, int]]:
+    """(step, merged node) of every transfer's producer."""
+    index = cluster.model.index
+    out = set()
+    for step, rows in cluster.transfers.items():
+        for src, node in zip(rows.src, rows.node):
+            name = node if cluster.by_name else qualify(cluster.tasks[src], node)
+            nid = index.get(name)
+            if nid is not None:
+                out.add((step, nid))
+    return out
+
+
+def _op_events(
+    cluster: ClusterProfile, threads: _Threads, producers: Producers
+) -> Iterator[dict[str, Any]]:
+    names = cluster.model.names
+    wanted = _wanted(cluster)
+    for (pid, device), (start, dur, node, step) in sorted(_columns(cluster).items()):
+        lanes = LaneAssigner()
+        for s, d, n, k in zip(start.tolist(), dur.tolist(), node.tolist(), step.tolist()):
+            meta: list[dict[str, Any]] = []
+            tid = threads.tid(pid, device, lanes.assign(s, d), meta)
+            yield from meta
+            if (k, n) in wanted:
+                producers.setdefault((k, n), []).append((pid, tid, s + d))
+            name = names[n]
+            args = {"name": name, "step": k}
+            yield {
+                "ph": "X",
+                "name": name.rsplit("/", 1)[-1],
+                "cat": "op",
+                "pid": pid,
+                "tid": tid,
+                "ts": s,
+                "dur": d,
+                "args": args,
+            }
 
 
 def _producer(records: list[tuple[int, int, int]], end: int) -> tuple[int, int, int]:
@@ -89,26 +148,6 @@ def _producer(records: list[tuple[int, int, int]], end: int) -> tuple[int, int, 
     a ps node read for several workers in one step has one record per read."""
     before = [r for r in records if r[2] <= end]
     return max(before, key=lambda r: r[2]) if before else min(records, key=lambda r: r[2])
-
-
-def _recv_event(cluster: ClusterProfile, step: int, i: int, tid: int) -> dict[str, Any]:
-    rows = cluster.transfers[step]
-    args = {
-        "tensor": rows.tensor[i],
-        "from": cluster.tasks[rows.src[i]],
-        "bytes": rows.nbytes[i],
-        "step": step,
-    }
-    return {
-        "ph": "X",
-        "name": "RecvTensor",
-        "cat": "transfer",
-        "pid": rows.dst[i],
-        "tid": tid,
-        "ts": rows.start[i],
-        "dur": max(rows.end[i] - rows.start[i], 1),
-        "args": args,
-    }
 
 
 def _flow(phase: str, flow: str, pid: int, tid: int, ts: int) -> dict[str, Any]:
@@ -119,33 +158,63 @@ def _flow(phase: str, flow: str, pid: int, tid: int, ts: int) -> dict[str, Any]:
     return event
 
 
-def _transfers(
-    cluster: ClusterProfile, step: int, threads: dict[tuple[int, str], int], producers: Producers
-) -> list[dict[str, Any]]:
-    """The step's transfers as events, with a flow from each one's producer."""
-    rows = cluster.transfers.get(step)
-    if rows is None:
-        return []
-    out: list[dict[str, Any]] = []
-    for i, (src, dst, node) in enumerate(zip(rows.src, rows.dst, rows.node)):
-        tid = threads[(dst, _NETWORK)]
-        out.append(_recv_event(cluster, step, i, tid))
-        qname = node if cluster.by_name else qualify(cluster.tasks[src], node)
-        records = producers.get((step, qname))
-        if not records:
-            continue
-        p_pid, p_tid, p_end = _producer(records, rows.end[i])
-        flow = f"{step}:{src}:{dst}:{i}"
-        out.append(_flow("s", flow, p_pid, p_tid, max(p_end - 1, 0)))
-        out.append(_flow("f", flow, dst, tid, rows.start[i]))
-    return out
+def _transfer_events(
+    cluster: ClusterProfile, threads: _Threads, producers: Producers
+) -> Iterator[dict[str, Any]]:
+    index = cluster.model.index
+    rows_by = []
+    for step, rows in cluster.transfers.items():
+        rows_by += [(rows.start[i], -rows.end[i], step, i) for i in range(len(rows))]
+    lanes: dict[int, LaneAssigner] = {}
+    for start, neg_end, step, i in sorted(rows_by):
+        rows = cluster.transfers[step]
+        src, dst, end = rows.src[i], rows.dst[i], -neg_end
+        meta: list[dict[str, Any]] = []
+        lane = lanes.setdefault(dst, LaneAssigner()).assign(start, max(end - start, 1))
+        tid = threads.tid(dst, _NETWORK, lane, meta)
+        yield from meta
+        args = {"tensor": rows.tensor[i], "from": cluster.tasks[src], "bytes": rows.nbytes[i]}
+        yield {
+            "ph": "X",
+            "name": "RecvTensor",
+            "cat": "transfer",
+            "pid": dst,
+            "tid": tid,
+            "ts": start,
+            "dur": max(end - start, 1),
+            "args": {**args, "step": step},
+        }
+        name = rows.node[i] if cluster.by_name else qualify(cluster.tasks[src], rows.node[i])
+        records = producers.get((step, index.get(name, -1)))
+        if records:
+            p_pid, p_tid, p_end = _producer(records, end)
+            flow = f"{step}:{src}:{dst}:{i}"
+            yield _flow("s", flow, p_pid, p_tid, max(p_end - 1, 0))
+            yield _flow("f", flow, dst, tid, start)
+
+
+def trace_events(cluster: ClusterProfile) -> Iterator[dict[str, Any]]:
+    """Every event of the merged trace, streamed (see the module docstring)."""
+    yield from _process_events(cluster)
+    threads = _Threads()
+    producers: Producers = {}
+    yield from _op_events(cluster, threads, producers)
+    yield from _transfer_events(cluster, threads, producers)
+
+
+def write_trace(cluster: ClusterProfile, path: str | os.PathLike[str]) -> int:
+    """Stream the merged trace to ``path`` (``.gz``: compressed); returns the
+    number of events. The file appears only when complete."""
+    with TraceWriter(path) as writer:
+        writer.write_all(trace_events(cluster))
+    return writer.count
 
 
 def render(cluster: ClusterProfile) -> str:
-    """The merged trace as Chrome trace JSON text, with the clock correction in
-    ``metadata``."""
+    """The merged trace as one Chrome trace JSON text, with the clock correction
+    in ``metadata``."""
     doc = {
-        "traceEvents": trace_events(cluster),
+        "traceEvents": list(trace_events(cluster)),
         "displayTimeUnit": "ms",
         "metadata": {
             "clock_reference": cluster.clock.reference,
