@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tfprof_lite.api import ALL_ADVICE, advise, profile, write_op_log
+    from tfprof_lite.cluster import merge
     from tfprof_lite.errors import (
         InvalidInputError,
         InvalidOptionError,
@@ -44,6 +45,7 @@ __all__ = [
     "advise",
     "profile",
     "write_op_log",
+    "merge",
     "AdviceProto",
     "GraphNodeProto",
     "InvalidInputError",
@@ -68,6 +70,7 @@ _LAZY: dict[str, str] = {
     "advise": "tfprof_lite.api",
     "profile": "tfprof_lite.api",
     "write_op_log": "tfprof_lite.api",
+    "merge": "tfprof_lite.cluster",
     "InvalidInputError": "tfprof_lite.errors",
     "InvalidOptionError": "tfprof_lite.errors",
     "MissingDependencyError": "tfprof_lite.errors",

@@ -29,6 +29,16 @@ Contract:
 * With ``always_report`` and no task at all: ``no executed op is placed on a
   /job:<job>/replica:<r>/task:<t> device``.
 
+* Stragglers: per traced step (or only ``step``) and per job with at least two
+  tasks, a task's step time is its busy time (the union of its op records: in
+  a synchronous step every task's span ends together and the fast ones idle).
+  When the busiest task exceeds the median of the others by at least
+  :data:`STRAGGLER_SHARE` of it and :data:`STRAGGLER_MICROS`, one more report
+  names it: ``straggler: job <job>: <task> is the slowest in <k> of <n>
+  steps, <time> (<pct>%) longer busy than the median of the other tasks on
+  average``. On a merged cluster profile (``tfprof_lite.merge``) every task's
+  records are there, so this names the slow worker.
+
 Options (strings): ``step`` (an integer; must be an added step, or negative for
 the average) and ``always_report`` (``true``/``false``).
 """
@@ -39,11 +49,23 @@ import re
 from dataclasses import dataclass
 
 from tfprof_lite.advisor.base import Checker
+from tfprof_lite.analysis.cluster import STRAGGLER_MICROS, STRAGGLER_SHARE
+from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["NO_TASK_REPORT", "JobChecker", "TaskKey", "TaskTime", "task_times"]
+__all__ = [
+    "NO_TASK_REPORT",
+    "STRAGGLER_MICROS",
+    "STRAGGLER_SHARE",
+    "JobChecker",
+    "TaskKey",
+    "TaskTime",
+    "straggler_reports",
+    "task_times",
+    "task_busy",
+]
 
 _TASK_RE = re.compile(r"/job:([^/]+)/replica:(\d+)/task:(\d+)(?=/|$)")
 
@@ -97,6 +119,50 @@ def task_times(model: ProfileModel, step: int = -1) -> tuple[dict[TaskKey, TaskT
         bucket.ops += 1
         bucket.micros += int(exec_micros[nid])
     return tasks, other
+
+
+def task_busy(model: ProfileModel, step: int) -> dict[TaskKey, int]:
+    """Per task the time in ``step`` during which at least one of its ops ran."""
+    execs = model.steps[step]
+    spans: dict[TaskKey, list[tuple[int, int]]] = {}
+    keys = [_task_of(d) for d in execs.device_names]
+    codes = execs.times["dev"].tolist()
+    for code, start, dur in zip(codes, execs.times["start"].tolist(), execs.times["dur"].tolist()):
+        key = keys[code]
+        if key is not None:
+            spans.setdefault(key, []).append((start, start + dur))
+    return {key: union_length(items) for key, items in spans.items()}
+
+
+def straggler_reports(model: ProfileModel, steps: list[int]) -> list[str]:
+    """One report per job whose slowest task lags the others (see the module doc)."""
+    slow: dict[str, dict[TaskKey, list[tuple[float, float]]]] = {}
+    counted: dict[str, int] = {}
+    for step in steps:
+        by_job: dict[str, list[tuple[int, TaskKey]]] = {}
+        for key, wall in task_busy(model, step).items():
+            by_job.setdefault(key.job, []).append((wall, key))
+        for job, walls in by_job.items():
+            if len(walls) < 2:
+                continue
+            counted[job] = counted.get(job, 0) + 1
+            wall, key = max(walls)
+            others = sorted(w for w, k in walls if k != key)
+            median = (others[(len(others) - 1) // 2] + others[len(others) // 2]) / 2
+            if wall - median >= max(STRAGGLER_MICROS, STRAGGLER_SHARE * median):
+                slow.setdefault(job, {}).setdefault(key, []).append((wall - median, median))
+    out = []
+    for job in sorted(slow):
+        for key, vals in sorted(slow[job].items(), key=lambda kv: -len(kv[1])):
+            gaps = [gap for gap, _ in vals]
+            shares = [gap / (median or 1) for gap, median in vals]
+            out.append(
+                f"straggler: job {job}: {key} is the slowest in {len(gaps)} of {counted[job]} "
+                f"steps, {format_time(int(sum(gaps) / len(gaps)))} "
+                f"({100 * sum(shares) / len(shares):.0f}%) longer busy than the median of the "
+                "other tasks on average"
+            )
+    return out
 
 
 def _share(micros: int, total: int) -> str:
@@ -169,4 +235,6 @@ class JobChecker(Checker):
             )
         if not tasks:
             reports.append(NO_TASK_REPORT)
+        traced = [self.step] if self.step >= 0 else model.sorted_steps()
+        reports.extend(straggler_reports(model, traced))
         return reports

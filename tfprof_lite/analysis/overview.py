@@ -14,16 +14,21 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tfprof_lite.analysis.cluster import ClusterReport, cluster_report
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
 from tfprof_lite.base.units import format_time
+from tfprof_lite.model.cluster_merge import ClusterProfile
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = ["Overview", "TopOp", "format_flop_rate", "overview"]
 
 _HOST_RE = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)")
+#: Share of the step in which nothing ran (or only transfers were awaited) from
+#: which the recommendation says the program is waiting rather than computing.
+WAITING_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,11 @@ class Overview:
     recommendation: str = ""
     step_time: StepTimeReport = field(default_factory=StepTimeReport)
     input: InputReport = field(default_factory=InputReport)
+    #: Per task of a merged distributed profile: mean shares of its step.
+    tasks: dict[str, dict[str, float]] = field(default_factory=dict)
+    stragglers: list[str] = field(default_factory=list)
+    #: The tasks named in :attr:`stragglers`, most often slowest first.
+    straggler_tasks: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (nested reports included)."""
@@ -69,6 +79,15 @@ class Overview:
             "top ops by self time (per step):",
             *_top_op_lines(self.top_ops),
         ]
+        if self.tasks:
+            lines.append("tasks (mean step: compute / input / network / idle):")
+        for task, mean in self.tasks.items():
+            wall = mean["wall"] or 1.0
+            shares = " / ".join(
+                f"{100 * mean[p] / wall:.1f}%" for p in ("compute", "input", "network", "idle")
+            )
+            lines.append(f"  {task:<34} {format_time(int(mean['wall'])):>10}  {shares}")
+        lines.extend(f"straggler: {s}" for s in self.stragglers)
         lines.append(f"recommendation: {self.recommendation}")
         return "\n".join(lines) + "\n"
 
@@ -142,12 +161,46 @@ def _environment(model: ProfileModel) -> tuple[list[str], list[str]]:
     return hosts, devices
 
 
+def _waiting(view: Overview) -> str | None:
+    """The waiting verdict, when most of the step is spent waiting."""
+    if view.tasks:
+        worst = max(view.tasks, key=lambda t: view.tasks[t]["idle"] + view.tasks[t]["network"])
+        mean = view.tasks[worst]
+        wall = mean["wall"] or 1.0
+        net, idle = mean["network"] / wall, mean["idle"] / wall
+        if net + idle < WAITING_SHARE:
+            return None
+        on = (
+            "tensor transfers (RecvTensor) from other tasks"
+            if net >= idle
+            else ("other tasks or the client: no op ran and no transfer was in flight")
+        )
+        slowest = [t for t in view.straggler_tasks if t != worst]
+        if slowest:
+            on += f"; the slowest task is {slowest[0]}"
+        return (
+            f"mostly waiting: {worst} waits {100 * (net + idle):.1f}% of its step "
+            f"(network {100 * net:.1f}%, idle {100 * idle:.1f}%), on {on}; "
+            "see `tfprof-lite cluster` for stragglers and parameter-server load"
+        )
+    busy_dev = view.device_idle is not None and view.device_idle < WAITING_SHARE
+    if view.host_idle >= WAITING_SHARE and not busy_dev:
+        return (
+            f"mostly waiting: no op ran for {100 * view.host_idle:.1f}% of the step "
+            "(waiting on the client, the network or other tasks), not compute-bound"
+        )
+    return None
+
+
 def _recommend(view: Overview) -> str:
     if not view.steps:
         return "no traced steps: run some steps with FULL_TRACE and add_step them"
     if view.input.input_bound or view.input.mean_share >= 0.2:
         fix = view.input.suggestions[0] if view.input.suggestions else "speed up the input"
         return f"the program is {view.input.verdict}; {fix}"
+    waiting = _waiting(view)
+    if waiting:
+        return waiting
     if view.top_ops:
         lead = view.top_ops[0]
         return (
@@ -157,8 +210,31 @@ def _recommend(view: Overview) -> str:
     return "no op time recorded"
 
 
-def overview(model: ProfileModel, top: int = 10) -> Overview:
-    """The overview of ``model``."""
+def _cluster_part(view: Overview, report: ClusterReport) -> None:
+    """Per-task shares, stragglers and the workers' idle share for a merged profile
+    (tasks of ``ps`` jobs serve the others and have no step of their own)."""
+    totals = report.task_totals()
+    view.tasks = {t: m for t, m in totals.items() if not t.startswith("/job:ps/")} or totals
+    idle = [m["idle"] / m["wall"] for m in view.tasks.values() if m["wall"]]
+    view.host_idle = round(sum(idle) / len(idle), 4) if idle else view.host_idle
+    walls = [m["wall"] for m in view.tasks.values()]
+    if walls:  # one step of a task, not the span of every task's step k
+        view.avg_step_micros = round(sum(walls) / len(walls), 1)
+    slow: dict[str, list[float]] = {}
+    for s in report.stragglers:
+        slow.setdefault(s.task, []).append(s.excess_micros)
+    for task, excess in sorted(slow.items(), key=lambda kv: -len(kv[1])):
+        view.straggler_tasks.append(task)
+        view.stragglers.append(
+            f"{task} is the slowest in {len(excess)} of {len(report.steps)} steps, "
+            f"{format_time(int(sum(excess) / len(excess)))} behind the others on average"
+        )
+
+
+def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None = None) -> Overview:
+    """The overview of ``model``; with ``cluster`` (a merged distributed profile)
+    also per task where the step went, the stragglers, and a recommendation that
+    looks at each task's waiting time."""
     times = step_times(model)
     view = Overview(
         steps=len(times.steps),
@@ -170,5 +246,7 @@ def overview(model: ProfileModel, top: int = 10) -> Overview:
         input=input_pipeline(model),
     )
     view.hosts, view.devices = _environment(model)
+    if cluster is not None:
+        _cluster_part(view, cluster_report(cluster))
     view.recommendation = _recommend(view)
     return view

@@ -85,6 +85,11 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     "pprof": ("pprof", "PPROF_COMMANDS", "pprof profile of the code/scope/op view."),
     "hlo": ("hlo", "HLO_COMMANDS", "List XLA HLO dumps; draw one module with Graphviz."),
     "help": ("help", "HELP_COMMANDS", "Print a documentation page (help options, help scope)."),
+    "cluster": (
+        "cluster",
+        "CLUSTER_COMMANDS",
+        "Per-task time, stragglers, ps load of a cluster.",
+    ),
 }
 
 

@@ -62,7 +62,7 @@ def advise(model: ProfileModel, checkers: tuple[str, ...] = DEFAULT_CHECKERS) ->
     help="Run only this checker (repeatable): " + ", ".join(DEFAULT_CHECKERS) + ".",
 )
 def advise_command(
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,

@@ -16,6 +16,10 @@ Contract:
   (or when they do not parse as binary but do as text), protobuf text format.
 * A directory means its newest ``profile_<step>`` file (highest step), or
   ``profile_<step>`` for the ``-step``/``--step`` option when one is given.
+* Several PROFILEs (files or directories, one or more tasks each) are the tasks
+  of one distributed run: they are merged (:func:`tfprof_lite.cluster.merge`,
+  ``docs/cluster.md``) into one profile whose nodes keep their task; with
+  ``--by-name`` same-named nodes of every task are added up instead.
 * :func:`load_profiler` returns a :class:`~tfprof_lite.profiler.Profiler`. Every
   failure is an :class:`~tfprof_lite.errors.InvalidInputError` (exit 1) whose one-line
   message starts with the file name and says what is wrong (missing, unreadable,
@@ -67,6 +71,7 @@ _PROFILE_FILE = re.compile(r"profile_(\d+)")
 _NON_BLANK = re.compile(rb"\S")
 _UTF8_CHUNK = 1 << 20
 _F = TypeVar("_F", bound=Callable[..., Any])
+_BY_NAME_KEY = "tfprof_lite.by_name"
 
 
 @dataclass(frozen=True)
@@ -77,14 +82,34 @@ class InputSpec:
     graph: str | None = None
     run_meta: tuple[str, ...] = ()
     op_log: str | None = None
+    #: Profiles of more tasks of a distributed run, merged with ``profile``.
+    tasks: tuple[str, ...] = ()
+    #: Merge the tasks' same-named nodes into one (``--by-name``).
+    by_name: bool = False
 
     @classmethod
     def from_params(
-        cls, profile: str | None, graph: str | None, run_meta: tuple[str, ...], op_log: str | None
+        cls,
+        profile: str | tuple[str, ...] | None,
+        graph: str | None,
+        run_meta: tuple[str, ...],
+        op_log: str | None,
     ) -> InputSpec:
-        """Builds a spec from click values; ``--run-meta a,b --run-meta c`` is a, b, c."""
+        """Builds a spec from click values; ``--run-meta a,b --run-meta c`` is a, b, c;
+        several PROFILEs (one per task) are merged into one cluster profile."""
         metas = tuple(p for value in run_meta for p in value.split(",") if p)
-        return cls(profile=profile, graph=graph, run_meta=metas, op_log=op_log)
+        names = (profile,) if isinstance(profile, str) else tuple(profile or ())
+        first = names[0] if names else None
+        ctx = click.get_current_context(silent=True)
+        by_name = bool(ctx is not None and ctx.meta.get(_BY_NAME_KEY))
+        return cls(
+            profile=first,
+            graph=graph,
+            run_meta=metas,
+            op_log=op_log,
+            tasks=names[1:],
+            by_name=by_name,
+        )
 
     @property
     def raw(self) -> bool:
@@ -102,10 +127,16 @@ class InputSpec:
             )
 
 
+def _remember_by_name(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    ctx.meta[_BY_NAME_KEY] = value
+    return value
+
+
 def input_options(func: _F) -> _F:
-    """Adds ``[PROFILE]``, ``--graph``, ``--run-meta``, ``--op-log`` to a command."""
+    """Adds ``[PROFILE]...``, ``--graph``, ``--run-meta``, ``--op-log`` and
+    ``--by-name`` (kept in ``ctx.meta`` for :meth:`InputSpec.from_params`) to a command."""
     decorators = (
-        click.argument("profile", required=False, metavar="[PROFILE]"),
+        click.argument("profile", nargs=-1, metavar="[PROFILE]..."),
         click.option(
             "--graph",
             "--graph-path",
@@ -127,6 +158,13 @@ def input_options(func: _F) -> _F:
             "op_log",
             metavar="OPLOG",
             help="OpLogProto file (op types, FLOPs, code traces) for --graph.",
+        ),
+        click.option(
+            "--by-name",
+            is_flag=True,
+            expose_value=False,
+            callback=_remember_by_name,
+            help="With several PROFILEs: add same-named nodes of every task up.",
         ),
     )
     for decorator in reversed(decorators):
@@ -310,6 +348,11 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
         InvalidInputError: a file that cannot be used (one line naming it).
     """
     spec.check()
+    if spec.tasks and spec.profile:
+        from tfprof_lite.cluster import merge
+
+        with Spinner("merging the profiles of every task"):
+            return merge((spec.profile, *spec.tasks), by_name=spec.by_name)
     if spec.profile:
         path = resolve_profile_path(spec.profile, step)
         with Spinner(f"loading {path}"):

@@ -35,7 +35,7 @@ __all__ = ["MEMORY_COMMANDS", "kernels_command", "memory_command"]
 
 
 def _load(
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,
@@ -93,7 +93,7 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print the report a
 )
 @_JSON
 def memory_command(
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,
@@ -147,7 +147,7 @@ def memory_command(
 @click.option("--full-names", is_flag=True, help="Print kernel names whole (default: shortened).")
 @_JSON
 def kernels_command(
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,

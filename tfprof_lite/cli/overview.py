@@ -41,7 +41,7 @@ __all__ = ["OVERVIEW_COMMANDS", "overview_command"]
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the overview as JSON.")
 def overview_command(
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,
@@ -56,11 +56,12 @@ def overview_command(
     Examples:
       tfprof-lite overview tfprof_out/profile_4
       tfprof-lite overview tfprof_out --top 5 --json > overview.json
+      tfprof-lite overview worker0/ worker1/   (one directory per task: merged)
     """
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
-    model = load_profiler(spec).model
+    prof = load_profiler(spec)
     with Spinner("analysing the profile"):
-        page = overview(model, top)
+        page = overview(prof.model, top, getattr(prof, "cluster", None))
     if as_json:
         write_stdout(json.dumps(page.to_dict(), indent=1) + "\n")
     else:

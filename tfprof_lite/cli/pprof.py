@@ -141,7 +141,7 @@ def _render(result: ViewResult) -> bytes:
 @click.pass_context
 def pprof_command(
     ctx: click.Context,
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,

@@ -53,7 +53,7 @@ __all__ = ["REPORT_COMMANDS"]
 @click.pass_context
 def report_command(
     ctx: click.Context,
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,
@@ -80,12 +80,18 @@ def report_command(
     check_output_path(output)  # before the profile is loaded
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, opts.step)
-    source = profile or graph or "run metadata"
+    source = spec.profile or graph or "run metadata"
     require_step(prof.model, opts.step, source)
     name = title or f"tfprof-lite report: {os.path.basename(os.path.normpath(source))}"
     with Spinner("rendering the report"):
         page = render_html(
-            prof.model, opts, title=name, source=source, max_rows=max_rows, all_frames=not rules
+            prof.model,
+            opts,
+            title=name,
+            source=source,
+            max_rows=max_rows,
+            all_frames=not rules,
+            cluster=getattr(prof, "cluster", None),
         )
     if output == "-":
         sys.stdout.write(page)

@@ -343,7 +343,7 @@ def _intro(prof: Profiler, label: str) -> str:
 @click.pass_context
 def shell_command(
     ctx: click.Context,
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,
@@ -364,10 +364,9 @@ def shell_command(
     defaults = query_options(ctx)
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, defaults.step)
-    label = profile or graph or "run metadata"
     shell = TfprofShell(prof, defaults, source=source_name(spec))
     if shell.interactive:
-        shell.intro = _intro(prof, label)
+        shell.intro = _intro(prof, spec.profile or graph or "run metadata")
     shell.run()
     if shell.exit_code and not shell.interactive:
         ctx.exit(shell.exit_code)

@@ -49,8 +49,17 @@ _OPEN_HINT = "open it in https://ui.perfetto.dev or chrome://tracing"
 
 def _write_steps(spec: InputSpec, output: str, step: int) -> str:
     """Writes the multi-step trace; returns what the summary line says about it."""
-    model = load_profiler(spec, step).model
+    prof = load_profiler(spec, step)
+    model = prof.model
     source = source_name(spec)
+    cluster = getattr(prof, "cluster", None)
+    if cluster is not None:  # several tasks: one process per task on one clock
+        from tfprof_lite.outputs.cluster_trace import write_trace
+
+        with Spinner(f"writing {output}"):
+            events = write_trace(cluster, output)
+        fix = cluster.clock.largest
+        return f"{events} events, {len(cluster.tasks)} tasks, largest clock correction {fix}us"
     if not model.steps:
         raise InvalidInputError(
             f"{source}: no traced steps in this profile (add FULL_TRACE RunMetadata)"
@@ -141,7 +150,7 @@ def _write_one_step(
     help="Arrows from producers to consumers (one step, needs --run-meta).",
 )
 def timeline_command(
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,

@@ -88,7 +88,7 @@ def _make(view: str) -> click.Command:
     @click.pass_context
     def command(
         ctx: click.Context,
-        profile: str | None,
+        profile: tuple[str, ...],
         graph: str | None,
         run_meta: tuple[str, ...],
         op_log: str | None,

@@ -89,7 +89,7 @@ def _saved_report(spec: InputSpec, target: str | None, depth: int) -> XlaCompatR
 @click.pass_context
 def xla_compat_command(
     ctx: click.Context,
-    profile: str | None,
+    profile: tuple[str, ...],
     graph: str | None,
     run_meta: tuple[str, ...],
     op_log: str | None,

@@ -11,12 +11,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from tfprof_lite.base.metrics import METRICS
+from tfprof_lite.model.cluster_merge import ClusterProfile
 from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.report.assets import CSS, JS
+from tfprof_lite.report.cluster import cluster_section
 from tfprof_lite.report.kernels import kernel_section
 from tfprof_lite.report.markup import Section, esc
 from tfprof_lite.report.sections import flame_section, overview_section
@@ -114,6 +116,7 @@ def render_html(
     source: str = "",
     max_rows: int = 2000,
     all_frames: bool = False,
+    cluster: ClusterProfile | None = None,
 ) -> str:
     """The whole report as one HTML document (see the module docstring).
 
@@ -127,6 +130,8 @@ def render_html(
         all_frames: the code view (flame graph, table) with every frame as tfprof
             shows it; by default, unless ``opts.user_code`` says how, library
             frames are folded into the user's own (``UserCode()``).
+        cluster: the merged distributed profile ``model`` belongs to, if any: adds
+            the per-task section (:mod:`tfprof_lite.report.cluster`).
     """
     query = report_options(opts)
     scope = _query(model, "scope", query)
@@ -138,6 +143,7 @@ def render_html(
         overview_section(model, scope, op),
         steps_section(model),
         trace_section(model),
+        *([cluster_section(cluster)] if cluster is not None else []),
         flame_section([r for r in (scope, code) if r is not None]),
         op_table_section(op, max_rows, acc),
         tree_table_section(scope, max_rows, acc),

@@ -24,6 +24,7 @@ __all__ = ["Capture", "Plan"]
 # What a guarded call was doing (the kinds of FailureLog); no step numbers in them.
 _WRITING_PROFILE = "writing a profile_<step> file"
 _WRITING_DEBUG = "writing a run_meta_<step> file"
+_WRITING_TASK = "writing a task-tagged run_meta file"
 
 
 @dataclasses.dataclass
@@ -50,9 +51,14 @@ class Capture:
         dump_steps: steps to dump at, or None for ``[100]``.
         enabled: False makes everything a no-op.
         debug: write ``run_meta_<step>`` files and ``debug:`` lines on stderr.
+        task: the task this process runs (``/job:worker/task:1``): each traced
+            step's RunMetadata is also written as ``run_meta.<tag>.<step>.pb``
+            next to a ``task.<tag>.json`` sidecar, for ``tfprof-lite cluster``.
+        global_steps: the step numbers are global steps (``ProfilerHook``).
 
     Raises:
-        ValueError: empty ``profile_dir`` or more than 100 ``trace_steps``.
+        ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, or a
+            ``task`` that names no ``/job:J/task:T``.
     """
 
     def __init__(
@@ -62,6 +68,8 @@ class Capture:
         dump_steps: Iterable[int] | None = None,
         enabled: bool = True,
         debug: bool = False,
+        task: str | None = None,
+        global_steps: bool = False,
     ) -> None:
         self._enabled = enabled
         if not enabled:
@@ -69,7 +77,7 @@ class Capture:
         if not profile_dir:
             raise ValueError("Must have a directory for profile.")
         self._schedule = StepSchedule(trace_steps, dump_steps)
-        self._recorder = ProfileRecorder(os.fspath(profile_dir), debug)
+        self._recorder = ProfileRecorder(os.fspath(profile_dir), debug, task, global_steps)
         self._trace_next = False
         self._dump_next = False
         self._last_step: int | None = None
@@ -167,6 +175,7 @@ class Capture:
         if plan.decision.trace:
             self._guard("adding a traced step", self._recorder.add_trace, step, graph, run_meta)
             self._guard(_WRITING_DEBUG, self._recorder.write_debug_trace, step, run_meta)
+            self._guard(_WRITING_TASK, self._recorder.write_task_trace, step, run_meta)
         if self._schedule.should_dump(step, plan.dump_next):
             self._guard(_WRITING_PROFILE, self._recorder.dump, step, graph)
         self._guard("running an auto-profiling view", self._recorder.auto_profile, step, graph)

@@ -64,9 +64,13 @@ class ProfilerHook(Capture, session_run_hook.SessionRunHook):  # type: ignore[mi
         debug: also write ``run_meta_<step>`` text files and ``debug:`` lines.
         dump_on_end: write ``profile_<last step>`` at ``end()`` when steps were
             traced since the last dump.
+        task: the task this process runs in a distributed job
+            (``/job:worker/task:1``): traced steps are also written task-tagged,
+            keyed by global step, for ``tfprof-lite cluster`` (``docs/cluster.md``).
 
     Raises:
-        ValueError: empty ``profile_dir`` or more than 100 ``trace_steps``.
+        ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, or a
+            ``task`` that names no ``/job:J/task:T``.
     """
 
     def __init__(
@@ -78,8 +82,11 @@ class ProfilerHook(Capture, session_run_hook.SessionRunHook):  # type: ignore[mi
         debug: bool = False,
         *,
         dump_on_end: bool = True,
+        task: str | None = None,
     ) -> None:
-        super().__init__(profile_dir, trace_steps, dump_steps, enabled, debug)
+        super().__init__(
+            profile_dir, trace_steps, dump_steps, enabled, debug, task=task, global_steps=True
+        )
         self._dump_on_end = dump_on_end
         self._global_step: Any = None
         self._last: int | None = None

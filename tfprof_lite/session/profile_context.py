@@ -101,10 +101,14 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
             (see :mod:`tfprof_lite.session.monitor`); or a ready
             :class:`~tfprof_lite.session.monitor.Monitor`.
         monitor_every: steps per monitoring line.
+        task: the task this process runs in a distributed job
+            (``/job:worker/task:1``): traced steps are also written task-tagged
+            for ``tfprof-lite cluster`` (``docs/cluster.md``).
 
     Raises:
         ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, an
-            unknown ``step_source`` or ``monitor``.
+            unknown ``step_source`` or ``monitor``, or a ``task`` that names no
+            ``/job:J/task:T``.
     """
 
     def __init__(
@@ -119,8 +123,17 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         dump_on_exit: bool = False,
         monitor: int | Monitor | None = 0,
         monitor_every: int = 100,
+        task: str | None = None,
     ) -> None:
-        super().__init__(profile_dir, trace_steps, dump_steps, enabled, debug)
+        super().__init__(
+            profile_dir,
+            trace_steps,
+            dump_steps,
+            enabled,
+            debug,
+            task=task,
+            global_steps=step_source == "global_step",
+        )
         self._monitor: Monitor | None = None
         if enabled and monitor:
             self._monitor = monitor_for(monitor, monitor_every, profile_dir)

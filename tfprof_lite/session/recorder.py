@@ -17,14 +17,17 @@ Contract:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import socket
 import sys
 from collections.abc import Iterable
 from typing import Any
 
 from tfprof_lite.capture.notes import internal_capture
 from tfprof_lite.errors import TfprofLiteError
+from tfprof_lite.model.cluster import normalize_task
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.session.schedule import step_set
 
@@ -88,6 +91,19 @@ class FailureLog:
         )
 
 
+def task_tag(task: str) -> str:
+    """The file tag of a task: ``/job:worker/replica:0/task:1`` -> ``worker-0-1``.
+
+    Raises:
+        ValueError: ``task`` names no ``/job:J/replica:R/task:T``.
+    """
+    full = normalize_task(task)
+    if full is None:
+        raise ValueError(f"task must look like /job:worker/replica:0/task:1, got {task!r}")
+    job, replica, number = (part.split(":", 1)[1] for part in full.strip("/").split("/"))
+    return f"{job}-{replica}-{number}"
+
+
 class ProfileRecorder:
     """The profiler of one capture, its profile files and auto-profiling views.
 
@@ -97,9 +113,20 @@ class ProfileRecorder:
             on stderr.
     """
 
-    def __init__(self, profile_dir: str, debug: bool = False) -> None:
+    def __init__(
+        self,
+        profile_dir: str,
+        debug: bool = False,
+        task: str | None = None,
+        global_steps: bool = False,
+    ) -> None:
         self.profile_dir = profile_dir
         self.debug = debug
+        self.task = normalize_task(task) if task else None
+        if task:
+            task_tag(task)  # a task that names none is refused up front
+        self.global_steps = global_steps
+        self._task_steps: dict[str, int] = {}
         self._profiler: Profiler | None = None
         self._auto_profiles: list[tuple[str, Any, frozenset[int]]] = []
         self._views: dict[str, dict[int, Any]] = {}
@@ -146,6 +173,23 @@ class ProfileRecorder:
         """In debug mode, write ``run_meta_<step>`` (the RunMetadata as text)."""
         if self.debug:
             self.write_file(f"run_meta_{step}", str(run_meta))
+
+    def write_task_trace(self, step: int, run_meta: Any) -> None:
+        """With a task, write ``run_meta.<tag>.<step>.pb`` and the sidecar
+        ``task.<tag>.json`` that names the task (see ``docs/cluster.md``)."""
+        if not self.task:
+            return
+        tag = task_tag(self.task)
+        self.write_file(f"run_meta.{tag}.{step}.pb", run_meta.SerializeToString())
+        if self.global_steps:
+            self._task_steps[str(step)] = step
+        sidecar = {
+            "task": self.task,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "steps": self._task_steps,
+        }
+        self.write_file(f"task.{tag}.json", json.dumps(sidecar, indent=1) + "\n")
 
     def write_file(self, basename: str, data: str | bytes) -> str:
         """Write ``profile_dir/basename`` atomically (creating the directory).

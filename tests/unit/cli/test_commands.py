@@ -38,6 +38,7 @@ EXPECTED_COMMANDS = [
     "pprof",
     "hlo",
     "help",
+    "cluster",
 ]
 
 
