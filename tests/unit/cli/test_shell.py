@@ -84,7 +84,6 @@ SAME_ERRORS = [
     ("-output foo", 2, "E.g. Unknown output type: foo"),
     ("-max_depth 1 -foo 3", 2, "no such option: -foo"),
     ("-max_depht 3", 2, "no such option: -max_depht (did you mean -max_depth?)"),
-    ("-max_depth 1 extra", 2, "Got unexpected extra argument (extra)"),
     ("--user-code", 2, "No such option '--user-code'."),  # a code-view flag
     ("-step 9", 1, "PROFILE: no step 9 in this profile (steps: 0, 1, 2)"),
     ("-output file:outfile=/nonexistent/dir/x", 1, "cannot write /nonexistent/dir/x"),
@@ -103,6 +102,16 @@ def test_shell_and_cli_agree_on_errors(
     shell_line = shell.err.rstrip("\n")
     assert cli.err.rstrip("\n").startswith(shell_line)  # the CLI may add "(see ... --help)"
     assert "Traceback" not in cli.err + shell.err
+
+
+def test_extra_word_is_a_profile_on_the_command_line_only(run: Runner, profile: Path) -> None:
+    """The command line takes several PROFILEs (one per task of a distributed run),
+    so a stray word is read as a missing profile; the shell's commands take none."""
+    cli = run("scope", profile, "-max_depth", "1", "extra")
+    shell = run_shell(run, profile, "scope -max_depth 1 extra\n")
+    assert (cli.code, cli.err) == (1, "tfprof-lite: error: extra: no such file or directory\n")
+    assert shell.code == 2
+    assert shell.err == "tfprof-lite: error: Got unexpected extra argument (extra)\n"
 
 
 def test_unknown_order_by_is_refused_like_tfprof(run: Runner, profile: Path) -> None:
