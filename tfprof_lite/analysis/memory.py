@@ -31,11 +31,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
+from tfprof_lite.analysis.memory_tensors import LiveTensor, ProfileTensors
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.decode import memory_detail
-from tfprof_lite.model.dtypes import dtype_name, node_dtype
+from tfprof_lite.model.dtypes import dtype_name
 from tfprof_lite.model.execs import AllocatorColumns, StepExecs
 from tfprof_lite.model.profile import ProfileModel
 
@@ -55,27 +54,6 @@ TOP_SCOPE = "(top level)"
 
 
 # --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class LiveTensor:
-    """An output tensor of an op holding memory at the peak.
-
-    ``shape`` is None when unknown; ``bytes`` is the larger of the requested and
-    allocated size.
-    """
-
-    node: str
-    slot: int
-    shape: list[int] | None
-    dtype: str
-    bytes: int
-
-    def label(self) -> str:
-        """``name:slot dtype[d0,d1]`` (shape ``?`` when unknown)."""
-        dims = "?" if self.shape is None else ",".join(str(d) for d in self.shape)
-        kind = self.dtype or "tensor"
-        return f"{self.node}:{self.slot} {kind}[{dims}]"
 
 
 @dataclass(frozen=True)
@@ -285,7 +263,7 @@ def _profile_series(model: ProfileModel, execs: StepExecs) -> list[_Series]:
     Reads the step's memory columns directly; a node's tensors (from its first
     memory record) are built only for the nodes a report lists."""
     by_dev: dict[str, _Series] = {}
-    tensors = _ProfileTensors(model, execs)
+    tensors = ProfileTensors(model, execs)
 
     def series_of(nid: int, exact: bool) -> _Series:
         dev = model.canonical_device[nid] or "unknown device"
@@ -318,52 +296,6 @@ def _profile_series(model: ProfileModel, execs: StepExecs) -> list[_Series]:
             s.add(nid, all_start.get(nid, micros), requested)
             s.add(nid, micros, residual - requested)
     return [s for s in by_dev.values() if s.times]
-
-
-class _ProfileTensors:
-    """Output tensors of a loaded step's nodes, from each node's first memory
-    record (bytes per slot; shapes and dtypes from the graph)."""
-
-    def __init__(self, model: ProfileModel, execs: StepExecs) -> None:
-        self.model = model
-        self.execs = execs
-        self._first_row: dict[int, int] | None = None
-        self._outs: tuple[list[int], list[int], list[int]] | None = None
-
-    def of(self, nid: int) -> list[LiveTensor]:
-        """The node's tensors with non-zero bytes, by slot."""
-        if self._first_row is None:
-            nodes = self.execs.mem["node"].tolist()
-            # Later rows first, so that each node keeps its first row.
-            self._first_row = dict(zip(reversed(nodes), range(len(nodes) - 1, -1, -1)))
-        first = self._first_row.get(nid)
-        if first is None:
-            return []
-        model = self.model
-        shapes = model.output_shapes[nid]
-        dtype = node_dtype(model, nid)
-        name = model.names[nid]
-        return [
-            LiveTensor(name, slot, shapes.get(slot), dtype, nbytes)
-            for slot, nbytes in sorted(self._outputs(first).items())
-            if nbytes
-        ]
-
-    def _outputs(self, row: int) -> dict[int, int]:
-        """slot -> bytes of memory record ``row`` (a later entry of a slot wins)."""
-        if self._outs is None:
-            outs = self.execs.outs
-            order = np.argsort(outs["mem"], kind="stable")
-            # bounds[r]:bounds[r + 1] are memory row r's outputs in ``order``.
-            rows = np.arange(len(self.execs.mem) + 1)
-            self._outs = (
-                np.searchsorted(outs["mem"][order], rows).tolist(),
-                outs["slot"][order].tolist(),
-                outs["bytes"][order].tolist(),
-            )
-        bounds, slots, sizes = self._outs
-        lo, hi = bounds[row], bounds[row + 1]
-        return {slots[i]: sizes[i] for i in range(lo, hi)}
 
 
 # --------------------------------------------------------------------------- profile
