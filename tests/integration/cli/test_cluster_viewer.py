@@ -2,10 +2,11 @@
 
 A real TF1 cluster on loopback (one ps, two workers, the ``between_graph``
 fixture of ``tests/integration/test_cluster_tf.py``) is profiled per task and
-merged with ``tfprof-lite cluster w0/ w1/ --trace cluster.json``, as a user
-would. speedscope 1.25.0 (an offline web app; ``scripts/install-tools.sh``
-installs it into ``.tools/speedscope``, or ``TFPROF_SPEEDSCOPE_DIR``) and the
-trace are served from 127.0.0.1; Chromium opens
+merged with ``tfprof-lite cluster w0/ w1/ --trace cluster.json`` and with
+``tfprof-lite timeline w0/ w1/ -o cluster.json``, as a user would. speedscope
+1.25.0 (an offline web app; ``scripts/install-tools.sh`` installs it into
+``.tools/speedscope``, or ``TFPROF_SPEEDSCOPE_DIR``) and the trace are served
+from 127.0.0.1; Chromium opens
 ``index.html#profileURL=<trace>`` and the test checks that speedscope imported
 it as a Trace Event Format profile without a console error, warning or page
 error, that its profile selector lists exactly one profile per (task, device
@@ -62,11 +63,15 @@ class _Quiet(SimpleHTTPRequestHandler):
         """Drop the access log."""
 
 
-@pytest.fixture(scope="module")
-def trace(between_graph: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("viewer") / "cluster.json"
-    args = ["cluster", str(between_graph / "w0"), str(between_graph / "w1"), "--trace"]
-    assert main([*args, str(target)]) == 0
+@pytest.fixture(scope="module", params=["cluster", "timeline"])
+def trace(
+    request: pytest.FixtureRequest, between_graph: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The merged trace, written by ``cluster --trace`` or by ``timeline`` on both workers."""
+    target = tmp_path_factory.mktemp(f"viewer_{request.param}") / "cluster.json"
+    profiles = [str(between_graph / "w0"), str(between_graph / "w1")]
+    flag = "--trace" if request.param == "cluster" else "-o"
+    assert main([request.param, *profiles, flag, str(target)]) == 0
     return target
 
 
@@ -217,9 +222,13 @@ def test_speedscope_lists_one_profile_per_task_lane(
     tab.keyboard.press("Escape")
     title = tab.locator("span", has_text=re.compile(r"^/job:.*\(\d+/\d+\)$")).first
     assert title.inner_text().startswith(straggler + " (")
-    tab.wait_for_timeout(500)  # the flame chart redraws on the next animation frames
     shot = tmp_path / "straggler.png"
-    tab.screenshot(path=str(shot))
-    assert _colored_pixels(tab, shot.read_bytes()) > 5_000
+    for _ in range(20):  # the flame chart redraws on the next animation frames
+        tab.wait_for_timeout(250)
+        tab.screenshot(path=str(shot))
+        colored = _colored_pixels(tab, shot.read_bytes())
+        if colored > 5_000:
+            break
+    assert colored > 5_000
     assert problems == []
     context.close()
