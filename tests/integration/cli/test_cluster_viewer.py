@@ -49,7 +49,7 @@ _UNIT_US = {"ns": 1e-3, "µs": 1.0, "ms": 1e3, "s": 1e6}
 @pytest.fixture(scope="module")
 def release() -> Path:
     """speedscope's built web app (checked first, so that a skip needs no cluster run)."""
-    folder = Path(os.environ.get("TFPROF_SPEEDSCOPE_DIR", ".tools/speedscope"))
+    folder = Path(os.environ.get("TFPROF_SPEEDSCOPE_DIR") or ".tools/speedscope")
     release = (folder if folder.is_absolute() else _ROOT / folder) / _RELEASE
     if not (release / "index.html").is_file():
         skip_or_fail(f"speedscope is not installed in {release} (run scripts/install-tools.sh)")
@@ -96,9 +96,8 @@ def server(release: Path, trace: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = next(
-        (shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None
-    )
+    names = (os.environ.get("TFPROF_CHROMIUM", ""), "chromium", "chromium-browser")
+    executable = next((shutil.which(n) for n in names if n and shutil.which(n)), None)
     if executable is None:
         skip_or_fail("chromium is not installed (run scripts/install-tools.sh)")
     try:
