@@ -3,7 +3,10 @@
 #   - pprof (google/pprof), built from Debian's golang packages into ./.tools/pprof
 #   - chromium (Debian's package), the headless browser the HTML report tests drive
 #   - Graphviz's `dot` (Debian package graphviz), which tfprof_lite.xla renders HLO dumps with
-# Usage: scripts/install-tools.sh       all three (`make tools`, `make test`)
+#   - speedscope 1.25.0 (npm package; npm from Debian's package if missing), the offline
+#     trace viewer the merged cluster trace is opened in, into ./.tools/speedscope
+#     (another folder: TFPROF_SPEEDSCOPE_DIR=DIR, which the tests read too)
+# Usage: scripts/install-tools.sh       all four (`make tools`, `make test`)
 #        scripts/install-tools.sh dot   Graphviz only (`make run`: the quickstart draws
 #                                       an XLA graph with it, or writes DOT text without)
 # Idempotent; needs apt-get, i.e. root on Debian.
@@ -47,6 +50,26 @@ if [ "${1:-all}" = "dot" ]; then
 fi
 
 mkdir -p .tools
+
+# speedscope in a subshell as well: its failure outside CI must not stop the others.
+SPEEDSCOPE_VERSION=1.25.0
+SPEEDSCOPE_DIR="${TFPROF_SPEEDSCOPE_DIR:-.tools/speedscope}"
+(
+  installed() {
+    local manifest="$SPEEDSCOPE_DIR/node_modules/speedscope/package.json"
+    [ -f "$SPEEDSCOPE_DIR/node_modules/speedscope/dist/release/index.html" ] \
+      && grep -q "\"version\": \"$SPEEDSCOPE_VERSION\"" "$manifest" 2>/dev/null
+  }
+  if ! installed; then
+    command -v npm >/dev/null 2>&1 || apt_install npm
+    mkdir -p "$SPEEDSCOPE_DIR" || fail "cannot create $SPEEDSCOPE_DIR"
+    npm install --prefix "$SPEEDSCOPE_DIR" --no-save --no-audit --no-fund --ignore-scripts \
+      --loglevel=error "speedscope@$SPEEDSCOPE_VERSION" >/dev/null \
+      || fail "npm install speedscope@$SPEEDSCOPE_VERSION failed"
+    installed || fail "speedscope $SPEEDSCOPE_VERSION is not in $SPEEDSCOPE_DIR after npm install"
+  fi
+  echo "install-tools: $SPEEDSCOPE_DIR (speedscope $SPEEDSCOPE_VERSION) ready"
+) || exit 1
 
 if [ ! -x .tools/pprof ]; then
   dpkg -s golang-go golang-github-google-pprof-dev >/dev/null 2>&1 \
