@@ -12,7 +12,8 @@ Contract:
   library code; else one matching ``include`` is user code; else it is library
   code if its file matches :data:`LIBRARY_PATTERNS` (TensorFlow, Keras,
   ``tf_keras``, absl, the Python standard library, ``site-packages`` and
-  ``dist-packages``, frozen and generated modules, tfprof_lite's own runtime),
+  ``dist-packages``, frozen and generated modules, code compiled from a
+  string (``<string>``), tfprof_lite's own runtime),
   user code otherwise.
 * :func:`as_user_code` turns what a dict or builder may hold (``None``,
   ``False``, ``True``, a mapping with ``include``/``exclude`` lists, a
@@ -43,6 +44,8 @@ LIBRARY_PATTERNS: tuple[str, ...] = (
     r".*/Lib/.*",
     r"<frozen [^>]*>",
     r"<__array_function__ internals>",
+    # code compiled from a string: launchers (python -c, a test runner's workers)
+    r"<string>",
     # tfprof_lite's own runtime (python -m tfprof_lite.run, session hooks), also
     # when it runs from a source checkout rather than site-packages
     r".*/tfprof_lite/(session|capture|cli)/.*",
