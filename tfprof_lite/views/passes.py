@@ -55,6 +55,7 @@ __all__ = [
     "display_sizes",
     "make_structure",
     "make_table",
+    "preorder_structure",
     "report_order",
     "search_root",
     "show_mask",
@@ -83,7 +84,6 @@ class Structure:
         names: display name of each tree node.
         end: one past the last index of each node's subtree.
         parent: index of each node's parent, -1 at the top level.
-        rank: position of each name in name order (``order_by name``).
         edges: each node's ``kids`` as node indices when they are not its
             children in the tree (the graph view's inputs); None otherwise.
         members: the graph nodes of each entry (code view; name order).
@@ -94,14 +94,31 @@ class Structure:
     names: list[str]
     parent: list[int]
     end: IntArray
-    rank: IntArray
     edges: list[list[int]] | None = None
     members: Members | None = None
     frames: list[Any] | None = None
     _matches: dict[tuple[str, ...], BoolArray] = field(default_factory=dict, repr=False)
+    _rank: IntArray | None = field(default=None, repr=False)
+    _parents: IntArray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @property
+    def rank(self) -> IntArray:
+        """Position of each name in name order (``order_by name``), built on first use."""
+        if self._rank is None:
+            n = len(self.names)
+            self._rank = np.empty(n, dtype=np.int64)
+            self._rank[sorted(range(n), key=self.names.__getitem__)] = np.arange(n)
+        return self._rank
+
+    @property
+    def parents(self) -> IntArray:
+        """:attr:`parent` as an array."""
+        if self._parents is None:
+            self._parents = np.asarray(self.parent, dtype=np.int64)
+        return self._parents
 
     def matching(self, patterns: tuple[str, ...]) -> BoolArray:
         """Whether each name fully matches any of ``patterns`` (cached per pattern set)."""
@@ -122,15 +139,35 @@ def make_structure(
         p = parents[i]
         if p >= 0:
             size[p] += size[i]
-    rank = np.empty(n, dtype=np.int64)
-    rank[sorted(range(n), key=names.__getitem__)] = np.arange(n, dtype=np.int64)
     return Structure(
         nid=np.asarray(nids, dtype=np.int64),
         names=names,
         parent=parents,
         end=np.arange(n, dtype=np.int64) + np.asarray(size, dtype=np.int64),
-        rank=rank,
         edges=edges,
+    )
+
+
+def preorder_structure(nids: list[int], depth: IntArray, names: list[str]) -> Structure:
+    """A structure from pre-order node ids and depths (0: top level).
+
+    A node's parent is the last node one level up before it; subtree sizes are
+    summed into parents level by level, deepest first.
+    """
+    n = len(nids)
+    index = np.arange(n, dtype=np.int64)
+    parent = display_parents(index, depth + 1, n)
+    size = np.ones(n, dtype=np.int64)
+    by_depth = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[by_depth])) + 1
+    for level in reversed(np.split(by_depth, cuts)[1:] if n else []):
+        np.add.at(size, parent[level], size[level])
+    return Structure(
+        nid=np.asarray(nids, dtype=np.int64),
+        names=names,
+        parent=parent.tolist(),
+        end=index + size,
+        _parents=parent,
     )
 
 

@@ -82,6 +82,15 @@ def _sibling_key(struct: Structure, shown: IntArray, totals: IntArray, order_by:
     return struct.rank[shown]
 
 
+def _structure_parents(struct: Structure, shown: IntArray, disp: BoolArray) -> IntArray | None:
+    """The structure parents of ``shown`` when they are its display parents (every
+    displayed node's parent is displayed or the root), else None."""
+    parents = struct.parents[shown]
+    if bool(np.all((parents < 0) | disp[np.maximum(parents, 0)])):
+        return parents
+    return None
+
+
 def tree_table(
     struct: Structure, model: ProfileModel, opts: Options, closed: bool, parent_type: str
 ) -> TreeTable:
@@ -99,11 +108,18 @@ def tree_table(
         totals = subtree_sums(p.values * disp[:, None], struct.end)
         root_total = p.values[disp].sum(axis=0)
         root_total[DEFINITION] += 1
-    parents = display_parents(shown, level, len(struct))
-    key = _sibling_key(struct, shown, totals, opts.order_by)
     sizes = display_sizes(struct, shown)
-    perm = report_order(struct, shown, parents, key, sizes)
-    rows = Rows(shown[perm], level[perm], parents[perm], sizes[perm])
+    parents = _structure_parents(struct, shown, disp)
+    if parents is not None and (not opts.order_by or (closed and opts.order_by == "name")):
+        # Displayed siblings are siblings in the structure, already in name order
+        # (scope) or in pre-order (no order): the report is in pre-order.
+        rows = Rows(shown, level, parents, sizes)
+    else:
+        if parents is None:
+            parents = display_parents(shown, level, len(struct))
+        key = _sibling_key(struct, shown, totals, opts.order_by)
+        perm = report_order(struct, shown, parents, key, sizes)
+        rows = Rows(shown[perm], level[perm], parents[perm], sizes[perm])
     root_self = np.zeros(N_STATS, dtype=np.int64)
     root_self[DEFINITION] = 1
     return make_table(struct, p, rows, totals, np.vstack((root_self, root_total)))
