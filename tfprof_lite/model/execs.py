@@ -395,9 +395,14 @@ class StepExecs:
 
     def present_nodes(self) -> IntArray:
         """The nodes present in the step, ascending."""
-        result: IntArray = self._cached(
-            "present", lambda: np.unique(self.pairs["node"].astype(np.int64))
-        )
+
+        def build() -> IntArray:
+            nodes = self.pairs["node"]
+            if not nodes.size:
+                return np.zeros(0, dtype=np.int64)
+            return np.flatnonzero(np.bincount(nodes)).astype(np.int64)  # sorted, unique
+
+        result: IntArray = self._cached("present", build)
         return result
 
     # ------------------------------------------------------ record views

@@ -89,6 +89,8 @@ class ProfileModel:
         self._stats_version = -1
         self._derived: dict[Hashable, Any] = {}
         self._derived_version = (-1, -1)
+        self._per_graph: dict[Hashable, Any] = {}
+        self._per_graph_version = -1
 
     # ----------------------------------------------------------------- nodes
     def __len__(self) -> int:
@@ -251,6 +253,18 @@ class ProfileModel:
             value: _T = self._derived[key]
             return value
         value = self._derived[key] = build()
+        return value
+
+    def per_graph(self, key: Hashable, build: Callable[[], _T]) -> _T:
+        """Like :meth:`derived`, but kept until graph nodes change: for values that
+        depend on the nodes alone, so that adding a step keeps them."""
+        if self._per_graph_version != self.graph_version:
+            self._per_graph.clear()
+            self._per_graph_version = self.graph_version
+        if key in self._per_graph:
+            value: _T = self._per_graph[key]
+            return value
+        value = self._per_graph[key] = build()
         return value
 
     def stats(self, step: int) -> NodeStats:

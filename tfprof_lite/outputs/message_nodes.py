@@ -1,0 +1,231 @@
+"""Encoded GraphNodeProto fields of every graph node, for the returned messages.
+
+Contract: :func:`node_heads` gives each graph node's ``name``, ``device`` and
+``input_shapes`` fields in wire format; they depend on the graph alone (and on
+which nodes have a device bound), so they are kept across ``add_step`` and built
+again only when nodes are added or a step binds a new device. Building them
+walks the nodes with C-level loops (``map`` over the node lists) and encodes
+each distinct device, input shape entry and string length once.
+:func:`encode_fields` encodes stat rows as varint fields for all rows at once;
+:class:`TotalsCache` keeps the last encoded total rows so that a query whose
+totals did not change encodes nothing again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import chain, count, repeat
+from operator import add, methodcaller
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.proto.wire import int_field, len_field, varint
+
+__all__ = ["TotalsCache", "encode_fields", "node_heads", "string_fields", "varint_lengths"]
+
+IntArray = npt.NDArray[np.int64]
+U64Array = npt.NDArray[np.uint64]
+
+_NAME = 1  # GraphNodeProto.name
+_DEVICE = 10  # GraphNodeProto.device
+_INPUT_SHAPES = 16  # GraphNodeProto.input_shapes (map<int32, TensorShapeProto>)
+_UNKNOWN_RANK = b"\x18\x01"  # TensorShapeProto.unknown_rank = true
+
+
+# ---------------------------------------------------------------- stat fields
+def varint_lengths(values: U64Array) -> IntArray:
+    """Bytes of the varint encoding of each of ``values``."""
+    lengths = np.ones(values.shape, dtype=np.int64)
+    for k in range(1, 10):
+        lengths += values >= np.uint64(1 << (7 * k))
+    return lengths
+
+
+def _pack(values: U64Array, tags: list[bytes], kind: IntArray) -> tuple[bytes, IntArray]:
+    """Encode cell i as ``tags[kind[i]]`` + varint ``values[i]``; returns the bytes
+    and the end offset of every cell (tags are one or two bytes long).
+
+    Every cell is laid out in a fixed-width row (two tag bytes, then the 7-bit
+    groups); keeping the used bytes of each row, in order, gives the encoding.
+    """
+    table = np.zeros((len(tags), 2), dtype=np.uint8)
+    for j, tag in enumerate(tags):
+        table[j, : len(tag)] = list(tag)
+    tag_len = np.array([len(t) for t in tags], dtype=np.int64)[kind]
+    val_len = varint_lengths(values)
+    width = int(val_len.max(initial=1))
+    group = np.arange(width)
+    cells = np.empty((len(values), 2 + width), dtype=np.uint8)
+    cells[:, :2] = table[kind]
+    small = width <= 4  # below 2**28: 32-bit arithmetic is enough
+    work: npt.NDArray[Any] = values.astype(np.uint32) if small else values
+    shifts: npt.NDArray[Any] = (group * 7).astype(work.dtype)
+    cells[:, 2:] = (work[:, None] >> shifts) & work.dtype.type(0x7F)
+    cells[:, 2:] |= (group < val_len[:, None] - 1).astype(np.uint8) << 7
+    used = np.empty(cells.shape, dtype=bool)
+    used[:, 0] = True
+    used[:, 1] = tag_len == 2
+    used[:, 2:] = group < val_len[:, None]
+    return cells[used].tobytes(), np.cumsum(tag_len + val_len)
+
+
+def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
+    """Each row of ``values`` as varint fields (column j is field ``fields[j]``);
+    zeros are left out, as proto3 serializers do."""
+    rows, cols = values.shape
+    flat = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64).ravel()
+    cells = np.flatnonzero(flat)
+    tags = [varint(number << 3) for number in fields]
+    data, ends = _pack(flat[cells], tags, cells % cols)
+    first = np.searchsorted(cells // cols, np.arange(rows + 1))
+    bounds = np.concatenate(([0], ends))[first].tolist()
+    return list(map(data.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+
+
+class TotalsCache:
+    """The encoded rows of the last stat matrix given, re-encoding only rows that
+    changed (the encoding of a row depends on its values alone)."""
+
+    def __init__(self, fields: Sequence[int]) -> None:
+        self.fields = tuple(fields)
+        self._values: IntArray | None = None
+        self._encoded: list[bytes] = []
+
+    def encode(self, values: IntArray) -> list[bytes]:
+        """``encode_fields(values, fields)``, from the last call's rows where equal."""
+        last = self._values
+        if last is None or last.shape != values.shape:
+            encoded = encode_fields(values, self.fields)
+        else:
+            changed = np.flatnonzero((last != values).any(axis=1))
+            encoded = list(self._encoded)
+            if changed.size:
+                fresh = encode_fields(values[changed], self.fields)
+                for row, data in zip(changed.tolist(), fresh):
+                    encoded[row] = data
+        self._values = values.copy()
+        self._encoded = encoded
+        return encoded
+
+
+# ---------------------------------------------------------------- node heads
+def string_fields(number: int, texts: Iterable[str]) -> list[bytes]:
+    """Each of ``texts`` as a length-delimited field ``number`` (UTF-8)."""
+    encoded = list(map(str.encode, texts))
+    lengths = list(map(len, encoded))
+    tag = varint((number << 3) | 2)
+    heads = {size: tag + varint(size) for size in set(lengths)}
+    return list(map(add, map(heads.__getitem__, lengths), encoded))
+
+
+def node_heads(model: ProfileModel) -> list[bytes]:
+    """Per graph node: its name, device and input-shape fields.
+
+    Kept per graph version; a step that binds a node to its first device makes
+    them again (binding only ever fills an empty device, so the number of
+    unbound nodes tells).
+    """
+    unbound = model.canonical_device.count("")
+    cache: dict[int, list[bytes]] = model.per_graph("message_node_heads", dict)
+    heads = cache.get(unbound)
+    if heads is None:
+        cache.clear()
+        heads = cache[unbound] = _build_heads(model)
+    return heads
+
+
+def _build_heads(model: ProfileModel) -> list[bytes]:
+    devices = model.canonical_device
+    fields = {d: string_fields(_DEVICE, [d])[0] if d else b"" for d in set(devices)}
+    names = string_fields(_NAME, model.names)
+    return list(
+        map(add, map(add, names, map(fields.__getitem__, devices)), _input_shape_fields(model))
+    )
+
+
+def _shape_bytes(dims: Sequence[int]) -> bytes:
+    """A TensorShapeProto: dims, or ``unknown_rank`` for no dims."""
+    if not dims:
+        return _UNKNOWN_RANK
+    return b"".join(len_field(2, int_field(1, d)) for d in dims)
+
+
+def _input_shape_fields(model: ProfileModel) -> list[bytes]:
+    """Per node, its ``input_shapes`` map entries in input order: each input's
+    producer output shape (unknown rank when the producer or shape is unknown)."""
+    inputs = model.inputs
+    n = len(inputs)
+    counts = np.fromiter(map(len, inputs), dtype=np.int64, count=n)
+    total = int(counts.sum())
+    if not total:
+        return [b""] * n
+    node = np.repeat(np.arange(n, dtype=np.int64), counts)
+    pos = np.fromiter(chain.from_iterable(inputs), dtype=np.int64, count=total)
+    srcs: list[str] = list(chain.from_iterable(map(dict.values, inputs)))
+    if not bool(np.all((np.diff(pos) > 0) | (np.diff(node) != 0))):
+        order = np.lexsort((pos, node))  # inputs by position within each node
+        pos = pos[order]
+        srcs = [srcs[i] for i in order.tolist()]
+    producer = np.fromiter(map(model.index.get, srcs, repeat(-1)), dtype=np.int64, count=total)
+    shape = _edge_shapes(model, node, producer, srcs)
+    key = pos * (int(shape.max()) + 1) + shape
+    distinct, where = np.unique(key, return_inverse=True)
+    shapes = _ShapeTable.of(model)
+    base = int(shape.max()) + 1
+    entries = [
+        len_field(_INPUT_SHAPES, int_field(1, k // base) + len_field(2, shapes.data[k % base]))
+        for k in distinct.tolist()
+    ]
+    per_edge = np.array(entries, dtype=object)[where.ravel()].tolist()
+    joined = b"".join(per_edge)
+    sizes = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))[where.ravel()]
+    ends = np.cumsum(sizes)[np.cumsum(counts) - 1]
+    ends[counts == 0] = 0
+    ends = np.maximum.accumulate(ends)
+    starts = np.concatenate(([0], ends[:-1]))
+    return list(map(joined.__getitem__, map(slice, starts.tolist(), ends.tolist())))
+
+
+class _ShapeTable:
+    """Distinct output shapes, numbered: ``codes[nid]`` numbers output 0 of each
+    node, ``data[code]`` is the encoded shape, ``number(dims)`` numbers any shape."""
+
+    def __init__(self, model: ProfileModel) -> None:
+        self._ids: dict[tuple[int, ...], int] = {(): 0}
+        self.data: list[bytes] = [_UNKNOWN_RANK]
+        first = map(tuple, map(methodcaller("get", 0, ()), model.output_shapes))
+        numbered: dict[tuple[int, ...], int] = {}
+        raw = list(map(numbered.setdefault, first, count()))
+        remap = {k: self.number(dims) for dims, k in numbered.items()}
+        self.codes = np.array([*map(remap.__getitem__, raw), 0], dtype=np.int64)
+
+    def number(self, dims: tuple[int, ...]) -> int:
+        code = self._ids.get(dims)
+        if code is None:
+            code = self._ids[dims] = len(self.data)
+            self.data.append(_shape_bytes(dims))
+        return code
+
+    @staticmethod
+    def of(model: ProfileModel) -> _ShapeTable:
+        table: _ShapeTable = model.per_graph("message_shape_table", lambda: _ShapeTable(model))
+        return table
+
+
+def _edge_shapes(
+    model: ProfileModel, node: IntArray, producer: IntArray, srcs: list[str]
+) -> IntArray:
+    """The shape number of every input (unknown producer: unknown rank)."""
+    table = _ShapeTable.of(model)
+    shape: IntArray = table.codes[producer]  # producer -1 picks the trailing 0
+    if any(map(any, map(dict.values, model.src_output))):  # some input reads output > 0
+        outputs = model.output_shapes
+        slots = model.src_output
+        for e, (nid, p, src) in enumerate(zip(node.tolist(), producer.tolist(), srcs)):
+            slot = slots[nid].get(src, 0)
+            if p >= 0 and slot:
+                shape[e] = table.number(tuple(outputs[p].get(slot, ())))
+    return shape
