@@ -113,15 +113,33 @@ def _multi_stats(self_: IntArray, total: IntArray) -> list[bytes]:
 class _NodeFields:
     """Encoded fields of every graph node for one step (cached per model version).
 
-    ``own``: name, device, input shapes and self values; ``total``: the totals a
-    node has when they equal its self values (a leaf); ``framed``: the node as an
-    op/code view ``graph_nodes`` entry.
+    ``own``: name, device, input shapes and self values (``picks``: the same as an
+    object array with a trailing None, ``own_len``: their lengths with a trailing
+    0, for gathering rows by node id, -1 picking the extras); ``framed``: the node
+    as an op/code view ``graph_nodes`` entry (with its totals equal to its self
+    values).
     """
 
     def __init__(self, model: ProfileModel, step: int) -> None:
         self._mat = self_matrix(model, step)
         self.own = list(map(add, node_heads(model), _graph_self(self._mat)))
+        self._picks: npt.NDArray[np.object_] | None = None
+        self._own_len: IntArray | None = None
         self._framed: list[bytes] | None = None
+
+    @property
+    def picks(self) -> npt.NDArray[np.object_]:
+        if self._picks is None:
+            self._picks = np.array([*self.own, None], dtype=object)
+        return self._picks
+
+    @property
+    def own_len(self) -> IntArray:
+        if self._own_len is None:
+            self._own_len = np.fromiter(
+                chain(map(len, self.own), (0,)), dtype=np.int64, count=len(self.own) + 1
+            )
+        return self._own_len
 
     @property
     def framed(self) -> list[bytes]:
@@ -146,13 +164,16 @@ def _graph_rows(
     self_: IntArray,
     total: IntArray,
     totals: TotalsCache | None = None,
-) -> list[bytes]:
-    """GraphNodeProto fields (children excluded) of tree rows.
+) -> tuple[list[list[bytes]], IntArray]:
+    """GraphNodeProto fields (children excluded) of tree rows, as two streams (the
+    row's own fields, its totals) and the length of each row's fields.
 
     Rows of graph nodes reuse the node's cached fields; the totals of every row
     are encoded here (through ``totals``, which keeps the last rows it encoded).
     """
-    own = np.array([*_node_fields(model, step).own, None], dtype=object)[nids]  # -1 -> None
+    fields = _node_fields(model, step)
+    own = fields.picks[nids]  # nid -1 -> None
+    own_len = fields.own_len[nids]
     other = np.flatnonzero(nids < 0)  # the root and scope placeholders
     if other.size:
         heads = _name_fields(model, [names[r] for r in other.tolist()])
@@ -161,44 +182,56 @@ def _graph_rows(
             selfs = _graph_self(rows[:1]) * len(other)
         else:
             selfs = _graph_self(rows)
-        own[other] = list(map(add, heads, selfs))
+        placed = list(map(add, heads, selfs))
+        own[other] = placed
+        own_len[other] = np.fromiter(map(len, placed), dtype=np.int64, count=len(placed))
     tails = (
         totals.encode(total[:, _GRAPH_TOTAL_COLS]) if totals is not None else _graph_total(total)
     )
-    out: list[bytes] = list(map(add, own.tolist(), tails))
-    return out
+    lengths = own_len + np.fromiter(map(len, tails), dtype=np.int64, count=len(tails))
+    return [own.tolist(), tails], lengths
 
 
 # ---------------------------------------------------------------- trees
 def _parse_tree(
-    cls: Any, own: list[bytes], level: IntArray, sizes: IntArray, parent: IntArray, tag: bytes
+    cls: Any,
+    own: list[bytes] | tuple[list[list[bytes]], IntArray],
+    level: IntArray,
+    sizes: IntArray,
+    parent: IntArray,
+    tag: bytes,
 ) -> Any:
     """Parse a tree given in pre-order (row 0 the root) as nested ``children``.
 
-    ``own[r]`` holds row r's fields except its children, ``sizes[r]`` the rows of
-    its subtree (itself included), ``parent[r]`` its parent row.
+    ``own[r]`` holds row r's fields except its children (or ``own`` is a pair:
+    streams whose pieces of row r, in order, make those fields, and the length of
+    each row's fields), ``sizes[r]`` the rows of its subtree (itself included),
+    ``parent[r]`` its parent row.
     """
-    n = len(own)
-    content = _content_lengths(own, sizes)
+    if isinstance(own, tuple):
+        streams, own_len = own
+    else:
+        streams = [own]
+        own_len = np.fromiter(map(len, own), dtype=np.int64, count=len(own))
+    content = _content_lengths(own_len, sizes)
     heads = _framing(tag, content[1:])
-    data = b"".join(chain((own[0],), chain.from_iterable(zip(heads, own[1:]))))
+    rows = zip(*streams)
+    data = b"".join(chain(next(rows), chain.from_iterable(zip(heads, *(s[1:] for s in streams)))))
     deepest = int(level.max(initial=0))
     if deepest < _MAX_NESTING:
         return cls.FromString(data)
     head_len = np.array([0, *map(len, heads)], dtype=np.int64)
-    own_len = np.fromiter(map(len, own), dtype=np.int64, count=n)
     start = np.cumsum(head_len + own_len) - own_len  # where each row's fields start
-    return _parse_in_slices(cls, data, own, level, parent, start, start + content)
+    return _parse_in_slices(cls, data, level, parent, start, own_len, content)
 
 
-def _content_lengths(own: list[bytes], sizes: IntArray) -> IntArray:
+def _content_lengths(own_len: IntArray, sizes: IntArray) -> IntArray:
     """Encoded length of each row's message (fields plus framed descendants).
 
     A framed child costs its tag, a varint length and its content; the lengths
     depend on the contents, so iterate from the smallest varints until stable.
     """
-    n = len(own)
-    own_len = np.fromiter(map(len, own), dtype=np.int64, count=n)
+    n = len(own_len)
     heads = np.full(n, 2, dtype=np.int64)
     heads[0] = 0
     while True:
@@ -215,24 +248,26 @@ def _content_lengths(own: list[bytes], sizes: IntArray) -> IntArray:
 def _parse_in_slices(
     cls: Any,
     data: bytes,
-    own: list[bytes],
     level: IntArray,
     parent: IntArray,
     start: IntArray,
-    end: IntArray,
+    own_len: IntArray,
+    content: IntArray,
 ) -> Any:
     """Rows above the cut are added one by one; subtrees below it are parsed whole."""
     cut = int(level.max()) - _MAX_NESTING + 1
-    root = cls.FromString(own[0])
+    starts, ends = start.tolist(), (start + own_len).tolist()
+    root = cls.FromString(data[starts[0] : ends[0]])
     msgs: dict[int, Any] = {0: root}
     levels, parents = level.tolist(), parent.tolist()
-    for r in range(1, len(own)):
+    stops = (start + content).tolist()
+    for r in range(1, len(levels)):
         if levels[r] <= cut:
             msg = msgs[parents[r]].children.add()
-            msg.MergeFromString(own[r])
+            msg.MergeFromString(data[starts[r] : ends[r]])
             msgs[r] = msg
         elif levels[r] == cut + 1:
-            msgs[parents[r]].children.add().MergeFromString(data[start[r] : end[r]])
+            msgs[parents[r]].children.add().MergeFromString(data[starts[r] : stops[r]])
     return root
 
 

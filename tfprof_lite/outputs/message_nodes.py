@@ -50,26 +50,29 @@ def _pack(values: U64Array, tags: list[bytes], kind: IntArray) -> tuple[bytes, I
 
     Every cell is laid out in a fixed-width row (two tag bytes, then the 7-bit
     groups); keeping the used bytes of each row, in order, gives the encoding.
+    Group j of a value is ``value >> 7j``: it has a continuation bit when it is
+    above 0x7F, and group j + 1 is written exactly then.
     """
-    table = np.zeros((len(tags), 2), dtype=np.uint8)
-    for j, tag in enumerate(tags):
-        table[j, : len(tag)] = list(tag)
-    tag_len = np.array([len(t) for t in tags], dtype=np.int64)[kind]
-    val_len = varint_lengths(values)
-    width = int(val_len.max(initial=1))
-    group = np.arange(width)
-    cells = np.empty((len(values), 2 + width), dtype=np.uint8)
-    cells[:, :2] = table[kind]
-    small = width <= 4  # below 2**28: 32-bit arithmetic is enough
-    work: npt.NDArray[Any] = values.astype(np.uint32) if small else values
-    shifts: npt.NDArray[Any] = (group * 7).astype(work.dtype)
-    cells[:, 2:] = (work[:, None] >> shifts) & work.dtype.type(0x7F)
-    cells[:, 2:] |= (group < val_len[:, None] - 1).astype(np.uint8) << 7
+    m = len(values)
+    first = np.array([t[0] for t in tags], dtype=np.uint8)
+    second = np.array([t[1] if len(t) > 1 else 0 for t in tags], dtype=np.uint8)
+    width = max(1, -(-int(values.max(initial=0)).bit_length() // 7))
+    cells = np.empty((m, 2 + width), dtype=np.uint8)
+    cells[:, 0] = first[kind]
+    cells[:, 1] = second[kind]
+    work: npt.NDArray[Any] = values.astype(np.uint32) if width <= 4 else values
+    shifts: npt.NDArray[Any] = (np.arange(width) * 7).astype(work.dtype)
+    groups = work[:, None] >> shifts
+    more = groups > 0x7F
+    cells[:, 2:] = groups & 0x7F
+    cells[:, 2:] |= more.view(np.uint8) << 7
     used = np.empty(cells.shape, dtype=bool)
     used[:, 0] = True
-    used[:, 1] = tag_len == 2
-    used[:, 2:] = group < val_len[:, None]
-    return cells[used].tobytes(), np.cumsum(tag_len + val_len)
+    used[:, 1] = second[kind] != 0
+    used[:, 2] = True
+    used[:, 3:] = more[:, :-1]
+    lengths = used.sum(axis=1)
+    return cells[used].tobytes(), np.cumsum(lengths)
 
 
 def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:

@@ -353,9 +353,10 @@ def make_table(
     row_of = np.zeros(len(struct) + 1, dtype=np.int64)  # structure index + 1 -> row
     row_of[nodes + 1] = np.arange(1, count + 1)
     names = struct.names
+    every = count == len(names) and bool(np.all(nodes[1:] > nodes[:-1]))  # all, in order
     return TreeTable(
         nid=np.concatenate(([-1], struct.nid[nodes])),
-        names=[ROOT_NAME, *[names[i] for i in nodes.tolist()]],
+        names=[ROOT_NAME, *(names if every else map(names.__getitem__, nodes.tolist()))],
         level=np.concatenate(([0], rows.level)),
         parent=np.concatenate(([-1], row_of[rows.parents + 1])),
         size=np.concatenate(([count + 1], rows.sizes)),
