@@ -31,6 +31,7 @@ from tfprof_lite.outputs.message_nodes import (
     string_fields,
     varint_lengths,
 )
+from tfprof_lite.outputs.text_table import interleave
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.wire import str_field, varint
 from tfprof_lite.views.node import ShowNode, self_matrix
@@ -215,8 +216,8 @@ def _parse_tree(
         own_len = np.fromiter(map(len, own), dtype=np.int64, count=len(own))
     content = _content_lengths(own_len, sizes)
     heads = _framing(tag, content[1:])
-    rows = zip(*streams)
-    data = b"".join(chain(next(rows), chain.from_iterable(zip(heads, *(s[1:] for s in streams)))))
+    framed = interleave([[b"", *heads], *streams], len(own_len))
+    data = b"".join(framed[1:])
     deepest = int(level.max(initial=0))
     if deepest < _MAX_NESTING:
         return cls.FromString(data)

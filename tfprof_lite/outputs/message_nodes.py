@@ -77,7 +77,44 @@ def _pack(values: U64Array, tags: list[bytes], kind: IntArray) -> tuple[bytes, I
 
 def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
     """Each row of ``values`` as varint fields (column j is field ``fields[j]``);
-    zeros are left out, as proto3 serializers do."""
+    zeros are left out, as proto3 serializers do. Equal rows are encoded once."""
+    distinct = _distinct_rows(values)
+    if distinct is not None:
+        first, where = distinct
+        encoded = _encode_rows(values[first], fields)
+        picked: list[bytes] = np.array(encoded, dtype=object)[where].tolist()
+        return picked
+    return _encode_rows(values, fields)
+
+
+# Odd 64-bit multipliers: a row's key is the wrapping sum of its values times them.
+_MIX = np.array(
+    [(0x9E3779B97F4A7C15 + 2 * k * 0x632BE59BD9B4E019) % (1 << 64) for k in range(64)],
+    dtype=np.uint64,
+)
+
+
+def _distinct_rows(values: IntArray) -> tuple[IntArray, IntArray] | None:
+    """(first row of each distinct row, each row's distinct index), or None when
+    rows are mostly distinct (or two distinct rows share a key).
+
+    Rows are grouped by a 64-bit key and every row is checked against its group's
+    first row, so a shared key never merges different rows.
+    """
+    rows, cols = values.shape
+    if rows < 64 or cols > len(_MIX):
+        return None
+    flat = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64)
+    with np.errstate(over="ignore"):
+        keys = (flat * _MIX[:cols]).sum(axis=1, dtype=np.uint64)
+    uniq, first, where = np.unique(keys, return_index=True, return_inverse=True)
+    if 2 * len(uniq) > rows or not np.array_equal(flat[first][where], flat):
+        return None
+    return first, where.ravel()
+
+
+def _encode_rows(values: IntArray, fields: Sequence[int]) -> list[bytes]:
+    """:func:`encode_fields` for every row, one by one."""
     rows, cols = values.shape
     flat = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64).ravel()
     cells = np.flatnonzero(flat)

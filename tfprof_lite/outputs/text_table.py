@@ -10,9 +10,9 @@ version; the report is one join over the pieces, row by row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +24,7 @@ from tfprof_lite.outputs.text_layout import Selection, input_shape
 from tfprof_lite.views.passes import TreeTable
 from tfprof_lite.views.result import ViewResult
 
-__all__ = ["render_table"]
+__all__ = ["interleave", "render_table"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -51,11 +51,7 @@ def _fixed(streams: list[Iterable[str]], n: int) -> Callable[[str, str], list[It
     """A field made of ready streams; prefix and suffix become streams of their own."""
 
     def make(prefix: str, suffix: str) -> list[Iterable[str]]:
-        return (
-            ([repeat(prefix, n)] if prefix else [])
-            + streams
-            + ([repeat(suffix, n)] if suffix else [])
-        )
+        return ([[prefix] * n] if prefix else []) + streams + ([[suffix] * n] if suffix else [])
 
     return make
 
@@ -84,21 +80,30 @@ def render_table(result: ViewResult, table: TreeTable, sel: Selection) -> str:
             before[:] = True
             continue
         if not opened:
-            streams.append(repeat(" (", n))
+            streams.append([" ("] * n)
             opened = True
         present = np.ones(n, dtype=bool) if fld.present is None else fld.present
         separated = before & present
         if separated.all():
-            streams.append(repeat(", ", n))
+            streams.append([", "] * n)
         elif separated.any():
             streams.append(np.where(separated, ", ", "").tolist())
         streams += fld.pieces()
         before |= present
         if last:
-            streams.append(repeat(")\n", n))
+            streams.append([")\n"] * n)
     if not fields:
-        streams.append(repeat(" ()\n", n))
-    return "".join(chain.from_iterable(zip(*streams)))
+        streams.append([" ()\n"] * n)
+    return "".join(interleave(streams, n))
+
+
+def interleave(streams: Sequence[Iterable[Any]], n: int) -> list[Any]:
+    """Row 0 of every stream in order, then row 1 of each, and so on (``n`` rows);
+    filled by extended-slice assignment, without a tuple per row."""
+    out: list[Any] = [None] * (n * len(streams))
+    for k, stream in enumerate(streams):
+        out[k :: len(streams)] = stream if isinstance(stream, list) else list(stream)
+    return out
 
 
 def _table_fields(
@@ -130,9 +135,9 @@ def _code_fields(table: TreeTable, sel: Selection, model: ProfileModel) -> list[
     if "op_types" in sel:
         fields.append(_Field(_fixed([_member_sets(table, model.op_types.__getitem__)], n)))
     if "occurrence" in sel:
-        fields.append(_Field(_fixed([repeat("occurrence N/A in code view", n)], n)))
+        fields.append(_Field(_fixed([["occurrence N/A in code view"] * n], n)))
     if "input_shapes" in sel:
-        fields.append(_Field(_fixed([repeat("input_shapes N/A in code view", n)], n)))
+        fields.append(_Field(_fixed([["input_shapes N/A in code view"] * n], n)))
     return fields
 
 
