@@ -14,7 +14,7 @@ totals did not change encodes nothing again.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import chain, count, repeat
+from itertools import chain, count
 from operator import add, methodcaller
 from typing import Any
 
@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto.wire import int_field, len_field, varint
+from tfprof_lite.views.inputs import input_table
 
 __all__ = ["TotalsCache", "encode_fields", "node_heads", "string_fields", "varint_lengths"]
 
@@ -196,20 +197,11 @@ def _shape_bytes(dims: Sequence[int]) -> bytes:
 def _input_shape_fields(model: ProfileModel) -> list[bytes]:
     """Per node, its ``input_shapes`` map entries in input order: each input's
     producer output shape (unknown rank when the producer or shape is unknown)."""
-    inputs = model.inputs
-    n = len(inputs)
-    counts = np.fromiter(map(len, inputs), dtype=np.int64, count=n)
-    total = int(counts.sum())
-    if not total:
+    table = input_table(model)
+    n = len(model.inputs)
+    if not len(table):
         return [b""] * n
-    node = np.repeat(np.arange(n, dtype=np.int64), counts)
-    pos = np.fromiter(chain.from_iterable(inputs), dtype=np.int64, count=total)
-    srcs: list[str] = list(chain.from_iterable(map(dict.values, inputs)))
-    if not bool(np.all((np.diff(pos) > 0) | (np.diff(node) != 0))):
-        order = np.lexsort((pos, node))  # inputs by position within each node
-        pos = pos[order]
-        srcs = [srcs[i] for i in order.tolist()]
-    producer = np.fromiter(map(model.index.get, srcs, repeat(-1)), dtype=np.int64, count=total)
+    node, pos, producer, srcs = table.node, table.pos, table.producer, table.srcs
     shape = _edge_shapes(model, node, producer, srcs)
     key = pos * (int(shape.max()) + 1) + shape
     distinct, where = np.unique(key, return_inverse=True)
@@ -222,11 +214,8 @@ def _input_shape_fields(model: ProfileModel) -> list[bytes]:
     per_edge = np.array(entries, dtype=object)[where.ravel()].tolist()
     joined = b"".join(per_edge)
     sizes = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))[where.ravel()]
-    ends = np.cumsum(sizes)[np.cumsum(counts) - 1]
-    ends[counts == 0] = 0
-    ends = np.maximum.accumulate(ends)
-    starts = np.concatenate(([0], ends[:-1]))
-    return list(map(joined.__getitem__, map(slice, starts.tolist(), ends.tolist())))
+    at = np.concatenate(([0], np.cumsum(sizes)))[table.offsets].tolist()  # node bounds
+    return list(map(joined.__getitem__, map(slice, at[:-1], at[1:])))
 
 
 class _ShapeTable:
@@ -261,7 +250,7 @@ def _edge_shapes(
     """The shape number of every input (unknown producer: unknown rank)."""
     table = _ShapeTable.of(model)
     shape: IntArray = table.codes[producer]  # producer -1 picks the trailing 0
-    if any(map(any, map(dict.values, model.src_output))):  # some input reads output > 0
+    if any(chain.from_iterable(map(dict.values, model.src_output))):  # an output > 0 is read
         outputs = model.output_shapes
         slots = model.src_output
         for e, (nid, p, src) in enumerate(zip(node.tolist(), producer.tolist(), srcs)):

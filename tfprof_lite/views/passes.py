@@ -85,7 +85,8 @@ class Structure:
         end: one past the last index of each node's subtree.
         parent: index of each node's parent, -1 at the top level.
         edges: each node's ``kids`` as node indices when they are not its
-            children in the tree (the graph view's inputs); None otherwise.
+            children in the tree (the graph view's inputs); None otherwise (see
+            :meth:`kid_edges`: ``edge_build`` makes them on first use).
         members: the graph nodes of each entry (code view; name order).
         frames: the call-stack frame of each entry (code view).
     """
@@ -100,6 +101,14 @@ class Structure:
     _matches: dict[tuple[str, ...], BoolArray] = field(default_factory=dict, repr=False)
     _rank: IntArray | None = field(default=None, repr=False)
     _parents: IntArray | None = field(default=None, repr=False)
+    edge_build: Callable[[], list[list[int]]] | None = field(default=None, repr=False)
+
+    def kid_edges(self) -> list[list[int]] | None:
+        """:attr:`edges`, made by ``edge_build`` on first use."""
+        if self.edges is None and self.edge_build is not None:
+            self.edges = self.edge_build()
+            self.edge_build = None
+        return self.edges
 
     def __len__(self) -> int:
         return len(self.names)

@@ -209,12 +209,13 @@ def _structure_nodes(struct: Structure, p: Pass) -> list[ShowNode]:
         if kept[i]:
             node.total = totals[i]
         nodes.append(node)
-    if struct.edges is None:
+    edge_lists = struct.kid_edges()
+    if edge_lists is None:
         for i, parent in enumerate(struct.parent):
             if parent >= 0:
                 nodes[parent].kids.append(nodes[i])
     else:
-        for node, edges in zip(nodes, struct.edges):
+        for node, edges in zip(nodes, edge_lists):
             node.kids = [nodes[k] for k in edges]
     return nodes
 
