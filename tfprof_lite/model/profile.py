@@ -198,6 +198,9 @@ class ProfileModel:
 
     def parameters(self) -> IntArray:
         """Parameter count per node: product of the ``shape`` attr when fully known."""
+        return self.per_graph("parameters", self._parameters).copy()
+
+    def _parameters(self) -> IntArray:
         out = np.zeros(len(self.names), dtype=np.int64)
         for nid, shape in enumerate(self.shapes):
             if shape and all(d >= 0 for d in shape):

@@ -27,6 +27,7 @@ from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.outputs.message_nodes import (
     TotalsCache,
     encode_fields,
+    framings,
     node_heads,
     string_fields,
     varint_lengths,
@@ -85,14 +86,6 @@ def view_message(result: ViewResult) -> Any:
     if result.view == "op":
         return _op_message(result)
     return _code_message(result)
-
-
-def _framing(tag: bytes, lengths: IntArray) -> list[bytes]:
-    """``tag`` + varint length for each of ``lengths`` (each distinct one encoded once)."""
-    distinct, where = np.unique(lengths, return_inverse=True)
-    heads = np.array([tag + varint(n) for n in distinct.tolist()], dtype=object)
-    out: list[bytes] = heads[where.ravel()].tolist()
-    return out
 
 
 def _graph_self(self_: IntArray) -> list[bytes]:
@@ -215,7 +208,7 @@ def _parse_tree(
         streams = [own]
         own_len = np.fromiter(map(len, own), dtype=np.int64, count=len(own))
     content = _content_lengths(own_len, sizes)
-    heads = _framing(tag, content[1:])
+    heads = framings(tag, content[1:])
     framed = interleave([[b"", *heads], *streams], len(own_len))
     data = b"".join(framed[1:])
     deepest = int(level.max(initial=0))

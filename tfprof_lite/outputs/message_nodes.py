@@ -25,7 +25,14 @@ from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto.wire import int_field, len_field, varint
 from tfprof_lite.views.inputs import input_table
 
-__all__ = ["TotalsCache", "encode_fields", "node_heads", "string_fields", "varint_lengths"]
+__all__ = [
+    "TotalsCache",
+    "encode_fields",
+    "framings",
+    "node_heads",
+    "string_fields",
+    "varint_lengths",
+]
 
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
@@ -123,6 +130,14 @@ def _encode_rows(values: IntArray, fields: Sequence[int]) -> list[bytes]:
     data, ends = _pack(flat[cells], tags, cells % cols)
     first = np.searchsorted(cells // cols, np.arange(rows + 1))
     bounds = np.concatenate(([0], ends))[first].tolist()
+    return list(map(data.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+
+
+def framings(tag: bytes, lengths: IntArray) -> list[bytes]:
+    """``tag`` + varint length for each of ``lengths`` (a one- or two-byte tag)."""
+    kind = np.zeros(len(lengths), dtype=np.int64)
+    data, ends = _pack(lengths.astype(np.uint64), [tag], kind)
+    bounds = [0, *ends.tolist()]
     return list(map(data.__getitem__, map(slice, bounds[:-1], bounds[1:])))
 
 
