@@ -51,6 +51,7 @@ __all__ = [
     "TreeTable",
     "account",
     "covering",
+    "kept_values",
     "display_parents",
     "display_sizes",
     "make_structure",
@@ -250,9 +251,17 @@ def account(struct: Structure, p: Pass, closed: bool) -> None:
     if closed:
         count = np.concatenate(([0], np.cumsum(p.accounted)))
         p.kept = (count[end] - count[:-1]) > 0
-    p.totals = subtree_sums(p.values * p.kept[:, None], end)
+    p.totals = subtree_sums(kept_values(p), end)
     p.depth = covering(p.kept, end) + 2
     p.forest = p.kept
+
+
+def kept_values(p: Pass) -> IntArray:
+    """The self values of kept nodes, zero elsewhere."""
+    if bool(p.kept.all()):
+        return p.values
+    kept: IntArray = p.values * p.kept[:, None]
+    return kept
 
 
 def search_root(struct: Structure, p: Pass, patterns: tuple[str, ...]) -> None:

@@ -24,6 +24,7 @@ __all__ = ["SCOPE_PARENT", "ScopeView"]
 SCOPE_PARENT = "_kTFScopeParent"
 
 _HEAD = itemgetter(0)
+_TO_KEY = methodcaller("replace", "/", "\0")
 
 
 class ScopeView:
@@ -73,8 +74,9 @@ def scope_structure(names: list[str], ids: dict[str, int] | None = None) -> Stru
         order = [key.replace("\0", "/") for key in sorted(n.replace("/", "\0") for n in every)]
         nids = [ids.get(name, -1) for name in order]
     else:
-        perm = np.argsort(np.array([name.replace("/", "\0") for name in every]), kind="stable")
-        order = [every[i] for i in perm.tolist()]
+        keys = np.array(list(map(_TO_KEY, every)))
+        perm = np.argsort(keys, kind="stable")
+        order = list(map(every.__getitem__, perm.tolist()))
         nids = np.concatenate((np.arange(len(names)), np.full(len(every) - len(names), -1)))[
             perm
         ].tolist()
@@ -92,6 +94,11 @@ def _placeholders(names: list[str], ids: dict[str, int]) -> list[str]:
         frontier = set(map(_HEAD, map(str.rpartition, new, repeat("/"))))
     # rpartition gives "" for a name without "/" too: "" is a prefix only of a
     # name that starts with "/".
-    if not any(map(methodcaller("startswith", "/"), names)):
+    joined = "\n" + "\n".join(names)
+    if joined.count("\n") == len(names):  # no name holds a newline: search the join
+        lead = "\n/" in joined
+    else:
+        lead = any(map(methodcaller("startswith", "/"), names))
+    if not lead:
         missing.discard("")
     return list(missing)

@@ -31,6 +31,7 @@ from tfprof_lite.views.passes import (
     covering,
     display_parents,
     display_sizes,
+    kept_values,
     make_table,
     report_order,
     search_root,
@@ -97,7 +98,7 @@ def tree_table(
     """Run one scope (``closed``) or graph query on ``struct``."""
     p = _values(struct, model, opts, parent_type)
     account(struct, p, closed)
-    root_total = (p.values * p.kept[:, None]).sum(axis=0)
+    root_total = kept_values(p).sum(axis=0)
     if list(opts.start_name_regexes) != [".*"]:
         search_root(struct, p, tuple(opts.start_name_regexes))
     disp = _displayed(struct, p, opts)
