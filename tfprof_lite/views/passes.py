@@ -103,6 +103,7 @@ class Structure:
     _rank: IntArray | None = field(default=None, repr=False)
     _parents: IntArray | None = field(default=None, repr=False)
     edge_build: Callable[[], list[list[int]]] | None = field(default=None, repr=False)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)  # per-query inputs
 
     def kid_edges(self) -> list[list[int]] | None:
         """:attr:`edges`, made by ``edge_build`` on first use."""

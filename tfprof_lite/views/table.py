@@ -48,18 +48,32 @@ BoolArray = npt.NDArray[np.bool_]
 
 # ---------------------------------------------------------------- the query
 def _values(struct: Structure, model: ProfileModel, opts: Options, parent_type: str) -> Pass:
-    mat = self_matrix(model, opts.step)
+    """Self values and account flags of the structure's nodes (kept on the structure
+    for the model version, step and account patterns; passes never write them)."""
+    patterns = tuple(opts.account_type_regexes)
+    key = (model.graph_version, model.data_version, max(opts.step, -1), patterns, parent_type)
+    cached = struct.cache.get(key)
+    if cached is None:
+        struct.cache.clear()
+        cached = struct.cache[key] = _node_values(struct, model, opts.step, patterns, parent_type)
+    values, accounted = cached
+    empty = np.zeros(0, dtype=np.int64)
+    return Pass(values, accounted, accounted, empty, empty, accounted)
+
+
+def _node_values(
+    struct: Structure, model: ProfileModel, step: int, patterns: tuple[str, ...], parent_type: str
+) -> tuple[IntArray, BoolArray]:
+    mat = self_matrix(model, step)
     nid = struct.nid
     real = nid >= 0
     values = np.zeros((len(struct), N_STATS), dtype=np.int64)
     values[:, DEFINITION] = 1
     values[real] = mat[nid[real]]
-    patterns = tuple(opts.account_type_regexes)
     placeholder = list(patterns) == [".*"] or full_match_any(patterns, parent_type)
     accounted = np.full(len(struct), placeholder, dtype=bool)
     accounted[real] = accounted_nodes(model, patterns)[nid[real]]
-    empty = np.zeros(0, dtype=np.int64)
-    return Pass(values, accounted, accounted, empty, empty, accounted)
+    return values, accounted
 
 
 def _displayed(struct: Structure, p: Pass, opts: Options) -> BoolArray:
