@@ -20,6 +20,7 @@ from tfprof_lite.outputs.message_nodes import (
     TotalsCache,
     _encode_rows,
     encode_fields,
+    encode_sized,
     framings,
     node_heads,
 )
@@ -203,9 +204,12 @@ def test_equal_rows_encode_like_every_row() -> None:
         base = rng.integers(-3, 1 << 40, (int(rng.integers(1, 8)), cols), dtype=np.int64)
         base[rng.random(base.shape) < 0.4] = 0
         values = base[rng.integers(0, len(base), int(rng.integers(0, 400)))]
-        assert encode_fields(values, _GRAPH_TOTAL) == _encode_rows(values, _GRAPH_TOTAL)
+        each, lengths = _encode_rows(values, _GRAPH_TOTAL)
+        assert encode_fields(values, _GRAPH_TOTAL) == each
+        assert lengths.tolist() == [len(data) for data in each]
+        assert encode_sized(values, _GRAPH_TOTAL)[1].tolist() == lengths.tolist()
     mixed = rng.integers(0, 1 << 62, (300, cols), dtype=np.int64)  # mostly distinct
-    assert encode_fields(mixed, _GRAPH_TOTAL) == _encode_rows(mixed, _GRAPH_TOTAL)
+    assert encode_fields(mixed, _GRAPH_TOTAL) == _encode_rows(mixed, _GRAPH_TOTAL)[0]
 
 
 def test_totals_cache_reencodes_changed_rows() -> None:
@@ -213,7 +217,9 @@ def test_totals_cache_reencodes_changed_rows() -> None:
     cache = TotalsCache(_GRAPH_TOTAL)
     values = rng.integers(0, 5000, (200, len(_GRAPH_TOTAL)), dtype=np.int64)
     for _ in range(5):
-        assert cache.encode(values) == encode_fields(values, _GRAPH_TOTAL)
+        encoded = cache.encode(values)
+        assert encoded == encode_fields(values, _GRAPH_TOTAL)
+        assert cache.lengths.tolist() == [len(data) for data in encoded]
         values = values.copy()
         values[rng.integers(0, 200, 7), rng.integers(0, len(_GRAPH_TOTAL), 7)] += 1
     assert cache.encode(values[:50]) == encode_fields(values[:50], _GRAPH_TOTAL)

@@ -15,7 +15,6 @@ are parsed in slices.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from operator import add
 from typing import Any
 
@@ -27,7 +26,9 @@ from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.outputs.message_nodes import (
     TotalsCache,
     encode_fields,
+    encode_sized,
     framings,
+    node_head_lengths,
     node_heads,
     string_fields,
     varint_lengths,
@@ -116,9 +117,10 @@ class _NodeFields:
 
     def __init__(self, model: ProfileModel, step: int) -> None:
         self._mat = self_matrix(model, step)
-        self.own = list(map(add, node_heads(model), _graph_self(self._mat)))
+        selfs, self_len = encode_sized(self._mat[:, _GRAPH_SELF_COLS], _GRAPH_SELF)
+        self.own = list(map(add, node_heads(model), selfs))
+        self.own_len = np.concatenate((node_head_lengths(model) + self_len, [0]))
         self._picks: npt.NDArray[np.object_] | None = None
-        self._own_len: IntArray | None = None
         self._framed: list[bytes] | None = None
 
     @property
@@ -126,14 +128,6 @@ class _NodeFields:
         if self._picks is None:
             self._picks = np.array([*self.own, None], dtype=object)
         return self._picks
-
-    @property
-    def own_len(self) -> IntArray:
-        if self._own_len is None:
-            self._own_len = np.fromiter(
-                chain(map(len, self.own), (0,)), dtype=np.int64, count=len(self.own) + 1
-            )
-        return self._own_len
 
     @property
     def framed(self) -> list[bytes]:
@@ -179,10 +173,12 @@ def _graph_rows(
         placed = list(map(add, heads, selfs))
         own[other] = placed
         own_len[other] = np.fromiter(map(len, placed), dtype=np.int64, count=len(placed))
-    tails = (
-        totals.encode(total[:, _GRAPH_TOTAL_COLS]) if totals is not None else _graph_total(total)
-    )
-    lengths = own_len + np.fromiter(map(len, tails), dtype=np.int64, count=len(tails))
+    if totals is not None:
+        tails = totals.encode(total[:, _GRAPH_TOTAL_COLS])
+        tail_len = totals.lengths
+    else:
+        tails, tail_len = encode_sized(total[:, _GRAPH_TOTAL_COLS], _GRAPH_TOTAL)
+    lengths = own_len + tail_len
     return [own.tolist(), tails], lengths
 
 

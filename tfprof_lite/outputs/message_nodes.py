@@ -28,7 +28,9 @@ from tfprof_lite.views.inputs import input_table
 __all__ = [
     "TotalsCache",
     "encode_fields",
+    "encode_sized",
     "framings",
+    "node_head_lengths",
     "node_heads",
     "string_fields",
     "varint_lengths",
@@ -86,12 +88,17 @@ def _pack(values: U64Array, tags: list[bytes], kind: IntArray) -> tuple[bytes, I
 def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
     """Each row of ``values`` as varint fields (column j is field ``fields[j]``);
     zeros are left out, as proto3 serializers do. Equal rows are encoded once."""
+    return encode_sized(values, fields)[0]
+
+
+def encode_sized(values: IntArray, fields: Sequence[int]) -> tuple[list[bytes], IntArray]:
+    """:func:`encode_fields` and the length of each row's bytes."""
     distinct = _distinct_rows(values)
     if distinct is not None:
         first, where = distinct
-        encoded = _encode_rows(values[first], fields)
+        encoded, lengths = _encode_rows(values[first], fields)
         picked: list[bytes] = np.array(encoded, dtype=object)[where].tolist()
-        return picked
+        return picked, lengths[where]
     return _encode_rows(values, fields)
 
 
@@ -121,16 +128,18 @@ def _distinct_rows(values: IntArray) -> tuple[IntArray, IntArray] | None:
     return first, where.ravel()
 
 
-def _encode_rows(values: IntArray, fields: Sequence[int]) -> list[bytes]:
-    """:func:`encode_fields` for every row, one by one."""
+def _encode_rows(values: IntArray, fields: Sequence[int]) -> tuple[list[bytes], IntArray]:
+    """:func:`encode_sized` for every row, one by one."""
     rows, cols = values.shape
     flat = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64).ravel()
     cells = np.flatnonzero(flat)
     tags = [varint(number << 3) for number in fields]
     data, ends = _pack(flat[cells], tags, cells % cols)
     first = np.searchsorted(cells // cols, np.arange(rows + 1))
-    bounds = np.concatenate(([0], ends))[first].tolist()
-    return list(map(data.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+    edges = np.concatenate(([0], ends))[first]
+    bounds = edges.tolist()
+    encoded = list(map(data.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+    return encoded, np.diff(edges)
 
 
 def framings(tag: bytes, lengths: IntArray) -> list[bytes]:
@@ -143,25 +152,29 @@ def framings(tag: bytes, lengths: IntArray) -> list[bytes]:
 
 class TotalsCache:
     """The encoded rows of the last stat matrix given, re-encoding only rows that
-    changed (the encoding of a row depends on its values alone)."""
+    changed (the encoding of a row depends on its values alone); ``lengths`` holds
+    the length of each row's bytes."""
 
     def __init__(self, fields: Sequence[int]) -> None:
         self.fields = tuple(fields)
         self._values: IntArray | None = None
         self._encoded: list[bytes] = []
+        self.lengths = np.zeros(0, dtype=np.int64)
 
     def encode(self, values: IntArray) -> list[bytes]:
         """``encode_fields(values, fields)``, from the last call's rows where equal."""
         last = self._values
         if last is None or last.shape != values.shape:
-            encoded = encode_fields(values, self.fields)
+            encoded, self.lengths = encode_sized(values, self.fields)
         else:
             changed = np.flatnonzero((last != values).any(axis=1))
             encoded = list(self._encoded)
             if changed.size:
-                fresh = encode_fields(values[changed], self.fields)
+                fresh, sizes = encode_sized(values[changed], self.fields)
                 for row, data in zip(changed.tolist(), fresh):
                     encoded[row] = data
+                self.lengths = self.lengths.copy()
+                self.lengths[changed] = sizes
         self._values = values.copy()
         self._encoded = encoded
         return encoded
@@ -184,13 +197,24 @@ def node_heads(model: ProfileModel) -> list[bytes]:
     them again (binding only ever fills an empty device, so the number of
     unbound nodes tells).
     """
+    return _heads(model)[0]
+
+
+def node_head_lengths(model: ProfileModel) -> IntArray:
+    """The length of each of :func:`node_heads`."""
+    return _heads(model)[1]
+
+
+def _heads(model: ProfileModel) -> tuple[list[bytes], IntArray]:
     unbound = model.canonical_device.count("")
-    cache: dict[int, list[bytes]] = model.per_graph("message_node_heads", dict)
-    heads = cache.get(unbound)
-    if heads is None:
+    cache: dict[int, tuple[list[bytes], IntArray]] = model.per_graph("message_node_heads", dict)
+    got = cache.get(unbound)
+    if got is None:
         cache.clear()
-        heads = cache[unbound] = _build_heads(model)
-    return heads
+        heads = _build_heads(model)
+        lengths = np.fromiter(map(len, heads), dtype=np.int64, count=len(heads))
+        got = cache[unbound] = (heads, lengths)
+    return got
 
 
 def _build_heads(model: ProfileModel) -> list[bytes]:
