@@ -341,5 +341,6 @@ class _RunningSums:
             self.sums = {name: np.concatenate([v, fill]) for name, v in self.sums.items()}
 
     def add(self, totals: StepTotals) -> None:
-        self.count = self.count + totals.present
-        self.sums = {name: v + getattr(totals, name) for name, v in self.sums.items()}
+        self.count += totals.present  # in place: pad() made these arrays ours
+        for name, v in self.sums.items():
+            v += getattr(totals, name)
