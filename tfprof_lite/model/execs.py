@@ -312,9 +312,14 @@ class StepExecs:
 
     def present_nodes(self) -> IntArray:
         """The nodes present in the step, ascending."""
-        result: IntArray = self._cached(
-            "present", lambda: np.unique(self.pairs["node"].astype(np.int64))
-        )
+
+        def build() -> IntArray:
+            nodes = self.pairs["node"]
+            if not nodes.size:
+                return np.zeros(0, dtype=np.int64)
+            return np.flatnonzero(np.bincount(nodes)).astype(np.int64)  # sorted, unique
+
+        result: IntArray = self._cached("present", build)
         return result
 
     # ------------------------------------------------------ record views
@@ -425,8 +430,17 @@ class StepExecs:
 
 
 def segment_sum(idx: npt.NDArray[Any], vals: npt.NDArray[Any], n: int) -> IntArray:
-    """Integer sums of ``vals`` grouped by ``idx`` into ``n`` bins (int64, wrapping)."""
+    """Integer sums of ``vals`` grouped by ``idx`` into ``n`` bins (int64, wrapping).
+
+    When the absolute values add up to less than 2**53, every partial sum is an
+    exact float64 and ``bincount`` gives the same sums as integer adds.
+    """
     out = np.zeros(n, dtype=np.int64)
     if idx.size:
-        np.add.at(out, idx, vals.astype(np.int64, copy=False))
+        ints = vals.astype(np.int64, copy=False)
+        exact = float(np.abs(ints, dtype=np.float64).sum()) < 2.0**53
+        if exact and int(idx.min()) >= 0 and int(idx.max()) < n:
+            summed: IntArray = np.bincount(idx, weights=ints, minlength=n).astype(np.int64)
+            return summed
+        np.add.at(out, idx, ints)
     return out

@@ -90,6 +90,8 @@ class ProfileModel:
         self._stats_version = -1
         self._derived: dict[Hashable, Any] = {}
         self._derived_version = (-1, -1)
+        self._per_graph: dict[Hashable, Any] = {}
+        self._per_graph_version = -1
 
     # ----------------------------------------------------------------- nodes
     def __len__(self) -> int:
@@ -266,6 +268,9 @@ class ProfileModel:
 
     def parameters(self) -> IntArray:
         """Parameter count per node: product of the ``shape`` attr when fully known."""
+        return self.per_graph("parameters", self._parameters).copy()
+
+    def _parameters(self) -> IntArray:
         out = np.zeros(len(self.names), dtype=np.int64)
         for nid, shape in enumerate(self.shapes):
             if shape and all(d >= 0 for d in shape):
@@ -321,6 +326,18 @@ class ProfileModel:
             value: _T = self._derived[key]
             return value
         value = self._derived[key] = build()
+        return value
+
+    def per_graph(self, key: Hashable, build: Callable[[], _T]) -> _T:
+        """Like :meth:`derived`, but kept until graph nodes change: for values that
+        depend on the nodes alone, so that adding a step keeps them."""
+        if self._per_graph_version != self.graph_version:
+            self._per_graph.clear()
+            self._per_graph_version = self.graph_version
+        if key in self._per_graph:
+            value: _T = self._per_graph[key]
+            return value
+        value = self._per_graph[key] = build()
         return value
 
     def stats(self, step: int) -> NodeStats:
@@ -408,5 +425,6 @@ class _RunningSums:
             self.sums = {name: np.concatenate([v, fill]) for name, v in self.sums.items()}
 
     def add(self, totals: StepTotals) -> None:
-        self.count = self.count + totals.present
-        self.sums = {name: v + getattr(totals, name) for name, v in self.sums.items()}
+        self.count += totals.present  # in place: pad() made these arrays ours
+        for name, v in self.sums.items():
+            v += getattr(totals, name)

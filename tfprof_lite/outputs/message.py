@@ -15,7 +15,7 @@ are parsed in slices.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
+from operator import add
 from typing import Any
 
 import numpy as np
@@ -23,8 +23,19 @@ import numpy.typing as npt
 
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.outputs.message_nodes import (
+    TotalsCache,
+    encode_fields,
+    encode_sized,
+    framings,
+    node_head_lengths,
+    node_heads,
+    string_fields,
+    varint_lengths,
+)
+from tfprof_lite.outputs.text_table import interleave
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
+from tfprof_lite.proto.wire import str_field, varint
 from tfprof_lite.views.node import ShowNode, self_matrix
 from tfprof_lite.views.passes import TreeTable
 from tfprof_lite.views.result import ViewResult
@@ -33,7 +44,6 @@ from tfprof_lite.views.stats import N_STATS
 __all__ = ["empty_message", "encode_fields", "view_message"]
 
 IntArray = npt.NDArray[np.int64]
-U64Array = npt.NDArray[np.uint64]
 
 
 def _stat_fields(message: Any, prefix: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -72,65 +82,11 @@ def view_message(result: ViewResult) -> Any:
     if result.view in ("scope", "graph"):
         table: TreeTable | None = getattr(result.root, "table", None)
         if table is not None:
-            return _table_message(result.model, result.opts.step, table)
+            return _table_message(result.model, result.view, result.opts.step, table)
         return _tree_message(result)
     if result.view == "op":
         return _op_message(result)
     return _code_message(result)
-
-
-def _varint_lengths(values: U64Array) -> IntArray:
-    lengths = np.ones(values.shape, dtype=np.int64)
-    for k in range(1, 10):
-        lengths += values >= np.uint64(1 << (7 * k))
-    return lengths
-
-
-def _pack(values: U64Array, tags: list[bytes], kind: IntArray) -> tuple[bytes, IntArray]:
-    """Encode cell i as ``tags[kind[i]]`` + varint ``values[i]``; returns the bytes
-    and the end offset of every cell (tags are one or two bytes long).
-
-    Every cell is laid out in a fixed-width row (two tag bytes, then the 7-bit
-    groups); keeping the used bytes of each row, in order, gives the encoding.
-    """
-    table = np.zeros((len(tags), 2), dtype=np.uint8)
-    for j, tag in enumerate(tags):
-        table[j, : len(tag)] = list(tag)
-    tag_len = np.array([len(t) for t in tags], dtype=np.int64)[kind]
-    val_len = _varint_lengths(values)
-    width = int(val_len.max(initial=1))
-    group = np.arange(width)
-    cells = np.empty((len(values), 2 + width), dtype=np.uint8)
-    cells[:, :2] = table[kind]
-    shifts = group.astype(np.uint64) * np.uint64(7)
-    cells[:, 2:] = (values[:, None] >> shifts) & np.uint64(0x7F)
-    cells[:, 2:] |= (group < val_len[:, None] - 1).astype(np.uint8) << 7
-    used = np.empty(cells.shape, dtype=bool)
-    used[:, 0] = True
-    used[:, 1] = tag_len == 2
-    used[:, 2:] = group < val_len[:, None]
-    return cells[used].tobytes(), np.cumsum(tag_len + val_len)
-
-
-def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
-    """Each row of ``values`` as varint fields (column j is field ``fields[j]``);
-    zeros are left out, as proto3 serializers do."""
-    rows, cols = values.shape
-    flat = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64).ravel()
-    cells = np.flatnonzero(flat)
-    tags = [varint(number << 3) for number in fields]
-    data, ends = _pack(flat[cells], tags, cells % cols)
-    first = np.searchsorted(cells // cols, np.arange(rows + 1))
-    bounds = np.concatenate(([0], ends))[first].tolist()
-    return [data[bounds[r] : bounds[r + 1]] for r in range(rows)]
-
-
-def _framing(tag: bytes, lengths: IntArray) -> list[bytes]:
-    """``tag`` + varint length for each of ``lengths`` (each distinct one encoded once)."""
-    distinct, where = np.unique(lengths, return_inverse=True)
-    heads = np.array([tag + varint(n) for n in distinct.tolist()], dtype=object)
-    out: list[bytes] = heads[where.ravel()].tolist()
-    return out
 
 
 def _graph_self(self_: IntArray) -> list[bytes]:
@@ -149,64 +105,36 @@ def _multi_stats(self_: IntArray, total: IntArray) -> list[bytes]:
 
 
 # ---------------------------------------------------------------- graph nodes
-def _shape_bytes(dims: list[int]) -> bytes:
-    """A TensorShapeProto: dims, or ``unknown_rank`` for no dims."""
-    if not dims:
-        return b"\x18\x01"
-    return b"".join(len_field(2, int_field(1, d)) for d in dims)
-
-
-def _node_static(model: ProfileModel) -> list[bytes]:
-    """Per graph node: the name, device and input-shape fields of its message."""
-
-    def build() -> list[bytes]:
-        devices: dict[str, bytes] = {"": b""}
-        shapes: dict[tuple[int, tuple[int, ...]], bytes] = {}
-        out = []
-        for nid, (name, device) in enumerate(zip(model.names, model.canonical_device)):
-            field = devices.get(device)
-            if field is None:
-                field = devices[device] = str_field(10, device)
-            parts = [str_field(1, name), field]
-            if model.inputs[nid]:
-                for pos, dims in model.input_shapes(nid).items():
-                    key = (pos, tuple(dims))
-                    entry = shapes.get(key)
-                    if entry is None:
-                        entry = shapes[key] = _input_shape_entry(pos, dims)
-                    parts.append(entry)
-            out.append(b"".join(parts))
-        return out
-
-    return model.derived("message_node_static", build)
-
-
-def _input_shape_entry(pos: int, dims: list[int]) -> bytes:
-    """One ``input_shapes`` map entry (field 16)."""
-    body = int_field(1, pos) + len_field(2, _shape_bytes(dims))
-    return len_field(16, body)
-
-
 class _NodeFields:
     """Encoded fields of every graph node for one step (cached per model version).
 
-    ``head``: name, device, input shapes and self values; ``total``: the totals a
-    node has when they equal its self values (a leaf); ``framed``: the node as an
-    op/code view ``graph_nodes`` entry.
+    ``own``: name, device, input shapes and self values (``picks``: the same as an
+    object array with a trailing None, ``own_len``: their lengths with a trailing
+    0, for gathering rows by node id, -1 picking the extras); ``framed``: the node
+    as an op/code view ``graph_nodes`` entry (with its totals equal to its self
+    values).
     """
 
     def __init__(self, model: ProfileModel, step: int) -> None:
-        mat = self_matrix(model, step)
-        self.head = [a + b for a, b in zip(_node_static(model), _graph_self(mat))]
-        self.total = _graph_total(mat)
+        self._mat = self_matrix(model, step)
+        selfs, self_len = encode_sized(self._mat[:, _GRAPH_SELF_COLS], _GRAPH_SELF)
+        self.own = list(map(add, node_heads(model), selfs))
+        self.own_len = np.concatenate((node_head_lengths(model) + self_len, [0]))
+        self._picks: npt.NDArray[np.object_] | None = None
         self._framed: list[bytes] | None = None
+
+    @property
+    def picks(self) -> npt.NDArray[np.object_]:
+        if self._picks is None:
+            self._picks = np.array([*self.own, None], dtype=object)
+        return self._picks
 
     @property
     def framed(self) -> list[bytes]:
         if self._framed is None:
+            tails = _graph_total(self._mat)
             self._framed = [
-                _MULTI_GRAPH_NODE + varint(len(h) + len(t)) + h + t
-                for h, t in zip(self.head, self.total)
+                _MULTI_GRAPH_NODE + varint(len(h) + len(t)) + h + t for h, t in zip(self.own, tails)
             ]
         return self._framed
 
@@ -223,62 +151,84 @@ def _graph_rows(
     names: list[str],
     self_: IntArray,
     total: IntArray,
-) -> list[bytes]:
-    """GraphNodeProto fields (children excluded) of tree rows.
+    totals: TotalsCache | None = None,
+) -> tuple[list[list[bytes]], IntArray]:
+    """GraphNodeProto fields (children excluded) of tree rows, as two streams (the
+    row's own fields, its totals) and the length of each row's fields.
 
-    Rows of graph nodes reuse the node's cached fields, and its cached totals when
-    they equal its self values; other rows are encoded here.
+    Rows of graph nodes reuse the node's cached fields; the totals of every row
+    are encoded here (through ``totals``, which keeps the last rows it encoded).
     """
     fields = _node_fields(model, step)
-    own = np.array([*fields.head, None], dtype=object)[nids]  # nid -1 -> None
-    tails = np.array([*fields.total, None], dtype=object)[nids]
-    fresh = np.flatnonzero((nids < 0) | (self_ != total).any(axis=1))
-    tails[fresh] = _graph_total(total[fresh])
+    own = fields.picks[nids]  # nid -1 -> None
+    own_len = fields.own_len[nids]
     other = np.flatnonzero(nids < 0)  # the root and scope placeholders
-    heads = _name_fields(model, [names[r] for r in other.tolist()])
-    for r, head, tail in zip(other.tolist(), heads, _graph_self(self_[other])):
-        own[r] = head + tail
-    out: list[bytes] = (own + tails).tolist()
-    return out
+    if other.size:
+        heads = _name_fields(model, [names[r] for r in other.tolist()])
+        rows = self_[other]
+        if bool((rows == rows[0]).all()):
+            selfs = _graph_self(rows[:1]) * len(other)
+        else:
+            selfs = _graph_self(rows)
+        placed = list(map(add, heads, selfs))
+        own[other] = placed
+        own_len[other] = np.fromiter(map(len, placed), dtype=np.int64, count=len(placed))
+    if totals is not None:
+        tails = totals.encode(total[:, _GRAPH_TOTAL_COLS])
+        tail_len = totals.lengths
+    else:
+        tails, tail_len = encode_sized(total[:, _GRAPH_TOTAL_COLS], _GRAPH_TOTAL)
+    lengths = own_len + tail_len
+    return [own.tolist(), tails], lengths
 
 
 # ---------------------------------------------------------------- trees
 def _parse_tree(
-    cls: Any, own: list[bytes], level: IntArray, sizes: IntArray, parent: IntArray, tag: bytes
+    cls: Any,
+    own: list[bytes] | tuple[list[list[bytes]], IntArray],
+    level: IntArray,
+    sizes: IntArray,
+    parent: IntArray,
+    tag: bytes,
 ) -> Any:
     """Parse a tree given in pre-order (row 0 the root) as nested ``children``.
 
-    ``own[r]`` holds row r's fields except its children, ``sizes[r]`` the rows of
-    its subtree (itself included), ``parent[r]`` its parent row.
+    ``own[r]`` holds row r's fields except its children (or ``own`` is a pair:
+    streams whose pieces of row r, in order, make those fields, and the length of
+    each row's fields), ``sizes[r]`` the rows of its subtree (itself included),
+    ``parent[r]`` its parent row.
     """
-    n = len(own)
-    content = _content_lengths(own, sizes)
-    heads = _framing(tag, content[1:])
-    data = b"".join(chain((own[0],), chain.from_iterable(zip(heads, own[1:]))))
+    if isinstance(own, tuple):
+        streams, own_len = own
+    else:
+        streams = [own]
+        own_len = np.fromiter(map(len, own), dtype=np.int64, count=len(own))
+    content = _content_lengths(own_len, sizes)
+    heads = framings(tag, content[1:])
+    framed = interleave([[b"", *heads], *streams], len(own_len))
+    data = b"".join(framed[1:])
     deepest = int(level.max(initial=0))
     if deepest < _MAX_NESTING:
         return cls.FromString(data)
     head_len = np.array([0, *map(len, heads)], dtype=np.int64)
-    own_len = np.fromiter(map(len, own), dtype=np.int64, count=n)
     start = np.cumsum(head_len + own_len) - own_len  # where each row's fields start
-    return _parse_in_slices(cls, data, own, level, parent, start, start + content)
+    return _parse_in_slices(cls, data, level, parent, start, own_len, content)
 
 
-def _content_lengths(own: list[bytes], sizes: IntArray) -> IntArray:
+def _content_lengths(own_len: IntArray, sizes: IntArray) -> IntArray:
     """Encoded length of each row's message (fields plus framed descendants).
 
     A framed child costs its tag, a varint length and its content; the lengths
     depend on the contents, so iterate from the smallest varints until stable.
     """
-    n = len(own)
-    own_len = np.fromiter(map(len, own), dtype=np.int64, count=n)
+    n = len(own_len)
     heads = np.full(n, 2, dtype=np.int64)
     heads[0] = 0
     while True:
         acc = np.concatenate(([0], np.cumsum(own_len + heads)))
         idx = np.arange(n)
         content: IntArray = acc[idx + sizes] - acc[idx] - heads
-        new = 1 + _varint_lengths(content.astype(np.uint64))
+        new = 1 + varint_lengths(content.astype(np.uint64))
         new[0] = 0
         if np.array_equal(new, heads):
             return content
@@ -288,42 +238,41 @@ def _content_lengths(own: list[bytes], sizes: IntArray) -> IntArray:
 def _parse_in_slices(
     cls: Any,
     data: bytes,
-    own: list[bytes],
     level: IntArray,
     parent: IntArray,
     start: IntArray,
-    end: IntArray,
+    own_len: IntArray,
+    content: IntArray,
 ) -> Any:
     """Rows above the cut are added one by one; subtrees below it are parsed whole."""
     cut = int(level.max()) - _MAX_NESTING + 1
-    root = cls.FromString(own[0])
+    starts, ends = start.tolist(), (start + own_len).tolist()
+    root = cls.FromString(data[starts[0] : ends[0]])
     msgs: dict[int, Any] = {0: root}
     levels, parents = level.tolist(), parent.tolist()
-    for r in range(1, len(own)):
+    stops = (start + content).tolist()
+    for r in range(1, len(levels)):
         if levels[r] <= cut:
             msg = msgs[parents[r]].children.add()
-            msg.MergeFromString(own[r])
+            msg.MergeFromString(data[starts[r] : ends[r]])
             msgs[r] = msg
         elif levels[r] == cut + 1:
-            msgs[parents[r]].children.add().MergeFromString(data[start[r] : end[r]])
+            msgs[parents[r]].children.add().MergeFromString(data[starts[r] : stops[r]])
     return root
 
 
 def _name_fields(model: ProfileModel, names: list[str]) -> list[bytes]:
-    """The ``name`` field of each of ``names`` (encoded once per model version)."""
-    known: dict[str, bytes] = model.derived("message_names", dict)
-    out = []
-    for name in names:
-        field = known.get(name)
-        if field is None:
-            field = known[name] = str_field(1, name)
-        out.append(field)
-    return out
+    """The ``name`` field of each of ``names`` (encoded once per graph version)."""
+    known: dict[str, bytes] = model.per_graph("message_names", dict)
+    new = [name for name in dict.fromkeys(names) if name not in known]
+    known.update(zip(new, string_fields(1, new)))
+    return list(map(known.__getitem__, names))
 
 
-def _table_message(model: ProfileModel, step: int, table: TreeTable) -> Any:
+def _table_message(model: ProfileModel, view: str, step: int, table: TreeTable) -> Any:
     """GraphNodeProto of a table-backed scope or graph query."""
-    own = _graph_rows(model, step, table.nid, table.names, table.self_, table.total)
+    totals = model.per_graph(("message_totals", view), lambda: TotalsCache(_GRAPH_TOTAL))
+    own = _graph_rows(model, step, table.nid, table.names, table.self_, table.total, totals)
     return _parse_tree(pb.GraphNodeProto, own, table.level, table.size, table.parent, _GRAPH_CHILD)
 
 

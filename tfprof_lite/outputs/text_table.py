@@ -10,9 +10,9 @@ version; the report is one join over the pieces, row by row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +24,7 @@ from tfprof_lite.outputs.text_layout import Selection, input_shape
 from tfprof_lite.views.passes import TreeTable
 from tfprof_lite.views.result import ViewResult
 
-__all__ = ["render_table"]
+__all__ = ["interleave", "render_table"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -33,10 +33,27 @@ ObjArray = npt.NDArray[np.object_]
 
 @dataclass
 class _Field:
-    """One info field of every row: text pieces, and which rows have the field."""
+    """One info field of every row: text pieces, and which rows have the field.
 
-    pieces: list[ObjArray]
+    ``pieces(prefix, suffix)`` gives the per-row text streams with ``prefix`` and
+    ``suffix`` folded into the first and last piece (constants every row writes
+    around the field); ``present`` is None when every row has the field.
+    """
+
+    make: Callable[[str, str], list[Iterable[str]]]
     present: BoolArray | None = None  # None: every row
+
+    def pieces(self, prefix: str = "", suffix: str = "") -> list[Iterable[str]]:
+        return self.make(prefix, suffix)
+
+
+def _fixed(streams: list[Iterable[str]], n: int) -> Callable[[str, str], list[Iterable[str]]]:
+    """A field made of ready streams; prefix and suffix become streams of their own."""
+
+    def make(prefix: str, suffix: str) -> list[Iterable[str]]:
+        return ([[prefix] * n] if prefix else []) + streams + ([[suffix] * n] if suffix else [])
+
+    return make
 
 
 def render_table(result: ViewResult, table: TreeTable, sel: Selection) -> str:
@@ -48,20 +65,45 @@ def render_table(result: ViewResult, table: TreeTable, sel: Selection) -> str:
         root_type = "_TFGraphParent" if result.view == "graph" else "_kTFScopeParent"
         fields = _table_fields(table, sel, result.model, root_type)
     n = len(table)
-    pads = np.array([" " * (2 * lv) for lv in range(int(table.level.max(initial=0)) + 1)])
-    streams: list[Iterable[str]] = [pads[table.level].tolist(), table.names, repeat(" (", n)]
+    levels = table.level.tolist()
+    pads = [" " * (2 * lv) for lv in range(max(levels, default=0) + 1)]
+    streams: list[Iterable[str]] = [map(pads.__getitem__, levels), table.names]
+    opened = False  # " (" written
     before = np.zeros(n, dtype=bool)  # rows with a field written already
-    for fld in fields:
+    for k, fld in enumerate(fields):
+        last = k == len(fields) - 1
+        if fld.present is None and (before.all() or not before.any()):
+            prefix = (", " if before.all() and opened else "") if opened else " ("
+            opened = True
+            suffix = ")\n" if last else ""
+            streams += fld.pieces(prefix, suffix)
+            before[:] = True
+            continue
+        if not opened:
+            streams.append([" ("] * n)
+            opened = True
         present = np.ones(n, dtype=bool) if fld.present is None else fld.present
         separated = before & present
         if separated.all():
-            streams.append(repeat(", ", n))
+            streams.append([", "] * n)
         elif separated.any():
             streams.append(np.where(separated, ", ", "").tolist())
-        streams += [piece.tolist() for piece in fld.pieces]
+        streams += fld.pieces()
         before |= present
-    streams.append(repeat(")\n", n))
-    return "".join(chain.from_iterable(zip(*streams)))
+        if last:
+            streams.append([")\n"] * n)
+    if not fields:
+        streams.append([" ()\n"] * n)
+    return "".join(interleave(streams, n))
+
+
+def interleave(streams: Sequence[Iterable[Any]], n: int) -> list[Any]:
+    """Row 0 of every stream in order, then row 1 of each, and so on (``n`` rows);
+    filled by extended-slice assignment, without a tuple per row."""
+    out: list[Any] = [None] * (n * len(streams))
+    for k, stream in enumerate(streams):
+        out[k :: len(streams)] = stream if isinstance(stream, list) else list(stream)
+    return out
 
 
 def _table_fields(
@@ -89,15 +131,13 @@ def _code_fields(table: TreeTable, sel: Selection, model: ProfileModel) -> list[
     fields = [_pair_field(table, m) for m in (*sel.memory, *sel.time, *sel.counts)]
     if "device" in sel:  # rows with graph nodes (tfprof's non-empty device set)
         devices = _member_sets(table, lambda nid: (model.canonical_device[nid],))
-        fields.append(_Field([np.array(devices, dtype=object)], _has_members(table)))
+        fields.append(_Field(_fixed([devices], n), _has_members(table)))
     if "op_types" in sel:
-        fields.append(
-            _Field([np.array(_member_sets(table, model.op_types.__getitem__), dtype=object)])
-        )
+        fields.append(_Field(_fixed([_member_sets(table, model.op_types.__getitem__)], n)))
     if "occurrence" in sel:
-        fields.append(_Field([_const("occurrence N/A in code view", n)]))
+        fields.append(_Field(_fixed([["occurrence N/A in code view"] * n], n)))
     if "input_shapes" in sel:
-        fields.append(_Field([_const("input_shapes N/A in code view", n)]))
+        fields.append(_Field(_fixed([["input_shapes N/A in code view"] * n], n)))
     return fields
 
 
@@ -123,46 +163,57 @@ def _member_sets(table: TreeTable, values: Callable[[int], Iterable[str]]) -> li
     return out
 
 
-def _formatted(values: IntArray, fmt: Callable[[int], str]) -> ObjArray:
-    """``fmt`` of every value, calling it once per distinct value."""
-    distinct, where = np.unique(values, return_inverse=True)
-    texts = np.array([fmt(v) for v in distinct.tolist()], dtype=object)
-    out: ObjArray = texts[where.ravel()]
-    return out
+def _texts(values: IntArray, fmt: Callable[[int], str], prefix: str, suffix: str) -> list[str]:
+    """``prefix + fmt(v) + suffix`` for every value, formatting each distinct one once."""
+    listed = values.tolist()
+    table = {v: prefix + fmt(v) + suffix for v in set(listed)}
+    return list(map(table.__getitem__, listed))
 
 
-def _const(text: str, n: int) -> ObjArray:
-    return np.full(n, text, dtype=object)
+def _selfs(table: TreeTable, stat: int, fmt: Callable[[int], str], prefix: str) -> list[str]:
+    """The self value of every row, ``--`` for unaccounted rows, after ``prefix``."""
+    texts = _texts(table.self_[:, stat], fmt, prefix, "")
+    if not bool(table.account.all()):
+        hidden = prefix + "--"
+        for row in np.flatnonzero(~table.account).tolist():
+            texts[row] = hidden
+    return texts
 
 
 def _pair_field(table: TreeTable, metric: Metric) -> _Field:
     """``self/total``, or ``--/total`` for unaccounted rows, then the metric's suffix."""
-    n = len(table)
     stat, fmt, unit = metric.stat, metric.format, f" {metric.suffix}" if metric.suffix else ""
-    selfs = np.where(table.account, _formatted(table.self_[:, stat], fmt), "--")
-    pieces = [selfs, _const("/", n), _formatted(table.total[:, stat], fmt)]
-    return _Field(pieces + ([_const(unit, n)] if unit else []))
+
+    def make(prefix: str, suffix: str) -> list[Iterable[str]]:
+        selfs = _selfs(table, stat, fmt, prefix)
+        return [selfs, _texts(table.total[:, stat], fmt, "/", unit + suffix)]
+
+    return _Field(make)
 
 
 def _occurrence_field(table: TreeTable) -> _Field:
     """``run/total_run|1/definitions``, or ``--/total_run|--/definitions``."""
-    n = len(table)
-    runs = np.where(table.account, _formatted(table.self_[:, RUN], format_number), "--")
-    middle = np.where(table.account, "|1/", "|--/")
-    total_runs = _formatted(table.total[:, RUN], format_number)
-    defs = _formatted(table.total[:, DEFINITION], format_number)
-    return _Field([runs, _const("/", n), total_runs, middle, defs])
+
+    def make(prefix: str, suffix: str) -> list[Iterable[str]]:
+        runs = _selfs(table, RUN, format_number, prefix)
+        middle = np.where(table.account, "|1/", "|--/").tolist()
+        total_runs = _texts(table.total[:, RUN], format_number, "/", "")
+        defs = _texts(table.total[:, DEFINITION], format_number, "", suffix)
+        return [runs, total_runs, middle, defs]
+
+    return _Field(make)
 
 
 def _per_node(table: TreeTable, model: ProfileModel, kind: str, other: str | None) -> _Field:
     """A per-graph-node text for each row; ``other`` for rows of no graph node
     (None: such rows, like nodes without the text, leave the field out)."""
     texts = model.derived(("text", kind), lambda: _node_texts(model, kind))
-    picked = np.array([*texts, other], dtype=object)[table.nid]  # nid -1 picks ``other``
-    present = np.array([text is not None for text in picked.tolist()], dtype=bool)
+    picked = np.array([*texts, other], dtype=object)[table.nid].tolist()  # -1: ``other``
+    present = np.array([text is not None for text in picked], dtype=bool)
+    n = len(picked)
     if present.all():
-        return _Field([picked])
-    return _Field([np.where(present, picked, "")], present)
+        return _Field(_fixed([picked], n))
+    return _Field(_fixed([[text or "" for text in picked]], n), present)
 
 
 def _node_texts(model: ProfileModel, kind: str) -> list[str | None]:

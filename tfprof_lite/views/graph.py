@@ -10,8 +10,11 @@ accounted inputs move up. Options read: all of them (the query runs vectorised i
 
 from __future__ import annotations
 
+import numpy as np
+
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
+from tfprof_lite.views.inputs import input_table
 from tfprof_lite.views.passes import Structure, make_structure
 from tfprof_lite.views.result import ViewResult
 from tfprof_lite.views.table import TableRoot, tree_table
@@ -45,32 +48,21 @@ class GraphView:
         return ViewResult(view=self.name, root=TableRoot(table), opts=opts, model=self.model)
 
 
-def _inputs(
-    model: ProfileModel, order: list[int], extent: int
-) -> tuple[list[list[int]], list[int]]:
-    """Each node's producers in input order, and the nodes nothing consumes (among
-    the first ``extent`` nodes)."""
-    consumed: set[str] = set()
-    kids: list[list[int]] = [[] for _ in range(extent)]
-    index = model.index
-    for nid, inputs in enumerate(model.inputs[:extent]):
-        for pos in sorted(inputs):
-            src = inputs[pos]
-            consumed.add(src)
-            producer = index.get(src)
-            if producer is not None and producer < extent:
-                kids[nid].append(producer)
-    names = model.names
-    return kids, [nid for nid in order if names[nid] not in consumed]
-
-
 def graph_structure(model: ProfileModel, extent: int | None = None) -> Structure:
     """Depth-first from the unconsumed nodes (name order) through inputs, each node
     at its first visit; unreachable nodes (input cycles only) are left out. Only
     the first ``extent`` nodes (default: all) take part."""
     names = model.names
     extent = len(names) if extent is None else extent
-    kids, roots = _inputs(model, sorted(range(extent), key=names.__getitem__), extent)
+    table = input_table(model)
+    inner = int(table.offsets[extent])  # the inputs of the first ``extent`` nodes
+    producer = table.producer[:inner]
+    consumed = np.zeros(extent + 1, dtype=bool)
+    consumed[np.where((producer >= 0) & (producer < extent), producer, extent)] = True
+    roots = sorted(np.flatnonzero(~consumed[:extent]).tolist(), key=names.__getitem__)
+    kept = (producer >= 0) & (producer < extent)  # inputs that are nodes of the view
+    flat = producer[kept].tolist()
+    starts = np.concatenate(([0], np.cumsum(kept)))[table.offsets[: extent + 1]].tolist()
     seen = bytearray(extent)
     nids: list[int] = []
     parents: list[int] = []
@@ -83,9 +75,14 @@ def graph_structure(model: ProfileModel, extent: int | None = None) -> Structure
         index = len(nids)
         nids.append(nid)
         parents.append(parent)
-        below = kids[nid]
-        if below:
-            stack.extend((kid, index) for kid in reversed(below) if not seen[kid])
-    position = {nid: i for i, nid in enumerate(nids)}  # inputs of reached nodes are reached
-    edges = [[position[kid] for kid in kids[nid]] for nid in nids]
-    return make_structure(nids, parents, [names[nid] for nid in nids], edges)
+        lo, hi = starts[nid], starts[nid + 1]
+        if lo < hi:
+            stack.extend((kid, index) for kid in reversed(flat[lo:hi]) if not seen[kid])
+
+    def edges() -> list[list[int]]:  # inputs of reached nodes are reached
+        position = dict(zip(nids, range(len(nids))))
+        return [[position[kid] for kid in flat[starts[nid] : starts[nid + 1]]] for nid in nids]
+
+    struct = make_structure(nids, parents, list(map(names.__getitem__, nids)))
+    struct.edge_build = edges
+    return struct

@@ -51,10 +51,12 @@ __all__ = [
     "TreeTable",
     "account",
     "covering",
+    "kept_values",
     "display_parents",
     "display_sizes",
     "make_structure",
     "make_table",
+    "preorder_structure",
     "report_order",
     "search_root",
     "show_mask",
@@ -83,9 +85,9 @@ class Structure:
         names: display name of each tree node.
         end: one past the last index of each node's subtree.
         parent: index of each node's parent, -1 at the top level.
-        rank: position of each name in name order (``order_by name``).
         edges: each node's ``kids`` as node indices when they are not its
-            children in the tree (the graph view's inputs); None otherwise.
+            children in the tree (the graph view's inputs); None otherwise (see
+            :meth:`kid_edges`: ``edge_build`` makes them on first use).
         members: the graph nodes of each entry (code view; name order).
         frames: the call-stack frame of each entry (code view).
     """
@@ -94,14 +96,40 @@ class Structure:
     names: list[str]
     parent: list[int]
     end: IntArray
-    rank: IntArray
     edges: list[list[int]] | None = None
     members: Members | None = None
     frames: list[Any] | None = None
     _matches: dict[tuple[str, ...], BoolArray] = field(default_factory=dict, repr=False)
+    _rank: IntArray | None = field(default=None, repr=False)
+    _parents: IntArray | None = field(default=None, repr=False)
+    edge_build: Callable[[], list[list[int]]] | None = field(default=None, repr=False)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)  # per-query inputs
+
+    def kid_edges(self) -> list[list[int]] | None:
+        """:attr:`edges`, made by ``edge_build`` on first use."""
+        if self.edges is None and self.edge_build is not None:
+            self.edges = self.edge_build()
+            self.edge_build = None
+        return self.edges
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @property
+    def rank(self) -> IntArray:
+        """Position of each name in name order (``order_by name``), built on first use."""
+        if self._rank is None:
+            n = len(self.names)
+            self._rank = np.empty(n, dtype=np.int64)
+            self._rank[sorted(range(n), key=self.names.__getitem__)] = np.arange(n)
+        return self._rank
+
+    @property
+    def parents(self) -> IntArray:
+        """:attr:`parent` as an array."""
+        if self._parents is None:
+            self._parents = np.asarray(self.parent, dtype=np.int64)
+        return self._parents
 
     def matching(self, patterns: tuple[str, ...]) -> BoolArray:
         """Whether each name fully matches any of ``patterns`` (cached per pattern set)."""
@@ -122,15 +150,35 @@ def make_structure(
         p = parents[i]
         if p >= 0:
             size[p] += size[i]
-    rank = np.empty(n, dtype=np.int64)
-    rank[sorted(range(n), key=names.__getitem__)] = np.arange(n, dtype=np.int64)
     return Structure(
         nid=np.asarray(nids, dtype=np.int64),
         names=names,
         parent=parents,
         end=np.arange(n, dtype=np.int64) + np.asarray(size, dtype=np.int64),
-        rank=rank,
         edges=edges,
+    )
+
+
+def preorder_structure(nids: list[int], depth: IntArray, names: list[str]) -> Structure:
+    """A structure from pre-order node ids and depths (0: top level).
+
+    A node's parent is the last node one level up before it; subtree sizes are
+    summed into parents level by level, deepest first.
+    """
+    n = len(nids)
+    index = np.arange(n, dtype=np.int64)
+    parent = display_parents(index, depth + 1, n)
+    size = np.ones(n, dtype=np.int64)
+    by_depth = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[by_depth])) + 1
+    for level in reversed(np.split(by_depth, cuts)[1:] if n else []):
+        np.add.at(size, parent[level], size[level])
+    return Structure(
+        nid=np.asarray(nids, dtype=np.int64),
+        names=names,
+        parent=parent.tolist(),
+        end=index + size,
+        _parents=parent,
     )
 
 
@@ -204,9 +252,17 @@ def account(struct: Structure, p: Pass, closed: bool) -> None:
     if closed:
         count = np.concatenate(([0], np.cumsum(p.accounted)))
         p.kept = (count[end] - count[:-1]) > 0
-    p.totals = subtree_sums(p.values * p.kept[:, None], end)
+    p.totals = subtree_sums(kept_values(p), end)
     p.depth = covering(p.kept, end) + 2
     p.forest = p.kept
+
+
+def kept_values(p: Pass) -> IntArray:
+    """The self values of kept nodes, zero elsewhere."""
+    if bool(p.kept.all()):
+        return p.values
+    kept: IntArray = p.values * p.kept[:, None]
+    return kept
 
 
 def search_root(struct: Structure, p: Pass, patterns: tuple[str, ...]) -> None:
@@ -316,9 +372,10 @@ def make_table(
     row_of = np.zeros(len(struct) + 1, dtype=np.int64)  # structure index + 1 -> row
     row_of[nodes + 1] = np.arange(1, count + 1)
     names = struct.names
+    every = count == len(names) and bool(np.all(nodes[1:] > nodes[:-1]))  # all, in order
     return TreeTable(
         nid=np.concatenate(([-1], struct.nid[nodes])),
-        names=[ROOT_NAME, *[names[i] for i in nodes.tolist()]],
+        names=[ROOT_NAME, *(names if every else map(names.__getitem__, nodes.tolist()))],
         level=np.concatenate(([0], rows.level)),
         parent=np.concatenate(([-1], row_of[rows.parents + 1])),
         size=np.concatenate(([count + 1], rows.sizes)),

@@ -8,15 +8,23 @@ vectorised in :mod:`tfprof_lite.views.table`).
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import itemgetter, methodcaller
+
+import numpy as np
+
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
-from tfprof_lite.views.passes import Structure, make_structure
+from tfprof_lite.views.passes import Structure, preorder_structure
 from tfprof_lite.views.result import ViewResult
 from tfprof_lite.views.table import TableRoot, tree_table
 
 __all__ = ["SCOPE_PARENT", "ScopeView"]
 
 SCOPE_PARENT = "_kTFScopeParent"
+
+_HEAD = itemgetter(0)
+_TO_KEY = methodcaller("replace", "/", "\0")
 
 
 class ScopeView:
@@ -33,7 +41,11 @@ class ScopeView:
         """The scope tree of the current graph, in pre-order."""
         version = (self.model.graph_version, self.model.view_extent(self.name))
         if self._structure is None or self._version != version:
-            self._structure = scope_structure(self.model.names[: version[1]])
+            names = self.model.names
+            if version[1] == len(names):
+                self._structure = scope_structure(names, self.model.index)
+            else:
+                self._structure = scope_structure(names[: version[1]])
             self._version = version
         return self._structure
 
@@ -43,31 +55,50 @@ class ScopeView:
         return ViewResult(view=self.name, root=TableRoot(table), opts=opts, model=self.model)
 
 
-def scope_structure(names: list[str]) -> Structure:
-    """Graph nodes and placeholder prefixes, children in name order, in pre-order."""
-    ids = {name: nid for nid, name in enumerate(names)}
-    for name in names:
-        cut = name.rfind("/")
-        while cut >= 0:
-            prefix = name[:cut]
-            if prefix in ids:
-                break
-            ids[prefix] = -1
-            cut = prefix.rfind("/")
-    top: list[str] = []
-    kids: dict[str, list[str]] = {}
-    for name in sorted(ids):
-        cut = name.rfind("/")
-        (top if cut < 0 else kids.setdefault(name[:cut], [])).append(name)
-    order: list[str] = []
-    parents: list[int] = []
-    stack = [(name, -1) for name in reversed(top)]
-    while stack:
-        name, parent = stack.pop()
-        index = len(order)
-        order.append(name)
-        parents.append(parent)
-        below = kids.get(name)
-        if below:
-            stack.extend((kid, index) for kid in reversed(below))
-    return make_structure([ids[name] for name in order], parents, order)
+def scope_structure(names: list[str], ids: dict[str, int] | None = None) -> Structure:
+    """Graph nodes and placeholder prefixes, children in name order, in pre-order.
+
+    Pre-order with children in name order is the order of the names with every
+    ``/`` read as a character below all others (a node's descendants then sort
+    right after it, before any sibling that merely extends its name). ``ids``
+    maps each of ``names`` to its position (built when not given).
+    """
+    if ids is None:
+        ids = dict(zip(names, range(len(names))))
+    every = names + _placeholders(names, ids)
+    joined = "\n".join(every) + "\n"
+    if "\0" in joined:  # the separator trick needs a free lowest character
+        order = sorted(every, key=lambda name: name.split("/"))
+        nids = [ids.get(name, -1) for name in order]
+    elif "/\n" in joined:  # NumPy strings drop trailing NULs: sort in Python
+        order = [key.replace("\0", "/") for key in sorted(n.replace("/", "\0") for n in every)]
+        nids = [ids.get(name, -1) for name in order]
+    else:
+        keys = np.array(list(map(_TO_KEY, every)))
+        perm = np.argsort(keys, kind="stable")
+        order = list(map(every.__getitem__, perm.tolist()))
+        nids = np.concatenate((np.arange(len(names)), np.full(len(every) - len(names), -1)))[
+            perm
+        ].tolist()
+    depth = np.fromiter(map(str.count, order, repeat("/")), dtype=np.int64, count=len(order))
+    return preorder_structure(nids, depth, order)
+
+
+def _placeholders(names: list[str], ids: dict[str, int]) -> list[str]:
+    """The ``/``-prefixes of ``names`` that are not names themselves."""
+    missing: set[str] = set()
+    frontier = set(map(_HEAD, map(str.rpartition, names, repeat("/"))))
+    while frontier:
+        new = frontier.difference(ids).difference(missing)
+        missing |= new
+        frontier = set(map(_HEAD, map(str.rpartition, new, repeat("/"))))
+    # rpartition gives "" for a name without "/" too: "" is a prefix only of a
+    # name that starts with "/".
+    joined = "\n" + "\n".join(names)
+    if joined.count("\n") == len(names):  # no name holds a newline: search the join
+        lead = "\n/" in joined
+    else:
+        lead = any(map(methodcaller("startswith", "/"), names))
+    if not lead:
+        missing.discard("")
+    return list(missing)

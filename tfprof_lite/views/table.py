@@ -31,6 +31,7 @@ from tfprof_lite.views.passes import (
     covering,
     display_parents,
     display_sizes,
+    kept_values,
     make_table,
     report_order,
     search_root,
@@ -47,18 +48,32 @@ BoolArray = npt.NDArray[np.bool_]
 
 # ---------------------------------------------------------------- the query
 def _values(struct: Structure, model: ProfileModel, opts: Options, parent_type: str) -> Pass:
-    mat = self_matrix(model, opts.step)
+    """Self values and account flags of the structure's nodes (kept on the structure
+    for the model version, step and account patterns; passes never write them)."""
+    patterns = tuple(opts.account_type_regexes)
+    key = (model.graph_version, model.data_version, max(opts.step, -1), patterns, parent_type)
+    cached = struct.cache.get(key)
+    if cached is None:
+        struct.cache.clear()
+        cached = struct.cache[key] = _node_values(struct, model, opts.step, patterns, parent_type)
+    values, accounted = cached
+    empty = np.zeros(0, dtype=np.int64)
+    return Pass(values, accounted, accounted, empty, empty, accounted)
+
+
+def _node_values(
+    struct: Structure, model: ProfileModel, step: int, patterns: tuple[str, ...], parent_type: str
+) -> tuple[IntArray, BoolArray]:
+    mat = self_matrix(model, step)
     nid = struct.nid
     real = nid >= 0
     values = np.zeros((len(struct), N_STATS), dtype=np.int64)
     values[:, DEFINITION] = 1
     values[real] = mat[nid[real]]
-    patterns = tuple(opts.account_type_regexes)
     placeholder = list(patterns) == [".*"] or full_match_any(patterns, parent_type)
     accounted = np.full(len(struct), placeholder, dtype=bool)
     accounted[real] = accounted_nodes(model, patterns)[nid[real]]
-    empty = np.zeros(0, dtype=np.int64)
-    return Pass(values, accounted, accounted, empty, empty, accounted)
+    return values, accounted
 
 
 def _displayed(struct: Structure, p: Pass, opts: Options) -> BoolArray:
@@ -82,13 +97,22 @@ def _sibling_key(struct: Structure, shown: IntArray, totals: IntArray, order_by:
     return struct.rank[shown]
 
 
+def _structure_parents(struct: Structure, shown: IntArray, disp: BoolArray) -> IntArray | None:
+    """The structure parents of ``shown`` when they are its display parents (every
+    displayed node's parent is displayed or the root), else None."""
+    parents = struct.parents[shown]
+    if bool(np.all((parents < 0) | disp[np.maximum(parents, 0)])):
+        return parents
+    return None
+
+
 def tree_table(
     struct: Structure, model: ProfileModel, opts: Options, closed: bool, parent_type: str
 ) -> TreeTable:
     """Run one scope (``closed``) or graph query on ``struct``."""
     p = _values(struct, model, opts, parent_type)
     account(struct, p, closed)
-    root_total = (p.values * p.kept[:, None]).sum(axis=0)
+    root_total = kept_values(p).sum(axis=0)
     if list(opts.start_name_regexes) != [".*"]:
         search_root(struct, p, tuple(opts.start_name_regexes))
     disp = _displayed(struct, p, opts)
@@ -99,11 +123,18 @@ def tree_table(
         totals = subtree_sums(p.values * disp[:, None], struct.end)
         root_total = p.values[disp].sum(axis=0)
         root_total[DEFINITION] += 1
-    parents = display_parents(shown, level, len(struct))
-    key = _sibling_key(struct, shown, totals, opts.order_by)
     sizes = display_sizes(struct, shown)
-    perm = report_order(struct, shown, parents, key, sizes)
-    rows = Rows(shown[perm], level[perm], parents[perm], sizes[perm])
+    parents = _structure_parents(struct, shown, disp)
+    if parents is not None and (not opts.order_by or (closed and opts.order_by == "name")):
+        # Displayed siblings are siblings in the structure, already in name order
+        # (scope) or in pre-order (no order): the report is in pre-order.
+        rows = Rows(shown, level, parents, sizes)
+    else:
+        if parents is None:
+            parents = display_parents(shown, level, len(struct))
+        key = _sibling_key(struct, shown, totals, opts.order_by)
+        perm = report_order(struct, shown, parents, key, sizes)
+        rows = Rows(shown[perm], level[perm], parents[perm], sizes[perm])
     root_self = np.zeros(N_STATS, dtype=np.int64)
     root_self[DEFINITION] = 1
     return make_table(struct, p, rows, totals, np.vstack((root_self, root_total)))
@@ -193,12 +224,13 @@ def _structure_nodes(struct: Structure, p: Pass) -> list[ShowNode]:
         if kept[i]:
             node.total = totals[i]
         nodes.append(node)
-    if struct.edges is None:
+    edge_lists = struct.kid_edges()
+    if edge_lists is None:
         for i, parent in enumerate(struct.parent):
             if parent >= 0:
                 nodes[parent].kids.append(nodes[i])
     else:
-        for node, edges in zip(nodes, struct.edges):
+        for node, edges in zip(nodes, edge_lists):
             node.kids = [nodes[k] for k in edges]
     return nodes
 

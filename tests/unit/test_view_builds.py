@@ -1,0 +1,231 @@
+"""The per-graph builds behind the scope and graph views and their messages.
+
+Each fast build is checked against a direct, node-by-node reference on random
+inputs: the scope tree (one sort with ``/`` as the lowest character) against
+walking the prefixes, the graph view's input walk against walking each node's
+input dict, the encoded node fields against messages set field by field with
+protobuf, and the encoder's grouping of equal rows against encoding every row.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.outputs.message import _GRAPH_TOTAL
+from tfprof_lite.outputs.message_nodes import (
+    TotalsCache,
+    _encode_rows,
+    encode_fields,
+    encode_sized,
+    framings,
+    node_heads,
+)
+from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.wire import varint
+from tfprof_lite.views.graph import graph_structure
+from tfprof_lite.views.passes import Structure, make_structure
+from tfprof_lite.views.scope import scope_structure
+
+
+# ---------------------------------------------------------------- references
+def _reference_scope(names: list[str]) -> Structure:
+    ids = {name: nid for nid, name in enumerate(names)}
+    for name in names:
+        cut = name.rfind("/")
+        while cut >= 0 and name[:cut] not in ids:
+            ids[name[:cut]] = -1
+            cut = name[:cut].rfind("/")
+    top: list[str] = []
+    kids: dict[str, list[str]] = {}
+    for name in sorted(ids):
+        cut = name.rfind("/")
+        (top if cut < 0 else kids.setdefault(name[:cut], [])).append(name)
+    order: list[str] = []
+    parents: list[int] = []
+    stack = [(name, -1) for name in reversed(top)]
+    while stack:
+        name, parent = stack.pop()
+        order.append(name)
+        parents.append(parent)
+        stack.extend((kid, len(order) - 1) for kid in reversed(kids.get(name, [])))
+    return make_structure([ids[name] for name in order], parents, order)
+
+
+def _reference_graph(
+    model: ProfileModel, extent: int
+) -> tuple[list[int], list[int], list[list[int]]]:
+    names = model.names
+    consumed = set()
+    kids: list[list[int]] = []
+    for nid in range(extent):
+        inputs = model.inputs[nid]
+        row = []
+        for pos in sorted(inputs):
+            consumed.add(inputs[pos])
+            producer = model.index.get(inputs[pos])
+            if producer is not None and producer < extent:
+                row.append(producer)
+        kids.append(row)
+    roots = [
+        nid for nid in sorted(range(extent), key=names.__getitem__) if names[nid] not in consumed
+    ]
+    seen: set[int] = set()
+    nids: list[int] = []
+    parents: list[int] = []
+    stack = [(nid, -1) for nid in reversed(roots)]
+    while stack:
+        nid, parent = stack.pop()
+        if nid in seen:
+            continue
+        seen.add(nid)
+        nids.append(nid)
+        parents.append(parent)
+        stack.extend((kid, len(nids) - 1) for kid in reversed(kids[nid]) if kid not in seen)
+    position = {nid: i for i, nid in enumerate(nids)}
+    return nids, parents, [[position[k] for k in kids[nid]] for nid in nids]
+
+
+def _same_structure(got: Structure, want: Structure) -> bool:
+    return (
+        got.names == want.names
+        and got.parent == want.parent
+        and np.array_equal(got.nid, want.nid)
+        and np.array_equal(got.end, want.end)
+        and np.array_equal(got.rank, want.rank)
+    )
+
+
+# ---------------------------------------------------------------- scope tree
+_ALPHABETS = ["ab/-._A0", "ab/-._A0\0é ", "a/"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scope_tree_matches_prefix_walk(seed: int) -> None:
+    rng = random.Random(seed)
+    for trial in range(400):
+        alphabet = _ALPHABETS[trial % len(_ALPHABETS)]
+        count = rng.randint(0, 14)
+        names = list(
+            {"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 7))) for _ in range(count)}
+        )
+        if trial % 4 == 0:  # no trailing "/": the NumPy sort path
+            names = list({name.rstrip("/") for name in names})
+        want = _reference_scope(names)
+        assert _same_structure(scope_structure(names), want), names
+        index = {name: nid for nid, name in enumerate(names)}
+        assert _same_structure(scope_structure(names, index), want), names
+
+
+# ---------------------------------------------------------------- graph walk
+def _random_model(rng: random.Random, n: int) -> ProfileModel:
+    model = ProfileModel()
+    names = [f"{rng.choice('abc')}{i}" + "é" * (i % 3 == 0) for i in range(n)]
+    model.extend_nodes(names, ["Op"] * n)
+    for nid in range(n):
+        k = rng.randint(0, 4)
+        positions = rng.sample(range(6), k)  # any order, gaps allowed
+        srcs = [rng.choice([*names, "missing"]) for _ in range(k)]
+        model.inputs[nid] = dict(zip(positions, srcs))
+        model.src_output[nid] = {src: rng.choice([0, 0, 0, 1]) for src in srcs}
+        model.output_shapes[nid] = {
+            slot: [rng.randint(-1, 300) for _ in range(rng.randint(0, 3))]
+            for slot in rng.sample(range(3), rng.randint(0, 2))
+        }
+        model.canonical_device[nid] = rng.choice(["", "/job:w/device:CPU:0", "/device:GPU:1"])
+    model.graph_version += 1
+    return model
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_graph_walk_matches_input_dicts(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(40):
+        model = _random_model(rng, rng.randint(0, 30))
+        extent = rng.randint(0, len(model))
+        struct = graph_structure(model, extent)
+        nids, parents, edges = _reference_graph(model, extent)
+        assert struct.nid.tolist() == nids
+        assert struct.parent == parents
+        assert struct.names == [model.names[nid] for nid in nids]
+        assert struct.kid_edges() == edges
+
+
+# ---------------------------------------------------------------- node fields
+def _reference_head(model: ProfileModel, nid: int) -> bytes:
+    msg = pb.GraphNodeProto(name=model.names[nid])
+    if model.canonical_device[nid]:
+        msg.devices.append(model.canonical_device[nid])
+    for pos in sorted(model.inputs[nid]):
+        src = model.inputs[nid][pos]
+        producer = model.index.get(src)
+        dims = []
+        if producer is not None:
+            dims = model.output_shapes[producer].get(model.src_output[nid].get(src, 0), [])
+        shape = msg.input_shapes[pos]
+        if dims:
+            for d in dims:
+                shape.dim.add(size=d)
+        else:
+            shape.unknown_rank = True
+    data: bytes = msg.SerializeToString(deterministic=True)
+    return data
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_node_heads_match_protobuf(seed: int) -> None:
+    rng = random.Random(seed)
+    model = _random_model(rng, 60)
+    model.extend_nodes(["x" * 200, "ü/" * 70], ["Op", "Op"])  # two-byte lengths, UTF-8
+    heads = node_heads(model)
+    for nid, head in enumerate(heads):
+        got = pb.GraphNodeProto.FromString(head).SerializeToString(deterministic=True)
+        assert got == _reference_head(model, nid), model.names[nid]
+
+
+def test_node_heads_follow_device_binding() -> None:
+    model = ProfileModel()
+    model.extend_nodes(["a", "b"], ["Op", "Op"])
+    before = node_heads(model)
+    model.canonical_device[1] = "/device:CPU:0"  # what a step does on first sight
+    after = node_heads(model)
+    assert before[1] != after[1]
+    assert list(pb.GraphNodeProto.FromString(after[1]).devices) == ["/device:CPU:0"]
+
+
+# ---------------------------------------------------------------- stat fields
+def test_equal_rows_encode_like_every_row() -> None:
+    rng = np.random.default_rng(0)
+    cols = len(_GRAPH_TOTAL)
+    for _ in range(30):
+        base = rng.integers(-3, 1 << 40, (int(rng.integers(1, 8)), cols), dtype=np.int64)
+        base[rng.random(base.shape) < 0.4] = 0
+        values = base[rng.integers(0, len(base), int(rng.integers(0, 400)))]
+        each, lengths = _encode_rows(values, _GRAPH_TOTAL)
+        assert encode_fields(values, _GRAPH_TOTAL) == each
+        assert lengths.tolist() == [len(data) for data in each]
+        assert encode_sized(values, _GRAPH_TOTAL)[1].tolist() == lengths.tolist()
+    mixed = rng.integers(0, 1 << 62, (300, cols), dtype=np.int64)  # mostly distinct
+    assert encode_fields(mixed, _GRAPH_TOTAL) == _encode_rows(mixed, _GRAPH_TOTAL)[0]
+
+
+def test_totals_cache_reencodes_changed_rows() -> None:
+    rng = np.random.default_rng(1)
+    cache = TotalsCache(_GRAPH_TOTAL)
+    values = rng.integers(0, 5000, (200, len(_GRAPH_TOTAL)), dtype=np.int64)
+    for _ in range(5):
+        encoded = cache.encode(values)
+        assert encoded == encode_fields(values, _GRAPH_TOTAL)
+        assert cache.lengths.tolist() == [len(data) for data in encoded]
+        values = values.copy()
+        values[rng.integers(0, 200, 7), rng.integers(0, len(_GRAPH_TOTAL), 7)] += 1
+    assert cache.encode(values[:50]) == encode_fields(values[:50], _GRAPH_TOTAL)
+
+
+def test_framings_are_tag_and_length() -> None:
+    lengths = np.array([0, 1, 127, 128, 300, 16383, 16384, 1 << 30], dtype=np.int64)
+    for tag in (b"\x62", b"\x82\x01"):
+        assert framings(tag, lengths) == [tag + varint(int(n)) for n in lengths]
