@@ -31,6 +31,14 @@ pytestmark = pytest.mark.skipif(
 
 #: Mutated inputs of the decline-or-agree loop (``make fuzz`` raises it).
 PROFILE_FUZZ_ENV = "FUZZ_CODEC_N"
+
+
+@pytest.fixture(autouse=True)
+def _both_paths_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests pick each path themselves: a forced pure path is lifted."""
+    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
+
+
 CASES = (hc.gpu_case, hc.steps_case, hc.shapes_case, hc.numbers_case, hc.code_case, hc.names_case)
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 

@@ -97,6 +97,14 @@ typedef struct {
     int has_value;
 } Node;
 
+/* A direct-mapped cache of short repeated strings (op types, devices,
+   attribute names): equal spans share one str object. */
+#define TEXT_CACHE 1024
+typedef struct {
+    Span key;
+    PyObject *obj;
+} TextSlot;
+
 typedef struct {
     WireBuf nodes;  /* Node */
     WireBuf order;  /* size_t: node indices sorted by id */
@@ -107,6 +115,7 @@ typedef struct {
     PyObject *names; /* list of str, sorted order */
     int has_trace;
     size_t last_block;
+    TextSlot texts[TEXT_CACHE];
 } State;
 
 static Node *node_at(State *st, size_t i) { return (Node *)st->nodes.data + i; }
@@ -172,6 +181,32 @@ static int dict_put(PyObject *d, PyObject *key, PyObject *value) {
 
 /* A str of a span that failed UTF-8 decoding only through an exception: FAIL. */
 static PyObject *text_of(Span s) { return wire_text(s); }
+
+/* A str of a validated span, shared with earlier equal spans (a new reference). */
+static PyObject *cached_text(State *st, Span s) {
+    uint64_t hash = 1469598103934665603u;
+    size_t n = s.p ? (size_t)(s.end - s.p) : 0, i;
+    TextSlot *slot;
+    for (i = 0; i < n; i++) {
+        hash = (hash ^ s.p[i]) * 1099511628211u;
+    }
+    slot = &st->texts[hash % TEXT_CACHE];
+    if (slot->obj != NULL && wire_span_cmp(slot->key, s) == 0) {
+        Py_INCREF(slot->obj);
+        return slot->obj;
+    }
+    {
+        PyObject *text = wire_text(s);
+        if (text == NULL) {
+            return NULL;
+        }
+        Py_XDECREF(slot->obj);
+        Py_INCREF(text);
+        slot->obj = text;
+        slot->key = s;
+        return text;
+    }
+}
 
 /* ------------------------------------------------------------------ pass 1 */
 
@@ -463,7 +498,7 @@ typedef struct {
     PyObject *attrs;    /* dict */
 } Fields;
 
-static int add_attr(Fields *f, Span entry) {
+static int add_attr(State *st, Fields *f, Span entry) {
     Ptr p = entry.p;
     Span key = {NULL, NULL}, value = {NULL, NULL};
     int seen_key = 0, seen_value = 0;
@@ -484,15 +519,15 @@ static int add_attr(Fields *f, Span entry) {
     /* The caller checks the AttrValue bytes with upb (each distinct value once). */
     raw = PyBytes_FromStringAndSize(value.p ? (const char *)value.p : "",
                                     value.p ? (Py_ssize_t)(value.end - value.p) : 0);
-    return dict_put(f->attrs, text_of(key), raw);
+    return dict_put(f->attrs, cached_text(st, key), raw);
 }
 
-static int add_op_type(Fields *f, Ptr *pp, Ptr end, uint32_t wire) {
+static int add_op_type(State *st, Fields *f, Ptr *pp, Ptr end, uint32_t wire) {
     Span s;
     PyObject *text;
     int rc;
     TRY(read_str(pp, end, wire, &s));
-    text = text_of(s);
+    text = cached_text(st, s);
     if (text == NULL) {
         return FAIL;
     }
@@ -548,10 +583,10 @@ static int node_field(State *st, Fields *f, uint32_t number, uint32_t wire, Ptr 
         return read_tuple(unused.span, NULL);
     }
     case 4: return wire_repeated_i64(pp, end, wire, &st->scratch[S_SHAPE]);
-    case 5: return add_op_type(f, pp, end, wire);
+    case 5: return add_op_type(st, f, pp, end, wire);
     case 11:
         TRY(read_span(pp, end, wire, &s));
-        return add_attr(f, s);
+        return add_attr(st, f, s);
     default: return DECLINE;
     }
 }
@@ -1042,14 +1077,14 @@ static PyObject *node_tuple(State *st, Fields *f, PyObject *name, int has_execs,
     }
     i = 0;
     items[i++] = new_ref(name);
-    items[i++] = text_of(f->op);
+    items[i++] = cached_text(st, f->op);
     items[i++] = inputs;
     items[i++] = src_output;
     items[i++] = shapes;
     items[i++] = st->scratch[S_SHAPE].len ? list_of_i64(&st->scratch[S_SHAPE]) : new_ref(Py_None);
     items[i++] = new_ref(f->op_types);
-    items[i++] = text_of(f->canon);
-    items[i++] = text_of(f->host);
+    items[i++] = cached_text(st, f->canon);
+    items[i++] = cached_text(st, f->host);
     items[i++] = PyLong_FromLongLong(f->float_ops);
     items[i++] = trace ? trace : new_ref(Py_None);
     items[i++] = new_ref(f->attrs);
@@ -1148,6 +1183,9 @@ static void free_state(State *st) {
     wire_buf_free(&st->steps);
     Py_XDECREF(st->id_to_string);
     Py_XDECREF(st->names);
+    for (i = 0; i < TEXT_CACHE; i++) {
+        Py_XDECREF(st->texts[i].obj);
+    }
 }
 
 static int make_names(State *st) {

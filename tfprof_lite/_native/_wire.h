@@ -178,6 +178,14 @@ static inline int wire_len(WirePtr *pp, WirePtr end, WireSpan *value) {
 /* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
 static inline int wire_utf8_valid(WirePtr p, WirePtr end) {
     while (p < end) {
+        uint64_t chunk;
+        if (end - p >= 8) { /* eight ASCII bytes at a time */
+            memcpy(&chunk, p, sizeof chunk);
+            if (!(chunk & 0x8080808080808080u)) {
+                p += 8;
+                continue;
+            }
+        }
         uint8_t c = *p;
         uint8_t lo = 0x80u, hi = 0xBFu;
         if (c < 0x80u) {

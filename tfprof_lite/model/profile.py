@@ -11,7 +11,7 @@ turns them into dense per-node arrays for one query step, applying tfprof's rule
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -132,24 +132,42 @@ class ProfileModel:
         """Append a node read from a saved profile; returns its id."""
         return self._new_node(name, op)
 
-    def extend_nodes(self, names: list[str], ops: list[str]) -> int:
+    def extend_nodes(
+        self, names: Sequence[str], ops: Sequence[str], **loaded: Sequence[Any]
+    ) -> int:
         """Append nodes read from a saved profile, as :meth:`load_node` would one
-        by one; returns the first one's id."""
+        by one; returns the first one's id.
+
+        ``loaded`` may give, per node, the values of any of the per-node lists
+        (``inputs``, ``src_output``, ``output_shapes``, ``shapes``, ``op_types``,
+        ``canonical_device``, ``host_device``, ``static_float_ops``, ``traces``,
+        ``attrs``, ``has_execs``) instead of the defaults of a bare node.
+        """
         base = len(self.names)
         n = len(names)
         self.names.extend(names)
         self.ops.extend(ops)
         self.index.update(zip(names, range(base, base + n)))
-        self.op_types.extend({op} for op in ops)
-        for column in (self.output_shapes, self.inputs, self.src_output, self.attrs):
-            column.extend({} for _ in range(n))
+        defaults: dict[str, Callable[[], Iterable[Any]]] = {
+            "op_types": lambda: ({op} for op in ops),
+            "output_shapes": lambda: ({} for _ in range(n)),
+            "inputs": lambda: ({} for _ in range(n)),
+            "src_output": lambda: ({} for _ in range(n)),
+            "attrs": lambda: ({} for _ in range(n)),
+            "shapes": lambda: [None] * n,
+            "static_float_ops": lambda: [0] * n,
+            "traces": lambda: [None] * n,
+            "canonical_device": lambda: [""] * n,
+            "host_device": lambda: [""] * n,
+            "has_execs": lambda: [False] * n,
+        }
+        unknown = set(loaded) - set(defaults)
+        if unknown:
+            raise TypeError(f"extend_nodes: unknown per-node lists {sorted(unknown)}")
+        for name, default in defaults.items():
+            values = loaded.get(name)
+            getattr(self, name).extend(default() if values is None else values)
         self.str_attrs.extend({} for _ in range(n))
-        self.shapes.extend([None] * n)
-        self.static_float_ops.extend([0] * n)
-        self.traces.extend([None] * n)
-        self.canonical_device.extend([""] * n)
-        self.host_device.extend([""] * n)
-        self.has_execs.extend([False] * n)
         self.graph_version += n
         return base
 

@@ -12,7 +12,7 @@ the missing-accelerator-stream flag.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,19 +57,24 @@ def apply(cols: ProfileColumns, model: ProfileModel) -> None:
     """Put decoded profile columns into ``model`` (an empty one)."""
     model.id_to_string.update(cols.id_to_string)
     rows = cols.nodes
-    base = model.extend_nodes([r[0] for r in rows], [r[1] for r in rows])
-    end = base + len(rows)
-    model.inputs[base:end] = [r[2] for r in rows]
-    model.src_output[base:end] = [r[3] for r in rows]
-    model.output_shapes[base:end] = [r[4] for r in rows]
-    model.shapes[base:end] = [r[5] for r in rows]
-    model.op_types[base:end] = [r[6] for r in rows]
-    model.canonical_device[base:end] = [r[7] for r in rows]
-    model.host_device[base:end] = [r[8] for r in rows]
-    model.static_float_ops[base:end] = [r[9] for r in rows]
-    model.traces[base:end] = _traces([r[10] for r in rows])
-    model.attrs[base:end] = [r[11] for r in rows]
-    model.has_execs[base:end] = [r[12] for r in rows]
+    fields = list(zip(*rows)) if rows else [()] * 13
+    (names, ops, inputs, src_output, out_shapes, shapes, op_types) = fields[:7]
+    (canonical, host, flops, traces, attrs, has_execs) = fields[7:]
+    base = model.extend_nodes(
+        names,
+        ops,
+        inputs=inputs,
+        src_output=src_output,
+        output_shapes=out_shapes,
+        shapes=shapes,
+        op_types=op_types,
+        canonical_device=canonical,
+        host_device=host,
+        static_float_ops=flops,
+        traces=_traces(traces),
+        attrs=attrs,
+        has_execs=has_execs,
+    )
     for block in sorted(cols.blocks, key=lambda b: b.step):
         _add_block(model, block, base)
     model.has_trace = cols.has_trace
@@ -81,7 +86,7 @@ def apply(cols: ProfileColumns, model: ProfileModel) -> None:
 _FrameKey = tuple[int, int, int, int, int]
 
 
-def _traces(raw: list[bytes | None]) -> list[list[CodeFrame] | None]:
+def _traces(raw: Sequence[bytes | None]) -> list[list[CodeFrame] | None]:
     """Call stacks from their packed frames; equal stacks share one list, equal
     frames one (immutable) object."""
     stacks: dict[bytes, list[CodeFrame]] = {}
