@@ -42,13 +42,12 @@
 #define OK WIRE_OK
 #define DECLINE WIRE_DECLINE
 #define FAIL WIRE_FAIL
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        int rc_ = (expr);                                                                          \
-        if (rc_ != OK) {                                                                           \
-            return rc_;                                                                            \
-        }                                                                                          \
-    } while (0)
+#define TRY WIRE_TRY
+#define read_u64 wire_read_u64
+#define read_span wire_read_span
+#define read_str wire_read_str
+#define list_add wire_list_add
+#define dict_put wire_dict_put
 
 typedef WirePtr Ptr;
 typedef WireSpan Span;
@@ -134,49 +133,6 @@ static int skip_value(Ptr *pp, Ptr end, uint32_t wire) {
         return wire_len(pp, end, &s);
     }
     return DECLINE;
-}
-
-static int read_u64(Ptr *pp, Ptr end, uint32_t wire, uint64_t *out) {
-    if (wire != WIRE_VARINT) {
-        return DECLINE;
-    }
-    return wire_varint(pp, end, out);
-}
-
-static int read_span(Ptr *pp, Ptr end, uint32_t wire, Span *out) {
-    if (wire != WIRE_LEN) {
-        return DECLINE;
-    }
-    return wire_len(pp, end, out);
-}
-
-static int read_str(Ptr *pp, Ptr end, uint32_t wire, Span *out) {
-    if (wire != WIRE_LEN) {
-        return DECLINE;
-    }
-    return wire_string(pp, end, out);
-}
-
-/* Append a new reference to ``list`` (consumes ``item``; NULL is a failure). */
-static int list_add(PyObject *list, PyObject *item) {
-    int rc;
-    if (item == NULL) {
-        return FAIL;
-    }
-    rc = PyList_Append(list, item);
-    Py_DECREF(item);
-    return rc == 0 ? OK : FAIL;
-}
-
-/* d[key] = value, consuming both new references (NULL is a failure). */
-static int dict_put(PyObject *d, PyObject *key, PyObject *value) {
-    int rc = -1;
-    if (key != NULL && value != NULL) {
-        rc = PyDict_SetItem(d, key, value);
-    }
-    Py_XDECREF(key);
-    Py_XDECREF(value);
-    return rc == 0 ? OK : FAIL;
 }
 
 /* A str of a span that failed UTF-8 decoding only through an exception: FAIL. */

@@ -280,4 +280,61 @@ static inline int wire_repeated_i64(WirePtr *pp, WirePtr end, uint32_t wire, Wir
     return WIRE_DECLINE;
 }
 
+/* ------------------------------------------------------------------ field readers */
+
+/* Return the status of ``expr`` from the enclosing function unless it is OK. */
+#define WIRE_TRY(expr)                                                                             \
+    do {                                                                                           \
+        int wire_rc_ = (expr);                                                                     \
+        if (wire_rc_ != WIRE_OK) {                                                                 \
+            return wire_rc_;                                                                       \
+        }                                                                                          \
+    } while (0)
+
+/* A varint field (another wire type declines). */
+static inline int wire_read_u64(WirePtr *pp, WirePtr end, uint32_t wire, uint64_t *out) {
+    if (wire != WIRE_VARINT) {
+        return WIRE_DECLINE;
+    }
+    return wire_varint(pp, end, out);
+}
+
+/* A length-delimited field (another wire type declines). */
+static inline int wire_read_span(WirePtr *pp, WirePtr end, uint32_t wire, WireSpan *out) {
+    if (wire != WIRE_LEN) {
+        return WIRE_DECLINE;
+    }
+    return wire_len(pp, end, out);
+}
+
+/* A string field: length-delimited, valid UTF-8. */
+static inline int wire_read_str(WirePtr *pp, WirePtr end, uint32_t wire, WireSpan *out) {
+    if (wire != WIRE_LEN) {
+        return WIRE_DECLINE;
+    }
+    return wire_string(pp, end, out);
+}
+
+/* Append a new reference to ``list`` (consumes ``item``; NULL is a failure). */
+static inline int wire_list_add(PyObject *list, PyObject *item) {
+    int rc;
+    if (item == NULL) {
+        return WIRE_FAIL;
+    }
+    rc = PyList_Append(list, item);
+    Py_DECREF(item);
+    return rc == 0 ? WIRE_OK : WIRE_FAIL;
+}
+
+/* d[key] = value, consuming both new references (NULL is a failure). */
+static inline int wire_dict_put(PyObject *d, PyObject *key, PyObject *value) {
+    int rc = -1;
+    if (key != NULL && value != NULL) {
+        rc = PyDict_SetItem(d, key, value);
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    return rc == 0 ? WIRE_OK : WIRE_FAIL;
+}
+
 #endif /* TFPROF_LITE_WIRE_H */
