@@ -78,7 +78,7 @@ def _from_run_metas(label: str, files: dict[int, str]) -> TaskInput:
         path = files[step]
         data = read_input(path, "a RunMetadata")
         if path.endswith(_TEXT_SUFFIXES) or data[:1].isalpha():
-            data = bytearray(_run_meta(path).SerializeToString())
+            data = _run_meta(path).SerializeToString()
         return [decode_step_columns(data, parse=lambda raw: parse(pb.RunMetadata, raw, path))]
 
     return TaskInput(label=label, reader=read, steps=sorted(files))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import subprocess
 import sys
 import threading
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,9 +83,27 @@ def test_reads_a_regular_file_whole(tmp_path: Path) -> None:
     data = os.urandom(300_000)
     path.write_bytes(data)
     got = tio.read_input(path, "a test file")
-    assert isinstance(got, bytearray) and got == data and len(got) == len(data)
+    assert isinstance(got, bytes) and got == data and len(got) == len(data)
     (tmp_path / "empty").write_bytes(b"")
     assert tio.read_input(tmp_path / "empty") == b""
+
+
+class _Trickle(io.FileIO):
+    """A file whose reads return at most 4,096 bytes (as a pipe-backed or
+    network file system may)."""
+
+    def read(self, size: int = -1) -> bytes:
+        return super().read(min(size, 4096))
+
+
+def test_reads_a_file_that_arrives_in_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "f.bin"
+    data = os.urandom(50_000)
+    path.write_bytes(data)
+    monkeypatch.setattr(tio, "io", types.SimpleNamespace(FileIO=_Trickle))
+    assert tio.read_input(path, "a test file") == data
 
 
 def _fifo(directory: Path) -> Path:

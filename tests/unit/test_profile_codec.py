@@ -200,6 +200,31 @@ def test_declines_on_what_upb_reads_differently() -> None:
     assert profiles.native_profile_columns(raw[:-1]) is None
 
 
+def test_equal_traces_and_attribute_values_share_one_object() -> None:
+    base = _hand_profile()
+    native = profiles.native_profile_columns(base.SerializeToString())
+    assert native is not None
+    rows = {row[0]: row for row in native.nodes}
+    # "neg" and "b" have equal traces, and every node has the same attributes.
+    assert rows["neg"][10] is rows["b"][10] and rows["neg"][10] is not None
+    assert rows["a"][11]["T"] is rows["c/d"][11]["T"]
+    assert rows["a"][11]["s"] is rows["b"][11]["s"]
+
+
+def test_a_bad_attribute_value_on_any_node_declines() -> None:
+    """Attribute values are checked by upb once per distinct value; one that
+    only a later node carries still makes the decoder decline."""
+    out = _hand_profile()
+    raw = bytearray(out.SerializeToString())
+    good = pb.AttrValue(s=b"\xff\x00").SerializeToString()
+    at = raw.rfind(good)
+    assert at > 0 and raw.find(good) < at
+    raw[at] = 0xFF  # an invalid tag inside the last node's value only
+    assert profiles.native_profile_columns(bytes(raw)) is None
+    with pytest.raises(Exception):  # noqa: B017, PT011 - protobuf's DecodeError
+        pb.ProfileProto.FromString(bytes(raw))
+
+
 def test_pure_env_keeps_native_out(monkeypatch: pytest.MonkeyPatch) -> None:
     raw = _hand_profile().SerializeToString()
     monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")

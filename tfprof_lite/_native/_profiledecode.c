@@ -27,8 +27,11 @@
  *     function_id, line_id, func_start_line; or None), attrs {name: AttrValue
  *     bytes}, has_execs (bool)),
  *   4 blocks: list of (step, device names, then bytearrays of the columns in
- *     the order of the B_* enum below).
- * AttrValue bytes are not looked into: the caller checks them with upb.
+ *     the order of the B_* enum below),
+ *   5 the AttrValue bytes objects the decoder made (equal values of different
+ *     nodes mostly share one object, so this is about the distinct values).
+ * AttrValue bytes are not looked into: the caller checks the objects of item 5
+ * with upb. Equal traces (same CodeDef bytes) share one bytes object too.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -104,6 +107,15 @@ typedef struct {
     PyObject *obj;
 } TextSlot;
 
+/* A direct-mapped cache of byte strings by content (AttrValue bytes, packed
+   traces): the slot keeps the input span it was made from and its hash. */
+#define BLOB_CACHE 4096
+typedef struct {
+    Span key;
+    uint64_t hash;
+    PyObject *obj;
+} BlobSlot;
+
 typedef struct {
     WireBuf nodes;  /* Node */
     WireBuf order;  /* size_t: node indices sorted by id */
@@ -115,12 +127,20 @@ typedef struct {
     int has_trace;
     size_t last_block;
     TextSlot texts[TEXT_CACHE];
+    BlobSlot *attr_values; /* BLOB_CACHE slots each, allocated by decode_all */
+    BlobSlot *traces;
+    PyObject *fresh_attrs; /* list: every AttrValue bytes object made */
 } State;
 
 static Node *node_at(State *st, size_t i) { return (Node *)st->nodes.data + i; }
 static size_t node_count(State *st) { return st->nodes.len / sizeof(Node); }
 
 /* ------------------------------------------------------------------ helpers */
+
+static PyObject *new_ref(PyObject *o) {
+    Py_INCREF(o);
+    return o;
+}
 
 /* Skip one field's value of wire type ``wire`` (varint or length-delimited only). */
 static int skip_value(Ptr *pp, Ptr end, uint32_t wire) {
@@ -138,15 +158,62 @@ static int skip_value(Ptr *pp, Ptr end, uint32_t wire) {
 /* A str of a span that failed UTF-8 decoding only through an exception: FAIL. */
 static PyObject *text_of(Span s) { return wire_text(s); }
 
+/* A 64-bit hash of a span's bytes, eight at a time. */
+static uint64_t span_hash(Span s) {
+    size_t n = s.p ? (size_t)(s.end - s.p) : 0;
+    uint64_t hash = 0x9e3779b97f4a7c15u ^ (uint64_t)n, word;
+    Ptr p = s.p;
+    while (n >= 8) {
+        memcpy(&word, p, 8);
+        hash = (hash ^ word) * 0xff51afd7ed558ccdu;
+        hash ^= hash >> 32;
+        p += 8;
+        n -= 8;
+    }
+    if (n > 0) {
+        word = 0;
+        memcpy(&word, p, n);
+        hash = (hash ^ word) * 0xc4ceb9fe1a85ec53u;
+    }
+    return hash ^ (hash >> 29);
+}
+
+/* The slot of ``cache`` for span ``s``; *hit says whether it holds ``s``'s object. */
+static BlobSlot *blob_slot(BlobSlot *cache, Span s, int *hit) {
+    uint64_t hash = span_hash(s);
+    BlobSlot *slot = &cache[hash % BLOB_CACHE];
+    *hit = slot->obj != NULL && slot->hash == hash && wire_span_cmp(slot->key, s) == 0;
+    if (!*hit) {
+        slot->hash = hash;
+    }
+    return slot;
+}
+
+/* Put ``obj`` (a new reference, kept by the caller too) into ``slot`` for span ``s``. */
+static PyObject *blob_keep(BlobSlot *slot, Span s, PyObject *obj) {
+    if (obj != NULL) {
+        Py_XDECREF(slot->obj);
+        Py_INCREF(obj);
+        slot->obj = obj;
+        slot->key = s;
+    }
+    return obj;
+}
+
+static void free_blobs(BlobSlot *cache) {
+    size_t i;
+    if (cache == NULL) {
+        return;
+    }
+    for (i = 0; i < BLOB_CACHE; i++) {
+        Py_XDECREF(cache[i].obj);
+    }
+    free(cache);
+}
+
 /* A str of a validated span, shared with earlier equal spans (a new reference). */
 static PyObject *cached_text(State *st, Span s) {
-    uint64_t hash = 1469598103934665603u;
-    size_t n = s.p ? (size_t)(s.end - s.p) : 0, i;
-    TextSlot *slot;
-    for (i = 0; i < n; i++) {
-        hash = (hash ^ s.p[i]) * 1099511628211u;
-    }
-    slot = &st->texts[hash % TEXT_CACHE];
+    TextSlot *slot = &st->texts[span_hash(s) % TEXT_CACHE];
     if (slot->obj != NULL && wire_span_cmp(slot->key, s) == 0) {
         Py_INCREF(slot->obj);
         return slot->obj;
@@ -457,8 +524,9 @@ typedef struct {
 static int add_attr(State *st, Fields *f, Span entry) {
     Ptr p = entry.p;
     Span key = {NULL, NULL}, value = {NULL, NULL};
-    int seen_key = 0, seen_value = 0;
+    int seen_key = 0, seen_value = 0, hit;
     PyObject *raw;
+    BlobSlot *slot;
     while (p < entry.end) {
         uint32_t number, wire;
         TRY(wire_tag(&p, entry.end, &number, &wire));
@@ -472,9 +540,19 @@ static int add_attr(State *st, Fields *f, Span entry) {
             return DECLINE;
         }
     }
-    /* The caller checks the AttrValue bytes with upb (each distinct value once). */
-    raw = PyBytes_FromStringAndSize(value.p ? (const char *)value.p : "",
-                                    value.p ? (Py_ssize_t)(value.end - value.p) : 0);
+    slot = blob_slot(st->attr_values, value, &hit);
+    if (hit) {
+        raw = new_ref(slot->obj);
+    } else {
+        /* The caller checks every new AttrValue bytes object with upb. */
+        raw = blob_keep(slot, value,
+                        PyBytes_FromStringAndSize(value.p ? (const char *)value.p : "",
+                                                  value.p ? (Py_ssize_t)(value.end - value.p) : 0));
+        if (raw != NULL && list_add(st->fresh_attrs, new_ref(raw)) != OK) {
+            Py_DECREF(raw);
+            return FAIL;
+        }
+    }
     return dict_put(f->attrs, cached_text(st, key), raw);
 }
 
@@ -1004,11 +1082,6 @@ fail:
     return NULL;
 }
 
-static PyObject *new_ref(PyObject *o) {
-    Py_INCREF(o);
-    return o;
-}
-
 /* The node's tuple (see the module comment); *rc says OK, DECLINE or FAIL. */
 static PyObject *node_tuple(State *st, Fields *f, PyObject *name, int has_execs, int *rc) {
     PyObject *items[NODE_ITEMS];
@@ -1023,7 +1096,16 @@ static PyObject *node_tuple(State *st, Fields *f, PyObject *name, int has_execs,
         *rc = output_shapes_dict(st, shapes);
     }
     if (*rc == OK && f->has_trace) {
-        *rc = trace_bytes(st, f->trace, &trace);
+        int hit;
+        BlobSlot *slot = blob_slot(st->traces, f->trace, &hit);
+        if (hit) {
+            trace = new_ref(slot->obj);
+        } else {
+            *rc = trace_bytes(st, f->trace, &trace);
+            if (*rc == OK) {
+                blob_keep(slot, f->trace, trace);
+            }
+        }
     }
     if (*rc != OK) {
         Py_XDECREF(inputs);
@@ -1139,6 +1221,9 @@ static void free_state(State *st) {
     wire_buf_free(&st->steps);
     Py_XDECREF(st->id_to_string);
     Py_XDECREF(st->names);
+    Py_XDECREF(st->fresh_attrs);
+    free_blobs(st->attr_values);
+    free_blobs(st->traces);
     for (i = 0; i < TEXT_CACHE; i++) {
         Py_XDECREF(st->texts[i].obj);
     }
@@ -1162,7 +1247,14 @@ static int decode_all(State *st, Ptr data, Ptr end, PyObject *nodes) {
     size_t n, i;
     int rc;
     st->id_to_string = PyDict_New();
-    if (st->id_to_string == NULL) {
+    st->fresh_attrs = PyList_New(0);
+    st->attr_values = (BlobSlot *)calloc(BLOB_CACHE, sizeof(BlobSlot));
+    st->traces = (BlobSlot *)calloc(BLOB_CACHE, sizeof(BlobSlot));
+    if (st->id_to_string == NULL || st->fresh_attrs == NULL) {
+        return FAIL;
+    }
+    if (st->attr_values == NULL || st->traces == NULL) {
+        PyErr_NoMemory();
         return FAIL;
     }
     TRY(read_top(st, data, end));
@@ -1182,7 +1274,7 @@ static int decode_all(State *st, Ptr data, Ptr end, PyObject *nodes) {
 }
 
 static PyObject *result_tuple(State *st, PyObject *nodes) {
-    PyObject *items[5];
+    PyObject *items[6];
     PyObject *blocks = PyList_New(0);
     Block *all = (Block *)st->blocks.data;
     size_t n = st->blocks.len / sizeof(Block), i;
@@ -1196,7 +1288,8 @@ static PyObject *result_tuple(State *st, PyObject *nodes) {
     items[2] = new_ref(st->id_to_string);
     items[3] = new_ref(nodes);
     items[4] = blocks;
-    return tuple_of(items, 5);
+    items[5] = new_ref(st->fresh_attrs);
+    return tuple_of(items, 6);
 }
 
 static PyObject *profiledecode_decode(PyObject *self, PyObject *arg) {

@@ -112,7 +112,7 @@ def _add(log: MonitorLog, doc: dict[str, Any]) -> None:
         run.end = doc
 
 
-def _records(data: bytearray) -> Iterator[dict[str, Any] | None]:
+def _records(data: bytes) -> Iterator[dict[str, Any] | None]:
     """Each non-blank line of ``data`` as a record, or None when it is not a JSON
     object; one line is copied at a time, and only lines starting with ``{`` are
     decoded (bytes that are not UTF-8 replaced)."""

@@ -7,8 +7,9 @@ refused after a ``stat`` and before it is opened for reading, and a FIFO swapped
 in afterwards is caught on the open descriptor (opened non-blocking, so a FIFO
 without a writer cannot hang the read). A file over the input limit
 (:func:`max_input_size`: 2 GiB unless raised) is refused with one line naming
-its size, the limit and how to raise it. The bytes are read once into a
-preallocated ``bytearray``, so peak memory is the file plus what parses it.
+its size, the limit and how to raise it. The bytes are read once into one
+``bytes`` object of the file's size (never copied afterwards), so peak memory
+is the file plus what parses it.
 """
 
 from __future__ import annotations
@@ -149,24 +150,24 @@ def open_input(path: str | os.PathLike[str], what: str = "a file") -> int:
     return fd
 
 
-def _read_exactly(fd: int, size: int) -> bytearray:
-    """Up to ``size`` bytes of ``fd`` in one preallocated buffer (shorter if the file shrank)."""
-    buf = bytearray(size)
-    view = memoryview(buf)
-    done = 0
+def _read_exactly(fd: int, size: int) -> bytes:
+    """Up to ``size`` bytes of ``fd``, normally in one read into one buffer
+    (shorter if the file shrank, later appends left out)."""
+    parts: list[bytes] = []
+    left = size
     with io.FileIO(fd, "rb", closefd=False) as raw:
-        while done < size:
-            got = raw.readinto(view[done:])
+        while left > 0:
+            got = raw.read(left)
             if not got:
                 break
-            done += got
-    view.release()
-    if done < size:
-        del buf[done:]
-    return buf
+            parts.append(got)
+            left -= len(got)
+    if len(parts) == 1:
+        return parts[0]
+    return b"".join(parts)
 
 
-def _read_capped(fd: int, name: str, what: str, cap: int) -> bytearray:
+def _read_capped(fd: int, name: str, what: str, cap: int) -> bytes:
     """The whole of ``fd`` unless it is over ``cap`` bytes; errors name ``name``."""
     try:
         size = os.fstat(fd).st_size
@@ -186,7 +187,7 @@ def _read_capped(fd: int, name: str, what: str, cap: int) -> bytearray:
 
 def read_input(
     path: str | os.PathLike[str], what: str = "a file", limit: int | str | None = None
-) -> bytearray:
+) -> bytes:
     """The bytes of the user file ``path``, read once, at most the input limit.
 
     Args:

@@ -172,7 +172,7 @@ def input_options(func: _F) -> _F:
     return func
 
 
-def read_file(path: str, what: str = "a file") -> bytearray:
+def read_file(path: str, what: str = "a file") -> bytes:
     """The bytes of ``path`` (:func:`~tfprof_lite.base.reading.read_input`): a missing,
     unreadable, non-regular or oversized file is one clear error."""
     return read_input(path, what)

@@ -29,6 +29,7 @@ every ``allocations`` entry adds an allocation row.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,17 +244,14 @@ def native_profile_available() -> bool:
     return _native() is not None
 
 
-def _attrs_parse(nodes: list[NodeRow]) -> bool:
-    """Whether every distinct AttrValue of ``nodes`` parses (the native decoder
-    does not look into them; a whole-message parse would)."""
+def _attrs_parse(values: Iterable[bytes]) -> bool:
+    """Whether every AttrValue in ``values`` parses (the native decoder does not
+    look into them; a whole-message parse would)."""
     from tfprof_lite.proto.messages import AttrValue
 
-    values: set[bytes] = set()
-    for row in nodes:
-        values.update(row[11].values())
     check = AttrValue()
     try:
-        for value in values:
+        for value in set(values):
             check.ParseFromString(value)
     except Exception:  # left to the caller's own parse, which reports it
         return False
@@ -274,8 +272,8 @@ def native_profile_columns(raw: bytes) -> ProfileColumns | None:
     parts = module.decode(raw)
     if parts is None:
         return None
-    has_trace, steps, id_to_string, nodes, blocks = parts
-    if not _attrs_parse(nodes):
+    has_trace, steps, id_to_string, nodes, blocks, attr_values = parts
+    if not _attrs_parse(attr_values):
         return None
     out = []
     for block in blocks:
