@@ -170,3 +170,69 @@ def test_sanitized_graph_decoder(libasan: str, tmp_path: Path) -> None:
     regular = graphs._native()
     if regular is not None:
         assert declined == [getattr(regular, name)(d) is None for name, d in calls]
+
+
+ARGS_CHILD = textwrap.dedent(
+    """
+    import hashlib, importlib, pickle, sys
+    sys.path.insert(0, sys.argv[1])
+    module = importlib.import_module(sys.argv[2])
+    for name, args in pickle.load(open(sys.argv[3], "rb")):
+        for _ in range(2):
+            result = getattr(module, name)(*args)
+        if result is None:
+            print("-")
+        else:
+            print(hashlib.sha256(pickle.dumps(result)).hexdigest())
+    """
+)
+
+
+def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
+    """``heads`` on the hand-made cases' models and random ones, ``frame_tree`` on
+    random trees, and a few arguments each must decline."""
+    import numpy as np
+
+    from tests.unit import test_view_builds as tv
+
+    rng = random.Random(5)
+    models = []
+    for make in CASES:
+        case = make()
+        prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
+        for step, meta in case.run_metas:
+            prof.add_step(step, meta)
+        models.append(prof.model)
+    models += [tv._random_model(rng, rng.randint(0, 60)) for _ in range(20)]
+    calls: list[tuple[str, tuple[Any, ...]]] = [("heads", tv._heads_args(m)) for m in models]
+    odd = tv._random_model(rng, 5)
+    odd.output_shapes[0] = {0: [1 << 64]}
+    calls.append(("heads", tv._heads_args(odd)))
+    for _ in range(20):
+        streams, parent, _levels = tv._random_tree(rng, rng.randint(1, 200))
+        calls.append(("frame_tree", (streams, parent.tobytes(), b"\x62")))
+    bad = np.array([-1, 1], dtype=np.int64).tobytes()
+    calls.append(("frame_tree", ([[b"a", b"b"]], bad, b"\x62")))
+    return calls
+
+
+def test_sanitized_view_encoders(libasan: str, tmp_path: Path) -> None:
+    from tfprof_lite._native import load
+
+    module = build(tmp_path, NATIVE / "_profileencode.c", "_profileencode", f"-I{NATIVE}")
+    calls = _view_encoder_calls()
+    data = tmp_path / "views.pickle"
+    data.write_bytes(pickle.dumps(calls))
+    done = _run_child(libasan, ARGS_CHILD, [str(module.parent), module.stem, str(data)])
+    assert problems(done) == [], done.stderr[-4000:]
+    lines = done.stdout.split()
+    assert len(lines) == len(calls) and 0 < lines.count("-") < len(calls)
+    regular = load("_profileencode")
+    if regular is not None:
+        import hashlib
+
+        want = []
+        for name, args in calls:
+            result = getattr(regular, name)(*args)
+            want.append("-" if result is None else hashlib.sha256(pickle.dumps(result)).hexdigest())
+        assert lines == want

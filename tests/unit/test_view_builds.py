@@ -10,15 +10,17 @@ protobuf, and the encoder's grouping of equal rows against encoding every row.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
 
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.outputs.message import _GRAPH_TOTAL
+from tfprof_lite.outputs.message import _GRAPH_TOTAL, _parse_tree
 from tfprof_lite.outputs.message_nodes import (
     TotalsCache,
     _encode_rows,
+    build_heads_pure,
     encode_fields,
     encode_sized,
     framings,
@@ -229,3 +231,119 @@ def test_framings_are_tag_and_length() -> None:
     lengths = np.array([0, 1, 127, 128, 300, 16383, 16384, 1 << 30], dtype=np.int64)
     for tag in (b"\x62", b"\x82\x01"):
         assert framings(tag, lengths) == [tag + varint(int(n)) for n in lengths]
+
+
+# ---------------------------------------------------------------- native encoder
+def _native_encoder() -> Any:
+    from tfprof_lite._native import load
+
+    module = load("_profileencode")
+    if module is None:
+        pytest.skip("the native encoder is not built")
+    return module
+
+
+def _heads_args(model: ProfileModel) -> tuple[Any, ...]:
+    return (
+        model.names,
+        model.canonical_device,
+        model.index,
+        model.inputs,
+        model.src_output,
+        model.output_shapes,
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_native_heads_equal_python_heads(seed: int) -> None:
+    module = _native_encoder()
+    rng = random.Random(seed)
+    for _ in range(10):
+        model = _random_model(rng, rng.randint(0, 80))
+        model.extend_nodes(["", "x" * 200, "ü/" * 70], ["Op"] * 3)
+        model.inputs[-1] = {-2: "", 1 << 40: model.names[0] if len(model) > 3 else ""}
+        assert module.heads(*_heads_args(model)) == build_heads_pure(model)
+
+
+def test_native_heads_decline_unusual_arguments() -> None:
+    """The native heads decline (None) where an argument is not what the model
+    keeps; the Python path then runs and raises where it should."""
+    module = _native_encoder()
+    model = ProfileModel()
+    model.extend_nodes(["a", "b"], ["Op", "Op"])
+    model.inputs[1] = {0: "a"}
+    model.output_shapes[0] = {0: [1 << 64]}  # beyond int64
+    assert module.heads(*_heads_args(model)) is None
+    model.output_shapes[0] = {0: (2, 3)}  # not a list
+    assert module.heads(*_heads_args(model)) is None
+    model.output_shapes[0] = {0: [2, 3]}
+    model.inputs[1] = {"0": "a"}  # a position that is not an int
+    assert module.heads(*_heads_args(model)) is None
+    model.inputs[1] = {0: "a"}
+    model.names[0] = "\ud800"  # not encodable as UTF-8
+    assert module.heads(*_heads_args(model)) is None
+    with pytest.raises(UnicodeEncodeError):
+        build_heads_pure(model)
+    assert module.heads(model.names, model.canonical_device[:1], {}, [], [], []) is None
+
+
+def _random_tree(rng: random.Random, n: int) -> tuple[list[list[bytes]], np.ndarray, list[int]]:
+    """``n`` rows in pre-order: a parent for each row, two field streams, and levels."""
+    parents, levels = [-1], [0]
+    for r in range(1, n):
+        candidates = [p for p in range(r) if levels[p] < 70]
+        p = rng.choice(candidates[-5:]) if rng.random() < 0.7 else rng.choice(candidates)
+        # pre-order: the parent must be the last row at its level or an ancestor of it
+        while any(levels[q] <= levels[p] for q in range(p + 1, r)):
+            p = parents[p]
+            if p < 0:
+                p = 0
+                break
+        parents.append(p)
+        levels.append(levels[p] + 1)
+    streams = [
+        [
+            pb.GraphNodeProto(name=f"n{r}" * rng.randint(0, 40)).SerializeToString()
+            for r in range(n)
+        ],
+        [varint(8 << 3 | 0) + varint(rng.randint(0, 1 << 40)) for _ in range(n)],
+    ]
+    return streams, np.asarray(parents, dtype=np.int64), levels
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_native_tree_framing_equals_python(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _native_encoder()
+    rng = random.Random(seed)
+    for _ in range(25):
+        n = rng.randint(1, 300)
+        streams, parent, levels = _random_tree(rng, n)
+        level = np.asarray(levels, dtype=np.int64)
+        own_len = np.asarray([sum(len(s[r]) for s in streams) for r in range(n)], dtype=np.int64)
+        sizes = np.ones(n, dtype=np.int64)
+        for r in range(n - 1, 0, -1):
+            sizes[parent[r]] += sizes[r]
+        native = module.frame_tree(streams, parent.tobytes(), b"\x62")
+        assert native is not None
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+        pure = _parse_tree(pb.GraphNodeProto, (streams, own_len), level, sizes, parent, b"\x62")
+        monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON")
+        assert pb.GraphNodeProto.FromString(native) == pure
+        if int(level.max()) < 64:
+            assert native == pure.SerializeToString()
+
+
+def test_native_tree_framing_declines_bad_shapes() -> None:
+    module = _native_encoder()
+    one = [[b"\x0a\x01a", b"\x0a\x01b"]]
+    assert (
+        module.frame_tree(one, np.array([-1, 0]).tobytes(), b"\x62")
+        == b"\x0a\x01a\x62\x03\x0a\x01b"
+    )
+    assert module.frame_tree(one, np.array([-1, 1]).tobytes(), b"\x62") is None  # own parent
+    assert module.frame_tree(one, np.array([0, 0]).tobytes(), b"\x62") is None  # rooted twice
+    assert module.frame_tree(one, np.array([-1]).tobytes(), b"\x62") is None  # lengths differ
+    assert module.frame_tree([[b"x", None]], np.array([-1, 0]).tobytes(), b"\x62") is None
+    assert module.frame_tree(one, b"\x00" * 15, b"\x62") is None
+    assert module.frame_tree(one, np.array([-1, 0]).tobytes(), b"") is None
+    assert module.frame_tree([], b"", b"\x62") is None

@@ -19,6 +19,26 @@
  * map entry per node (ProfileNode fields, then one ``execs`` entry per step the
  * node ran in). Map entries are written in node and step order; defaults are
  * not written, as proto3 does.
+ *
+ * heads(names, devices, index, inputs, src_output, output_shapes) -> list | None
+ *
+ * The returned view messages' per-node head (tfprof_lite.outputs.message_nodes
+ * keeps the pure-Python path that gives the same bytes): for each node its
+ * GraphNodeProto ``name`` field, its ``device`` field (when bound) and one
+ * ``input_shapes`` entry per input in position order, holding the shape of the
+ * output the input reads (``src_output``, default 0) of its producer, unknown
+ * rank when the producer is not a node or that output has no shape. None when
+ * an argument is not what the model keeps (the caller then runs its own path,
+ * which raises where it should).
+ *
+ * frame_tree(streams, parents, tag) -> bytes | None
+ *
+ * A view message tree in pre-order as one message's bytes
+ * (tfprof_lite.outputs.message keeps the pure-Python path): row r's fields are
+ * streams[0][r] + streams[1][r] + ...; every row but row 0 (the root) is
+ * written as a ``tag`` field (the message's ``children``) of its parent
+ * ``parents[r]`` (int64 bytes, each parent before its children). None when the
+ * arguments do not have that shape.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -659,10 +679,320 @@ static PyObject *profileencode_encode(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* ------------------------------------------------------------------ view heads */
+
+typedef struct {
+    int64_t pos;
+    PyObject *src; /* borrowed */
+} Input;
+
+/* The node's inputs into *items (grown as needed), by position (positions in a
+   dict are distinct; most come ascending). */
+static int sorted_inputs(PyObject *inputs, WireBuf *items, size_t *count) {
+    PyObject *pos, *src;
+    Py_ssize_t it = 0;
+    size_t n = 0, i;
+    int failed = 0;
+    items->len = 0;
+    while (PyDict_Next(inputs, &it, &pos, &src)) {
+        Input in;
+        in.pos = as_int64(pos, &failed);
+        in.src = src;
+        if (failed || !PyUnicode_Check(src)) {
+            return FAIL;
+        }
+        TRY(wire_buf_put(items, &in, sizeof in));
+        n++;
+    }
+    for (i = 1; i < n; i++) { /* insertion sort: short runs, usually in order */
+        Input *all = (Input *)items->data, key = all[i];
+        size_t j = i;
+        while (j > 0 && all[j - 1].pos > key.pos) {
+            all[j] = all[j - 1];
+            j--;
+        }
+        all[j] = key;
+    }
+    *count = n;
+    return OK;
+}
+
+/* A TensorShapeProto of the list ``dims`` (NULL or empty: unknown rank). */
+static int put_shape(WireBuf *b, WireBuf *dim, PyObject *dims) {
+    Py_ssize_t n, i;
+    int failed = 0;
+    if (dims == NULL) {
+        return put_int(b, 3, 1);
+    }
+    if (!PyList_Check(dims)) {
+        return FAIL;
+    }
+    n = PyList_Size(dims);
+    if (n == 0) {
+        return put_int(b, 3, 1);
+    }
+    for (i = 0; i < n; i++) {
+        dim->len = 0;
+        TRY(put_int(dim, 1, as_int64(PyList_GetItem(dims, i), &failed)));
+        if (failed) {
+            return FAIL;
+        }
+        TRY(put_nested(b, 2, dim));
+    }
+    return OK;
+}
+
+typedef struct {
+    PyObject *names, *devices, *index, *inputs, *src_output, *output_shapes;
+    PyObject *zero;
+    Py_ssize_t n;
+    WireBuf head, entry, shape, dim, items;
+} Heads;
+
+/* The output shape an input of node ``nid`` reads from producer ``src``
+   (borrowed; NULL for none). */
+static int read_shape(Heads *h, Py_ssize_t nid, PyObject *src, PyObject **dims) {
+    PyObject *producer = PyDict_GetItem(h->index, src), *slots, *slot, *shapes;
+    int failed = 0;
+    int64_t p;
+    *dims = NULL;
+    if (producer == NULL) {
+        return OK;
+    }
+    p = as_int64(producer, &failed);
+    if (failed || p < 0 || p >= h->n) {
+        return FAIL;
+    }
+    slots = PyList_GetItem(h->src_output, nid);
+    shapes = PyList_GetItem(h->output_shapes, (Py_ssize_t)p);
+    if (!PyDict_Check(slots) || !PyDict_Check(shapes)) {
+        return FAIL;
+    }
+    slot = PyDict_GetItem(slots, src);
+    *dims = PyDict_GetItem(shapes, slot != NULL ? slot : h->zero);
+    return OK;
+}
+
+static int put_head(Heads *h, Py_ssize_t nid) {
+    PyObject *name = PyList_GetItem(h->names, nid), *device = PyList_GetItem(h->devices, nid);
+    PyObject *inputs = PyList_GetItem(h->inputs, nid);
+    size_t n = 0, i;
+    h->head.len = 0;
+    if (!PyUnicode_Check(name) || !PyUnicode_Check(device) || !PyDict_Check(inputs)) {
+        return FAIL;
+    }
+    if (PyUnicode_GetLength(name) == 0) {
+        TRY(put_bytes(&h->head, 1, "", 0)); /* the name is written even when empty */
+    } else {
+        TRY(put_text(&h->head, 1, name));
+    }
+    TRY(put_text(&h->head, 10, device));
+    TRY(sorted_inputs(inputs, &h->items, &n));
+    for (i = 0; i < n; i++) {
+        const Input *in = (const Input *)h->items.data + i;
+        PyObject *dims;
+        TRY(read_shape(h, nid, in->src, &dims));
+        h->shape.len = 0;
+        h->entry.len = 0;
+        TRY(put_shape(&h->shape, &h->dim, dims));
+        TRY(put_int(&h->entry, 1, in->pos));
+        TRY(put_nested(&h->entry, 2, &h->shape));
+        TRY(put_nested(&h->head, 16, &h->entry));
+    }
+    return OK;
+}
+
+static int all_heads(Heads *h, PyObject *out) {
+    Py_ssize_t nid;
+    PyObject *lists[5] = {h->devices, h->inputs, h->src_output, h->output_shapes, h->names};
+    int i;
+    for (i = 0; i < 5; i++) {
+        if (!PyList_Check(lists[i]) || PyList_Size(lists[i]) != h->n) {
+            return FAIL;
+        }
+    }
+    if (!PyDict_Check(h->index)) {
+        return FAIL;
+    }
+    for (nid = 0; nid < h->n; nid++) {
+        TRY(put_head(h, nid));
+        TRY(wire_list_add(out, PyBytes_FromStringAndSize(h->head.data ? h->head.data : "",
+                                                         (Py_ssize_t)h->head.len)));
+    }
+    return OK;
+}
+
+static PyObject *profileencode_heads(PyObject *self, PyObject *args) {
+    Heads h;
+    PyObject *out, *result = NULL;
+    (void)self;
+    memset(&h, 0, sizeof h);
+    if (!PyArg_ParseTuple(args, "OOOOOO", &h.names, &h.devices, &h.index, &h.inputs,
+                          &h.src_output, &h.output_shapes)) {
+        return NULL;
+    }
+    h.n = PyList_Check(h.names) ? PyList_Size(h.names) : -1;
+    h.zero = PyLong_FromLong(0);
+    out = PyList_New(0);
+    if (h.zero != NULL && out != NULL && h.n >= 0 && all_heads(&h, out) == OK) {
+        result = out;
+        out = NULL;
+    } else if (!PyErr_Occurred() || !PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        PyErr_Clear(); /* declined: the caller's own path says what is wrong */
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    Py_XDECREF(out);
+    Py_XDECREF(h.zero);
+    wire_buf_free(&h.head);
+    wire_buf_free(&h.entry);
+    wire_buf_free(&h.shape);
+    wire_buf_free(&h.dim);
+    wire_buf_free(&h.items);
+    return result;
+}
+
+/* ------------------------------------------------------------------ view trees */
+
+static size_t varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80u) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint8_t *write_varint(uint8_t *out, uint64_t v) {
+    while (v >= 0x80u) {
+        *out++ = (uint8_t)(v | 0x80u);
+        v >>= 7;
+    }
+    *out++ = (uint8_t)v;
+    return out;
+}
+
+typedef struct {
+    PyObject **lists; /* the streams */
+    Py_ssize_t n_streams, n;
+    const int64_t *parents;
+    const char *tag;
+    Py_ssize_t tag_len;
+    uint64_t *content; /* per row: its fields plus its framed children */
+} Tree;
+
+/* Row sizes, then each row's content from the last row up (a row's children
+   come after it in pre-order, so they are final when it is reached). */
+static int tree_sizes(Tree *t) {
+    Py_ssize_t r, k;
+    for (r = 0; r < t->n; r++) {
+        uint64_t own = 0;
+        for (k = 0; k < t->n_streams; k++) {
+            PyObject *piece = PyList_GetItem(t->lists[k], r);
+            if (piece == NULL || !PyBytes_Check(piece)) {
+                PyErr_Clear();
+                return FAIL;
+            }
+            own += (uint64_t)PyBytes_Size(piece);
+        }
+        t->content[r] = own;
+    }
+    if (t->n > 0 && t->parents[0] != -1) {
+        return FAIL;
+    }
+    for (r = t->n - 1; r > 0; r--) {
+        int64_t p = t->parents[r];
+        if (p < 0 || p >= r) {
+            return FAIL;
+        }
+        t->content[p] += (uint64_t)t->tag_len + varint_size(t->content[r]) + t->content[r];
+    }
+    return OK;
+}
+
+static void tree_write(const Tree *t, uint8_t *out) {
+    Py_ssize_t r, k;
+    for (r = 0; r < t->n; r++) {
+        if (r > 0) {
+            memcpy(out, t->tag, (size_t)t->tag_len);
+            out = write_varint(out + t->tag_len, t->content[r]);
+        }
+        for (k = 0; k < t->n_streams; k++) {
+            PyObject *piece = PyList_GetItem(t->lists[k], r);
+            Py_ssize_t size = PyBytes_Size(piece);
+            memcpy(out, PyBytes_AsString(piece), (size_t)size);
+            out += size;
+        }
+    }
+}
+
+static int tree_args(Tree *t, PyObject *streams, PyObject *parents, PyObject *tag) {
+    Py_ssize_t k;
+    char *data;
+    Py_ssize_t size;
+    if (!PyList_Check(streams) || !PyBytes_Check(parents) || !PyBytes_Check(tag)) {
+        return FAIL;
+    }
+    t->n_streams = PyList_Size(streams);
+    if (PyBytes_AsStringAndSize(parents, &data, &size) < 0 || size % 8 != 0) {
+        return FAIL;
+    }
+    t->parents = (const int64_t *)data;
+    t->n = size / 8;
+    if (PyBytes_AsStringAndSize(tag, &data, &t->tag_len) < 0 || t->tag_len < 1 ||
+        t->tag_len > 5) {
+        return FAIL;
+    }
+    t->tag = data;
+    t->lists = (PyObject **)calloc((size_t)t->n_streams + 1, sizeof(PyObject *));
+    t->content = (uint64_t *)calloc((size_t)t->n + 1, sizeof(uint64_t));
+    if (t->lists == NULL || t->content == NULL) {
+        PyErr_NoMemory();
+        return FAIL;
+    }
+    for (k = 0; k < t->n_streams; k++) {
+        t->lists[k] = PyList_GetItem(streams, k);
+        if (!PyList_Check(t->lists[k]) || PyList_Size(t->lists[k]) != t->n) {
+            return FAIL;
+        }
+    }
+    return OK;
+}
+
+static PyObject *profileencode_frame_tree(PyObject *self, PyObject *args) {
+    PyObject *streams, *parents, *tag, *out = NULL;
+    Tree t;
+    (void)self;
+    memset(&t, 0, sizeof t);
+    if (!PyArg_ParseTuple(args, "OOO", &streams, &parents, &tag)) {
+        return NULL;
+    }
+    if (tree_args(&t, streams, parents, tag) == OK && t.n > 0 && tree_sizes(&t) == OK &&
+        t.content[0] < (uint64_t)PY_SSIZE_T_MAX) {
+        out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)t.content[0]);
+        if (out != NULL) {
+            tree_write(&t, (uint8_t *)PyBytes_AsString(out));
+        }
+    } else if (!PyErr_Occurred()) {
+        out = Py_None;
+        Py_INCREF(out);
+    }
+    free(t.lists);
+    free(t.content);
+    return out;
+}
+
 static PyMethodDef profileencode_methods[] = {
     {"encode", profileencode_encode, METH_VARARGS,
      "encode(header: bytes, nodes: tuple, steps: list) -> bytes\n\n"
      "A profile model's ProfileProto bytes (see tfprof_lite.model.profile_write)."},
+    {"heads", profileencode_heads, METH_VARARGS,
+     "heads(names, devices, index, inputs, src_output, output_shapes) -> list | None\n\n"
+     "Each node's name, device and input_shapes fields of the view messages\n"
+     "(see tfprof_lite.outputs.message_nodes); None when declined."},
+    {"frame_tree", profileencode_frame_tree, METH_VARARGS,
+     "frame_tree(streams, parents, tag) -> bytes | None\n\n"
+     "A pre-order view message tree as one message (see tfprof_lite.outputs.message)."},
     {NULL, NULL, 0, NULL},
 };
 

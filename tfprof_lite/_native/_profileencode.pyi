@@ -4,3 +4,17 @@ from typing import Any
 
 def encode(header: bytes, nodes: tuple[Any, ...], steps: list[tuple[Any, ...]]) -> bytes:
     """A profile model's ProfileProto bytes."""
+
+def heads(
+    names: list[str],
+    devices: list[str],
+    index: dict[str, int],
+    inputs: list[dict[int, str]],
+    src_output: list[dict[str, int]],
+    output_shapes: list[dict[int, list[int]]],
+) -> list[bytes] | None:
+    """Each node's name, device and input_shapes fields of the view messages;
+    None when declined."""
+
+def frame_tree(streams: list[list[bytes]], parents: bytes, tag: bytes) -> bytes | None:
+    """A pre-order view message tree as one message's bytes; None when declined."""

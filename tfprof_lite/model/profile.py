@@ -11,6 +11,7 @@ turns them into dense per-node arrays for one query step, applying tfprof's rule
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -53,6 +54,7 @@ class NodeStats:
 
 #: The statistics summed from each step's records (the others are derived).
 _SUMMED = tuple(m.name for m in METRICS if m.per_step)
+_I64_WRAP = 1 << 63
 
 
 class ProfileModel:
@@ -291,8 +293,9 @@ class ProfileModel:
     def _parameters(self) -> IntArray:
         out = np.zeros(len(self.names), dtype=np.int64)
         for nid, shape in enumerate(self.shapes):
-            if shape and all(d >= 0 for d in shape):
-                out[nid] = int(np.prod(np.asarray(shape, dtype=np.int64)))
+            if shape and min(shape) >= 0:
+                # the product wrapped to int64, as NumPy's int64 product wraps
+                out[nid] = (math.prod(shape) + _I64_WRAP) % (2 * _I64_WRAP) - _I64_WRAP
         return out
 
     # ----------------------------------------------------------------- steps
@@ -303,6 +306,10 @@ class ProfileModel:
             execs = self.steps[step] = StepExecs()
         ingest_step(self, execs, cols)
         self.data_version += 1
+        # Fold the step into the all-steps sums now: the first view after the
+        # steps then finds them ready (a step's totals take about as long as
+        # the bincounts over its records).
+        self._running_sums(len(self.names))
 
     def new_pseudo_node(self, name: str) -> int:
         """Append a node first met in RunMetadata (op = name); returns its id."""

@@ -8,8 +8,9 @@ The message is written in wire format and parsed once (setting fields one by one
 from Python costs more than everything else in a query): stat fields are encoded
 for all nodes at once with NumPy, each graph node's name, device and input shapes
 once per model version, and a tree is laid out in pre-order with its nested
-lengths computed from subtree sizes. Trees deeper than the parser's nesting limit
-are parsed in slices.
+lengths computed from subtree sizes (by the native encoder's ``frame_tree``
+when it is built, else with NumPy here; both give the same bytes). Trees deeper
+than the parser's nesting limit are parsed in slices.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite._native import load
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.outputs.message_nodes import (
@@ -35,6 +37,7 @@ from tfprof_lite.outputs.message_nodes import (
 )
 from tfprof_lite.outputs.text_table import interleave
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.steps import pure_forced
 from tfprof_lite.proto.wire import str_field, varint
 from tfprof_lite.views.node import ShowNode, self_matrix
 from tfprof_lite.views.passes import TreeTable
@@ -203,16 +206,32 @@ def _parse_tree(
     else:
         streams = [own]
         own_len = np.fromiter(map(len, own), dtype=np.int64, count=len(own))
+    deepest = int(level.max(initial=0))
+    if deepest < _MAX_NESTING:
+        framed_native = _frame_native(streams, parent, tag)
+        if framed_native is not None:
+            return cls.FromString(framed_native)
     content = _content_lengths(own_len, sizes)
     heads = framings(tag, content[1:])
     framed = interleave([[b"", *heads], *streams], len(own_len))
     data = b"".join(framed[1:])
-    deepest = int(level.max(initial=0))
     if deepest < _MAX_NESTING:
         return cls.FromString(data)
     head_len = np.array([0, *map(len, heads)], dtype=np.int64)
     start = np.cumsum(head_len + own_len) - own_len  # where each row's fields start
     return _parse_in_slices(cls, data, level, parent, start, own_len, content)
+
+
+def _frame_native(streams: list[list[bytes]], parent: IntArray, tag: bytes) -> bytes | None:
+    """The tree's message bytes by the native encoder; None without it (or when
+    it declines), and :func:`_parse_tree` frames the rows itself."""
+    module = None if pure_forced() else load("_profileencode")
+    if module is None:
+        return None
+    data: bytes | None = module.frame_tree(
+        streams, np.ascontiguousarray(parent, dtype=np.int64).tobytes(), tag
+    )
+    return data
 
 
 def _content_lengths(own_len: IntArray, sizes: IntArray) -> IntArray:

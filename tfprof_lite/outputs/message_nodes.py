@@ -3,9 +3,11 @@
 Contract: :func:`node_heads` gives each graph node's ``name``, ``device`` and
 ``input_shapes`` fields in wire format; they depend on the graph alone (and on
 which nodes have a device bound), so they are kept across ``add_step`` and built
-again only when nodes are added or a step binds a new device. Building them
-walks the nodes with C-level loops (``map`` over the node lists) and encodes
-each distinct device, input shape entry and string length once.
+again only when nodes are added or a step binds a new device. The native
+encoder (``_profileencode.heads``) builds them when it is available;
+:func:`build_heads_pure` is the Python path giving the same bytes: it walks the
+nodes with C-level loops (``map`` over the node lists) and encodes each distinct
+device, input shape entry and string length once.
 :func:`encode_fields` encodes stat rows as varint fields for all rows at once;
 :class:`TotalsCache` keeps the last encoded total rows so that a query whose
 totals did not change encodes nothing again.
@@ -21,12 +23,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite._native import load
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.proto.steps import pure_forced
 from tfprof_lite.proto.wire import int_field, len_field, varint
 from tfprof_lite.views.inputs import input_table
 
 __all__ = [
     "TotalsCache",
+    "build_heads_pure",
     "encode_fields",
     "encode_sized",
     "framings",
@@ -218,6 +223,23 @@ def _heads(model: ProfileModel) -> tuple[list[bytes], IntArray]:
 
 
 def _build_heads(model: ProfileModel) -> list[bytes]:
+    module = None if pure_forced() else load("_profileencode")
+    if module is not None:
+        heads: list[bytes] | None = module.heads(
+            model.names,
+            model.canonical_device,
+            model.index,
+            model.inputs,
+            model.src_output,
+            model.output_shapes,
+        )
+        if heads is not None:
+            return heads
+    return build_heads_pure(model)
+
+
+def build_heads_pure(model: ProfileModel) -> list[bytes]:
+    """:func:`node_heads` built in Python (the path without the native encoder)."""
     devices = model.canonical_device
     fields = {d: string_fields(_DEVICE, [d])[0] if d else b"" for d in set(devices)}
     names = string_fields(_NAME, model.names)

@@ -12,6 +12,7 @@ from itertools import repeat
 from operator import itemgetter, methodcaller
 
 import numpy as np
+import numpy.typing as npt
 
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
@@ -23,8 +24,9 @@ __all__ = ["SCOPE_PARENT", "ScopeView"]
 
 SCOPE_PARENT = "_kTFScopeParent"
 
+IntArray = npt.NDArray[np.int64]
+
 _HEAD = itemgetter(0)
-_TO_KEY = methodcaller("replace", "/", "\0")
 
 
 class ScopeView:
@@ -66,22 +68,28 @@ def scope_structure(names: list[str], ids: dict[str, int] | None = None) -> Stru
     if ids is None:
         ids = dict(zip(names, range(len(names))))
     every = names + _placeholders(names, ids)
-    joined = "\n".join(every) + "\n"
-    if "\0" in joined:  # the separator trick needs a free lowest character
+    joined = "\n".join(every)
+    if "\0" in joined or joined.count("\n") != len(every) - 1:
+        # the separator trick needs a free lowest character, and the lines a free newline
         order = sorted(every, key=lambda name: name.split("/"))
         nids = [ids.get(name, -1) for name in order]
-    elif "/\n" in joined:  # NumPy strings drop trailing NULs: sort in Python
-        order = [key.replace("\0", "/") for key in sorted(n.replace("/", "\0") for n in every)]
-        nids = [ids.get(name, -1) for name in order]
-    else:
-        keys = np.array(list(map(_TO_KEY, every)))
-        perm = np.argsort(keys, kind="stable")
-        order = list(map(every.__getitem__, perm.tolist()))
-        nids = np.concatenate((np.arange(len(names)), np.full(len(every) - len(names), -1)))[
-            perm
-        ].tolist()
-    depth = np.fromiter(map(str.count, order, repeat("/")), dtype=np.int64, count=len(order))
-    return preorder_structure(nids, depth, order)
+        depth = np.fromiter(map(str.count, order, repeat("/")), dtype=np.int64, count=len(order))
+        return preorder_structure(nids, depth, order)
+    keys = joined.replace("/", "\0").split("\n")
+    keys.sort()
+    text = "\n".join(keys).replace("\0", "/")
+    order = text.split("\n")
+    nids = list(map(ids.get, order, repeat(-1)))  # placeholders are not in ids
+    return preorder_structure(nids, _line_depths(text), order)
+
+
+def _line_depths(text: str) -> IntArray:
+    """The number of ``/`` in each line of ``text`` (lines end at ``\\n``)."""
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    slashes = np.flatnonzero(data == ord("/"))
+    ends = np.append(np.flatnonzero(data == ord("\n")), len(data))
+    depth: IntArray = np.diff(np.searchsorted(slashes, ends), prepend=0)
+    return depth
 
 
 def _placeholders(names: list[str], ids: dict[str, int]) -> list[str]:
