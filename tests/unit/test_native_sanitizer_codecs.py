@@ -190,7 +190,7 @@ ARGS_CHILD = textwrap.dedent(
 
 def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
     """``heads`` on the hand-made cases' models and random ones, ``frame_tree`` on
-    random trees, and a few arguments each must decline."""
+    random trees, ``encode_rows`` on a random matrix, and arguments to decline."""
     import numpy as np
 
     from tests.unit import test_view_builds as tv
@@ -213,6 +213,11 @@ def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
         calls.append(("frame_tree", (streams, parent.tobytes(), b"\x62")))
     bad = np.array([-1, 1], dtype=np.int64).tobytes()
     calls.append(("frame_tree", ([[b"a", b"b"]], bad, b"\x62")))
+    values = np.random.default_rng(5).integers(-(1 << 62), 1 << 62, (500, 7), dtype=np.int64)
+    values[values % 3 == 0] = 0
+    tags = [bytes([k << 3]) for k in range(1, 7)] + [b"\x80\x10"]
+    calls.append(("encode_rows", (values.tobytes(), tags)))
+    calls.append(("encode_rows", (values.tobytes()[:-8], tags)))
     return calls
 
 

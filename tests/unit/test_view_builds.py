@@ -23,6 +23,7 @@ from tfprof_lite.outputs.message_nodes import (
     build_heads_pure,
     encode_fields,
     encode_sized,
+    encode_sized_pure,
     framings,
     node_heads,
 )
@@ -347,3 +348,29 @@ def test_native_tree_framing_declines_bad_shapes() -> None:
     assert module.frame_tree(one, b"\x00" * 15, b"\x62") is None
     assert module.frame_tree(one, np.array([-1, 0]).tobytes(), b"") is None
     assert module.frame_tree([], b"", b"\x62") is None
+
+
+def test_native_stat_rows_equal_numpy_rows() -> None:
+    module = _native_encoder()
+    rng = np.random.default_rng(3)
+    for fields in (_GRAPH_TOTAL, (1, 2, 16, 2047)):  # one- and two-byte keys
+        for rows in (0, 1, 5, 300):
+            values = rng.integers(-(1 << 62), 1 << 62, (rows, len(fields)), dtype=np.int64)
+            values[rng.random(values.shape) < 0.5] = 0
+            values[rng.random(values.shape) < 0.1] = rng.integers(0, 300)
+            got, lengths = encode_sized(values, fields)
+            assert (got, lengths.tolist()) == (
+                encode_sized_pure(values, fields)[0],
+                encode_sized_pure(values, fields)[1].tolist(),
+            )
+            tags = [varint(number << 3) for number in fields]
+            assert module.encode_rows(values.tobytes(), tags) == got
+
+
+def test_native_stat_rows_decline_bad_shapes() -> None:
+    module = _native_encoder()
+    assert module.encode_rows(b"\x01" + b"\x00" * 15, [b"\x08"]) == [b"\x08\x01", b""]
+    assert module.encode_rows(b"\x00" * 12, [b"\x08"]) is None  # not whole rows
+    assert module.encode_rows(b"\x00" * 16, [b"\x08", b""]) is None  # an empty key
+    assert module.encode_rows(b"\x00" * 16, []) is None
+    assert module.encode_rows(b"\x00" * 8, ["x"]) is None  # type: ignore[list-item]

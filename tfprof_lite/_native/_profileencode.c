@@ -39,6 +39,13 @@
  * written as a ``tag`` field (the message's ``children``) of its parent
  * ``parents[r]`` (int64 bytes, each parent before its children). None when the
  * arguments do not have that shape.
+ *
+ * encode_rows(values, tags) -> list | None
+ *
+ * Each row of an int64 matrix (``values``: row-major bytes, ``len(tags)``
+ * columns) as varint fields, column j after ``tags[j]`` (its encoded key);
+ * zeros are left out, as proto3 does (tfprof_lite.outputs.message_nodes keeps
+ * the NumPy path).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -982,6 +989,64 @@ static PyObject *profileencode_frame_tree(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ------------------------------------------------------------------ stat rows */
+
+static PyObject *profileencode_encode_rows(PyObject *self, PyObject *args) {
+    PyObject *values, *tags, *out = NULL;
+    const char *tag_data[64];
+    Py_ssize_t tag_len[64], cols, rows, r, j;
+    char *data;
+    Py_ssize_t size;
+    WireBuf row;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "SO!", &values, &PyList_Type, &tags)) {
+        return NULL;
+    }
+    cols = PyList_Size(tags);
+    if (cols < 1 || cols > 64 || PyBytes_AsStringAndSize(values, &data, &size) < 0 ||
+        size % (8 * cols) != 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    for (j = 0; j < cols; j++) {
+        char *t;
+        PyObject *tag = PyList_GetItem(tags, j);
+        if (!PyBytes_Check(tag) || PyBytes_AsStringAndSize(tag, &t, &tag_len[j]) < 0 ||
+            tag_len[j] < 1 || tag_len[j] > 5) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        tag_data[j] = t;
+    }
+    rows = size / (8 * cols);
+    out = PyList_New(rows);
+    memset(&row, 0, sizeof row);
+    for (r = 0; out != NULL && r < rows; r++) {
+        PyObject *encoded;
+        row.len = 0;
+        for (j = 0; j < cols; j++) {
+            uint64_t v;
+            memcpy(&v, data + 8 * (r * cols + j), 8);
+            if (v != 0 && (wire_buf_put(&row, tag_data[j], (size_t)tag_len[j]) != OK ||
+                           put_varint(&row, v) != OK)) {
+                Py_CLEAR(out);
+                break;
+            }
+        }
+        if (out == NULL) {
+            break;
+        }
+        encoded = PyBytes_FromStringAndSize(row.data ? row.data : "", (Py_ssize_t)row.len);
+        if (encoded == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SetItem(out, r, encoded);
+    }
+    wire_buf_free(&row);
+    return out;
+}
+
 static PyMethodDef profileencode_methods[] = {
     {"encode", profileencode_encode, METH_VARARGS,
      "encode(header: bytes, nodes: tuple, steps: list) -> bytes\n\n"
@@ -993,6 +1058,9 @@ static PyMethodDef profileencode_methods[] = {
     {"frame_tree", profileencode_frame_tree, METH_VARARGS,
      "frame_tree(streams, parents, tag) -> bytes | None\n\n"
      "A pre-order view message tree as one message (see tfprof_lite.outputs.message)."},
+    {"encode_rows", profileencode_encode_rows, METH_VARARGS,
+     "encode_rows(values, tags) -> list | None\n\n"
+     "Each row of an int64 matrix as varint fields (see tfprof_lite.outputs.message_nodes)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -18,3 +18,6 @@ def heads(
 
 def frame_tree(streams: list[list[bytes]], parents: bytes, tag: bytes) -> bytes | None:
     """A pre-order view message tree as one message's bytes; None when declined."""
+
+def encode_rows(values: bytes, tags: list[bytes]) -> list[bytes] | None:
+    """Each row of an int64 matrix (row-major bytes) as varint fields; None when declined."""

@@ -8,7 +8,8 @@ encoder (``_profileencode.heads``) builds them when it is available;
 :func:`build_heads_pure` is the Python path giving the same bytes: it walks the
 nodes with C-level loops (``map`` over the node lists) and encodes each distinct
 device, input shape entry and string length once.
-:func:`encode_fields` encodes stat rows as varint fields for all rows at once;
+:func:`encode_fields` encodes stat rows as varint fields for all rows at once
+(natively when the encoder is built, else with NumPy);
 :class:`TotalsCache` keeps the last encoded total rows so that a query whose
 totals did not change encodes nothing again.
 """
@@ -34,6 +35,7 @@ __all__ = [
     "build_heads_pure",
     "encode_fields",
     "encode_sized",
+    "encode_sized_pure",
     "framings",
     "node_head_lengths",
     "node_heads",
@@ -97,7 +99,21 @@ def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
 
 
 def encode_sized(values: IntArray, fields: Sequence[int]) -> tuple[list[bytes], IntArray]:
-    """:func:`encode_fields` and the length of each row's bytes."""
+    """:func:`encode_fields` and the length of each row's bytes (by the native
+    encoder when it is built, else with NumPy: the same bytes)."""
+    module = None if pure_forced() else load("_profileencode")
+    if module is not None and values.ndim == 2 and values.shape[1] == len(fields):
+        tags = [varint(number << 3) for number in fields]
+        flat = np.ascontiguousarray(values, dtype=np.int64)
+        encoded: list[bytes] | None = module.encode_rows(flat.tobytes(), tags)
+        if encoded is not None:
+            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+            return encoded, lengths
+    return encode_sized_pure(values, fields)
+
+
+def encode_sized_pure(values: IntArray, fields: Sequence[int]) -> tuple[list[bytes], IntArray]:
+    """:func:`encode_sized` with NumPy (the path without the native encoder)."""
     distinct = _distinct_rows(values)
     if distinct is not None:
         first, where = distinct
