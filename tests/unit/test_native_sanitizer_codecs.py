@@ -189,8 +189,9 @@ ARGS_CHILD = textwrap.dedent(
 
 
 def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
-    """``heads`` on the hand-made cases' models and random ones, ``frame_tree`` on
-    random trees, ``encode_rows`` on a random matrix, and arguments to decline."""
+    """``heads`` and ``input_edges`` on the hand-made cases' models and random
+    ones, ``frame_tree`` on random trees, ``encode_rows`` on a random matrix, and
+    arguments to decline."""
     import numpy as np
 
     from tests.unit import test_view_builds as tv
@@ -205,6 +206,8 @@ def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
         models.append(prof.model)
     models += [tv._random_model(rng, rng.randint(0, 60)) for _ in range(20)]
     calls: list[tuple[str, tuple[Any, ...]]] = [("heads", tv._heads_args(m)) for m in models]
+    calls += [("input_edges", (m.inputs, m.index)) for m in models]
+    calls.append(("input_edges", ([{"0": "a"}], {})))
     odd = tv._random_model(rng, 5)
     odd.output_shapes[0] = {0: [1 << 64]}
     calls.append(("heads", tv._heads_args(odd)))

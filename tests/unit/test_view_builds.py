@@ -30,6 +30,7 @@ from tfprof_lite.outputs.message_nodes import (
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.wire import varint
 from tfprof_lite.views.graph import graph_structure
+from tfprof_lite.views.inputs import build_pure, input_table
 from tfprof_lite.views.passes import Structure, make_structure
 from tfprof_lite.views.scope import scope_structure
 
@@ -245,14 +246,39 @@ def _native_encoder() -> Any:
 
 
 def _heads_args(model: ProfileModel) -> tuple[Any, ...]:
+    table = input_table(model)
     return (
         model.names,
         model.canonical_device,
-        model.index,
-        model.inputs,
+        table.offsets.astype(np.int64).tobytes(),
+        table.pos.astype(np.int64).tobytes(),
+        table.producer.astype(np.int64).tobytes(),
+        table.srcs,
         model.src_output,
         model.output_shapes,
     )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_native_input_edges_equal_python_table(seed: int) -> None:
+    module = _native_encoder()
+    rng = random.Random(seed)
+    for _ in range(20):
+        model = _random_model(rng, rng.randint(0, 80))
+        model.inputs.append({7: "a0", -3: "zz", 1 << 40: ""})
+        model.extend_nodes(["a0"], ["Op"])  # a name listed twice: the index keeps the last
+        model.inputs[-1] = {}
+        got = module.input_edges(model.inputs, model.index)
+        assert got is not None
+        want = build_pure(model)
+        counts = np.frombuffer(got[0], dtype=np.int64)
+        assert np.diff(want.offsets).tolist() == counts.tolist()
+        assert np.frombuffer(got[1], dtype=np.int64).tolist() == want.pos.tolist()
+        assert np.frombuffer(got[2], dtype=np.int64).tolist() == want.producer.tolist()
+        assert got[3] == want.srcs
+    assert module.input_edges([{"0": "a"}], {}) is None  # a position that is not an int
+    assert module.input_edges([{0: 5}], {}) is None  # a producer that is not a name
+    assert module.input_edges([[0]], {}) is None
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -278,14 +304,17 @@ def test_native_heads_decline_unusual_arguments() -> None:
     model.output_shapes[0] = {0: (2, 3)}  # not a list
     assert module.heads(*_heads_args(model)) is None
     model.output_shapes[0] = {0: [2, 3]}
-    model.inputs[1] = {"0": "a"}  # a position that is not an int
-    assert module.heads(*_heads_args(model)) is None
-    model.inputs[1] = {0: "a"}
+    assert module.heads(*_heads_args(model)) == build_heads_pure(model)
+    args = list(_heads_args(model))
+    assert module.heads(*[*args[:2], args[2][:-8], *args[3:]]) is None  # offsets short
+    assert module.heads(*[*args[:2], args[2][::-1], *args[3:]]) is None  # offsets garbled
+    assert module.heads(*[*args[:4], np.array([9]).tobytes(), *args[5:]]) is None  # no node 9
+    assert module.heads(*[*args[:5], [], *args[6:]]) is None  # edges and names differ
     model.names[0] = "\ud800"  # not encodable as UTF-8
+    model.graph_version += 1
     assert module.heads(*_heads_args(model)) is None
     with pytest.raises(UnicodeEncodeError):
         build_heads_pure(model)
-    assert module.heads(model.names, model.canonical_device[:1], {}, [], [], []) is None
 
 
 def _random_tree(rng: random.Random, n: int) -> tuple[list[list[bytes]], np.ndarray, list[int]]:

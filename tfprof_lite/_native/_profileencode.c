@@ -20,16 +20,27 @@
  * node ran in). Map entries are written in node and step order; defaults are
  * not written, as proto3 does.
  *
- * heads(names, devices, index, inputs, src_output, output_shapes) -> list | None
+ * input_edges(inputs, index) -> tuple | None
+ *
+ * The model's per-node input dicts ({position: producer name}) as edge columns
+ * (tfprof_lite.views.inputs keeps the pure-Python path): int64 bytes of each
+ * node's input count, then per input, nodes in order and each node's inputs by
+ * position, its position and producer id (``index``; -1 when the name is not a
+ * node), and the list of producer names.
+ *
+ * heads(names, devices, offsets, pos, producer, srcs, src_output,
+ *       output_shapes) -> list | None
  *
  * The returned view messages' per-node head (tfprof_lite.outputs.message_nodes
  * keeps the pure-Python path that gives the same bytes): for each node its
  * GraphNodeProto ``name`` field, its ``device`` field (when bound) and one
- * ``input_shapes`` entry per input in position order, holding the shape of the
- * output the input reads (``src_output``, default 0) of its producer, unknown
- * rank when the producer is not a node or that output has no shape. None when
- * an argument is not what the model keeps (the caller then runs its own path,
- * which raises where it should).
+ * ``input_shapes`` entry per input of the edge columns above (node i's inputs
+ * are ``offsets[i]:offsets[i + 1]``), holding the shape of the output the input
+ * reads (``src_output``, default 0) of its producer, unknown rank when the
+ * producer is not a node or that output has no shape.
+ *
+ * Both return None when an argument is not what the model keeps (the caller
+ * then runs its own path, which raises where it should).
  *
  * frame_tree(streams, parents, tag) -> bytes | None
  *
@@ -688,6 +699,11 @@ static PyObject *profileencode_encode(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ view heads */
 
+static PyObject *new_ref(PyObject *o) {
+    Py_INCREF(o);
+    return o;
+}
+
 typedef struct {
     int64_t pos;
     PyObject *src; /* borrowed */
@@ -701,6 +717,9 @@ static int sorted_inputs(PyObject *inputs, WireBuf *items, size_t *count) {
     size_t n = 0, i;
     int failed = 0;
     items->len = 0;
+    if (!PyDict_Check(inputs)) {
+        return FAIL;
+    }
     while (PyDict_Next(inputs, &it, &pos, &src)) {
         Input in;
         in.pos = as_int64(pos, &failed);
@@ -722,6 +741,61 @@ static int sorted_inputs(PyObject *inputs, WireBuf *items, size_t *count) {
     }
     *count = n;
     return OK;
+}
+
+/* Every node's inputs as edge columns: per node its input count, per input its
+   position, producer id (-1: not a node) and producer name. */
+static int read_edges(PyObject *inputs, PyObject *index, WireBuf *cols, PyObject *srcs) {
+    Py_ssize_t n = PyList_Size(inputs), nid;
+    WireBuf items;
+    int rc = OK;
+    memset(&items, 0, sizeof items);
+    for (nid = 0; rc == OK && nid < n; nid++) {
+        size_t count = 0, i;
+        rc = sorted_inputs(PyList_GetItem(inputs, nid), &items, &count);
+        if (rc == OK) {
+            rc = wire_put_i64(&cols[0], (int64_t)count);
+        }
+        for (i = 0; rc == OK && i < count; i++) {
+            const Input *in = (const Input *)items.data + i;
+            PyObject *producer = PyDict_GetItem(index, in->src);
+            int failed = 0;
+            int64_t p = producer != NULL ? as_int64(producer, &failed) : -1;
+            if (failed || wire_put_i64(&cols[1], in->pos) != OK ||
+                wire_put_i64(&cols[2], p) != OK || wire_list_add(srcs, new_ref(in->src)) != OK) {
+                rc = FAIL;
+            }
+        }
+    }
+    wire_buf_free(&items);
+    return rc;
+}
+
+static PyObject *profileencode_input_edges(PyObject *self, PyObject *args) {
+    PyObject *inputs, *index, *srcs, *result = NULL;
+    WireBuf cols[3];
+    int i;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &inputs, &PyDict_Type, &index)) {
+        return NULL;
+    }
+    memset(cols, 0, sizeof cols);
+    srcs = PyList_New(0);
+    if (srcs != NULL && read_edges(inputs, index, cols, srcs) == OK) {
+        result = Py_BuildValue("(y#y#y#O)", cols[0].data ? cols[0].data : "",
+                               (Py_ssize_t)cols[0].len, cols[1].data ? cols[1].data : "",
+                               (Py_ssize_t)cols[1].len, cols[2].data ? cols[2].data : "",
+                               (Py_ssize_t)cols[2].len, srcs);
+    } else if (!PyErr_Occurred() || !PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        PyErr_Clear(); /* declined: the caller's own path says what is wrong */
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    Py_XDECREF(srcs);
+    for (i = 0; i < 3; i++) {
+        wire_buf_free(&cols[i]);
+    }
+    return result;
 }
 
 /* A TensorShapeProto of the list ``dims`` (NULL or empty: unknown rank). */
@@ -750,24 +824,22 @@ static int put_shape(WireBuf *b, WireBuf *dim, PyObject *dims) {
 }
 
 typedef struct {
-    PyObject *names, *devices, *index, *inputs, *src_output, *output_shapes;
+    PyObject *names, *devices, *srcs, *src_output, *output_shapes;
+    const int64_t *offsets, *pos, *producer;
     PyObject *zero;
-    Py_ssize_t n;
-    WireBuf head, entry, shape, dim, items;
+    Py_ssize_t n, edges;
+    WireBuf head, entry, shape, dim;
 } Heads;
 
-/* The output shape an input of node ``nid`` reads from producer ``src``
-   (borrowed; NULL for none). */
-static int read_shape(Heads *h, Py_ssize_t nid, PyObject *src, PyObject **dims) {
-    PyObject *producer = PyDict_GetItem(h->index, src), *slots, *slot, *shapes;
-    int failed = 0;
-    int64_t p;
+/* The output shape edge ``e`` of node ``nid`` reads (borrowed; NULL for none). */
+static int read_shape(Heads *h, Py_ssize_t nid, Py_ssize_t e, PyObject **dims) {
+    PyObject *slots, *slot, *shapes;
+    int64_t p = h->producer[e];
     *dims = NULL;
-    if (producer == NULL) {
+    if (p < 0) {
         return OK;
     }
-    p = as_int64(producer, &failed);
-    if (failed || p < 0 || p >= h->n) {
+    if (p >= h->n) {
         return FAIL;
     }
     slots = PyList_GetItem(h->src_output, nid);
@@ -775,17 +847,16 @@ static int read_shape(Heads *h, Py_ssize_t nid, PyObject *src, PyObject **dims) 
     if (!PyDict_Check(slots) || !PyDict_Check(shapes)) {
         return FAIL;
     }
-    slot = PyDict_GetItem(slots, src);
+    slot = PyDict_GetItem(slots, PyList_GetItem(h->srcs, e));
     *dims = PyDict_GetItem(shapes, slot != NULL ? slot : h->zero);
     return OK;
 }
 
 static int put_head(Heads *h, Py_ssize_t nid) {
     PyObject *name = PyList_GetItem(h->names, nid), *device = PyList_GetItem(h->devices, nid);
-    PyObject *inputs = PyList_GetItem(h->inputs, nid);
-    size_t n = 0, i;
+    int64_t e;
     h->head.len = 0;
-    if (!PyUnicode_Check(name) || !PyUnicode_Check(device) || !PyDict_Check(inputs)) {
+    if (!PyUnicode_Check(name) || !PyUnicode_Check(device)) {
         return FAIL;
     }
     if (PyUnicode_GetLength(name) == 0) {
@@ -794,54 +865,88 @@ static int put_head(Heads *h, Py_ssize_t nid) {
         TRY(put_text(&h->head, 1, name));
     }
     TRY(put_text(&h->head, 10, device));
-    TRY(sorted_inputs(inputs, &h->items, &n));
-    for (i = 0; i < n; i++) {
-        const Input *in = (const Input *)h->items.data + i;
+    for (e = h->offsets[nid]; e < h->offsets[nid + 1]; e++) {
         PyObject *dims;
-        TRY(read_shape(h, nid, in->src, &dims));
+        TRY(read_shape(h, nid, (Py_ssize_t)e, &dims));
         h->shape.len = 0;
         h->entry.len = 0;
         TRY(put_shape(&h->shape, &h->dim, dims));
-        TRY(put_int(&h->entry, 1, in->pos));
+        TRY(put_int(&h->entry, 1, h->pos[e]));
         TRY(put_nested(&h->entry, 2, &h->shape));
         TRY(put_nested(&h->head, 16, &h->entry));
     }
     return OK;
 }
 
-static int all_heads(Heads *h, PyObject *out) {
-    Py_ssize_t nid;
-    PyObject *lists[5] = {h->devices, h->inputs, h->src_output, h->output_shapes, h->names};
-    int i;
-    for (i = 0; i < 5; i++) {
+/* The int64 column ``data`` of ``count`` values, or FAIL. */
+static int column(PyObject *data, Py_ssize_t count, const int64_t **out) {
+    char *p;
+    Py_ssize_t size;
+    if (!PyBytes_Check(data) || PyBytes_AsStringAndSize(data, &p, &size) < 0 ||
+        size != 8 * count) {
+        return FAIL;
+    }
+    *out = (const int64_t *)p;
+    return OK;
+}
+
+static int heads_args(Heads *h, PyObject *offsets, PyObject *pos, PyObject *producer) {
+    PyObject *lists[4] = {h->devices, h->src_output, h->output_shapes, h->names};
+    Py_ssize_t i;
+    if (!PyList_Check(h->names) || !PyList_Check(h->srcs)) {
+        return FAIL;
+    }
+    h->n = PyList_Size(h->names);
+    h->edges = PyList_Size(h->srcs);
+    for (i = 0; i < 4; i++) {
         if (!PyList_Check(lists[i]) || PyList_Size(lists[i]) != h->n) {
             return FAIL;
         }
     }
-    if (!PyDict_Check(h->index)) {
+    TRY(column(offsets, h->n + 1, &h->offsets));
+    TRY(column(pos, h->edges, &h->pos));
+    TRY(column(producer, h->edges, &h->producer));
+    if (h->offsets[0] != 0 || h->offsets[h->n] != h->edges) {
         return FAIL;
     }
-    for (nid = 0; nid < h->n; nid++) {
-        TRY(put_head(h, nid));
-        TRY(wire_list_add(out, PyBytes_FromStringAndSize(h->head.data ? h->head.data : "",
-                                                         (Py_ssize_t)h->head.len)));
+    for (i = 0; i < h->n; i++) {
+        if (h->offsets[i + 1] < h->offsets[i]) {
+            return FAIL;
+        }
     }
     return OK;
 }
 
 static PyObject *profileencode_heads(PyObject *self, PyObject *args) {
     Heads h;
-    PyObject *out, *result = NULL;
+    PyObject *offsets, *pos, *producer, *out = NULL, *result = NULL;
+    Py_ssize_t nid;
+    int rc;
     (void)self;
     memset(&h, 0, sizeof h);
-    if (!PyArg_ParseTuple(args, "OOOOOO", &h.names, &h.devices, &h.index, &h.inputs,
-                          &h.src_output, &h.output_shapes)) {
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &h.names, &h.devices, &offsets, &pos, &producer,
+                          &h.srcs, &h.src_output, &h.output_shapes)) {
         return NULL;
     }
-    h.n = PyList_Check(h.names) ? PyList_Size(h.names) : -1;
     h.zero = PyLong_FromLong(0);
-    out = PyList_New(0);
-    if (h.zero != NULL && out != NULL && h.n >= 0 && all_heads(&h, out) == OK) {
+    rc = h.zero != NULL ? heads_args(&h, offsets, pos, producer) : FAIL;
+    if (rc == OK) {
+        out = PyList_New(h.n);
+        rc = out != NULL ? OK : FAIL;
+    }
+    for (nid = 0; rc == OK && nid < h.n; nid++) {
+        PyObject *head;
+        rc = put_head(&h, nid);
+        if (rc == OK) {
+            head = PyBytes_FromStringAndSize(h.head.data ? h.head.data : "",
+                                             (Py_ssize_t)h.head.len);
+            rc = head != NULL ? OK : FAIL;
+            if (rc == OK) {
+                PyList_SetItem(out, nid, head);
+            }
+        }
+    }
+    if (rc == OK) {
         result = out;
         out = NULL;
     } else if (!PyErr_Occurred() || !PyErr_ExceptionMatches(PyExc_MemoryError)) {
@@ -855,7 +960,6 @@ static PyObject *profileencode_heads(PyObject *self, PyObject *args) {
     wire_buf_free(&h.entry);
     wire_buf_free(&h.shape);
     wire_buf_free(&h.dim);
-    wire_buf_free(&h.items);
     return result;
 }
 
@@ -1051,8 +1155,12 @@ static PyMethodDef profileencode_methods[] = {
     {"encode", profileencode_encode, METH_VARARGS,
      "encode(header: bytes, nodes: tuple, steps: list) -> bytes\n\n"
      "A profile model's ProfileProto bytes (see tfprof_lite.model.profile_write)."},
+    {"input_edges", profileencode_input_edges, METH_VARARGS,
+     "input_edges(inputs, index) -> tuple | None\n\n"
+     "The model's per-node input dicts as edge columns (see tfprof_lite.views.inputs)."},
     {"heads", profileencode_heads, METH_VARARGS,
-     "heads(names, devices, index, inputs, src_output, output_shapes) -> list | None\n\n"
+     "heads(names, devices, offsets, pos, producer, srcs, src_output, output_shapes)"
+     " -> list | None\n\n"
      "Each node's name, device and input_shapes fields of the view messages\n"
      "(see tfprof_lite.outputs.message_nodes); None when declined."},
     {"frame_tree", profileencode_frame_tree, METH_VARARGS,

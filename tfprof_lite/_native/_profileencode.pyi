@@ -5,11 +5,19 @@ from typing import Any
 def encode(header: bytes, nodes: tuple[Any, ...], steps: list[tuple[Any, ...]]) -> bytes:
     """A profile model's ProfileProto bytes."""
 
+def input_edges(
+    inputs: list[dict[int, str]], index: dict[str, int]
+) -> tuple[bytes, bytes, bytes, list[str]] | None:
+    """Per-node input counts, then per input its position, producer id and
+    producer name; None when declined."""
+
 def heads(
     names: list[str],
     devices: list[str],
-    index: dict[str, int],
-    inputs: list[dict[int, str]],
+    offsets: bytes,
+    pos: bytes,
+    producer: bytes,
+    srcs: list[str],
     src_output: list[dict[str, int]],
     output_shapes: list[dict[int, list[int]]],
 ) -> list[bytes] | None:

@@ -241,11 +241,14 @@ def _heads(model: ProfileModel) -> tuple[list[bytes], IntArray]:
 def _build_heads(model: ProfileModel) -> list[bytes]:
     module = None if pure_forced() else load("_profileencode")
     if module is not None:
+        table = input_table(model)
         heads: list[bytes] | None = module.heads(
             model.names,
             model.canonical_device,
-            model.index,
-            model.inputs,
+            np.ascontiguousarray(table.offsets, dtype=np.int64).tobytes(),
+            np.ascontiguousarray(table.pos, dtype=np.int64).tobytes(),
+            np.ascontiguousarray(table.producer, dtype=np.int64).tobytes(),
+            table.srcs,
             model.src_output,
             model.output_shapes,
         )

@@ -4,8 +4,10 @@ Contract: :func:`input_table` lists the inputs of all nodes in node order and,
 within a node, by input position: the consuming node, the position, the
 producer's node id (-1 when the input names no node) and the producer's name.
 The graph view walks it and the returned messages read the input shapes from
-it; both keep it across ``add_step`` (``ProfileModel.per_graph``). The lists are
-read with C-level loops (``map`` and ``chain`` over the model's per-node dicts).
+it; both keep it across ``add_step`` (``ProfileModel.per_graph``). The native
+encoder's ``input_edges`` reads the model's per-node dicts when it is built;
+:func:`build_pure` reads them with C-level loops (``map`` and ``chain``) and
+gives the same table.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from itertools import chain, repeat
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite._native import load
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.proto.steps import pure_forced
 
-__all__ = ["InputTable", "input_table"]
+__all__ = ["InputTable", "build_pure", "input_table"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -44,6 +48,23 @@ def input_table(model: ProfileModel) -> InputTable:
 
 
 def _build(model: ProfileModel) -> InputTable:
+    module = None if pure_forced() else load("_profileencode")
+    if module is not None:
+        got = module.input_edges(model.inputs, model.index)
+        if got is not None:
+            counts_raw, pos_raw, producer_raw, srcs = got
+            counts = np.frombuffer(counts_raw, dtype=np.int64)
+            offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            node = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+            pos = np.frombuffer(pos_raw, dtype=np.int64)
+            producer = np.frombuffer(producer_raw, dtype=np.int64)
+            return InputTable(offsets, node, pos, producer, srcs)
+    return build_pure(model)
+
+
+def build_pure(model: ProfileModel) -> InputTable:
+    """The :class:`InputTable` built in Python (the path without the native encoder)."""
     inputs = model.inputs
     n = len(inputs)
     counts = np.fromiter(map(len, inputs), dtype=np.int64, count=n)
