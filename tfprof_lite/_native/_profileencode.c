@@ -829,6 +829,8 @@ typedef struct {
     PyObject *zero;
     Py_ssize_t n, edges;
     WireBuf head, entry, shape, dim;
+    PyObject *last_device; /* borrowed: the device whose field is in device_field */
+    WireBuf device_field;
 } Heads;
 
 /* The output shape edge ``e`` of node ``nid`` reads (borrowed; NULL for none). */
@@ -864,7 +866,13 @@ static int put_head(Heads *h, Py_ssize_t nid) {
     } else {
         TRY(put_text(&h->head, 1, name));
     }
-    TRY(put_text(&h->head, 10, device));
+    if (device != h->last_device) { /* most nodes share one device object */
+        h->device_field.len = 0;
+        TRY(put_text(&h->device_field, 10, device));
+        h->last_device = device;
+    }
+    TRY(wire_buf_put(&h->head, h->device_field.data ? h->device_field.data : "",
+                     h->device_field.len));
     for (e = h->offsets[nid]; e < h->offsets[nid + 1]; e++) {
         PyObject *dims;
         TRY(read_shape(h, nid, (Py_ssize_t)e, &dims));
@@ -960,6 +968,7 @@ static PyObject *profileencode_heads(PyObject *self, PyObject *args) {
     wire_buf_free(&h.entry);
     wire_buf_free(&h.shape);
     wire_buf_free(&h.dim);
+    wire_buf_free(&h.device_field);
     return result;
 }
 

@@ -14,6 +14,7 @@ import logging
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, TypeVar
 
 import numpy as np
@@ -292,8 +293,10 @@ class ProfileModel:
 
     def _parameters(self) -> IntArray:
         out = np.zeros(len(self.names), dtype=np.int64)
-        for nid, shape in enumerate(self.shapes):
-            if shape and min(shape) >= 0:
+        shapes = self.shapes
+        for nid in compress(range(len(shapes)), shapes):  # nodes with a shape
+            shape = shapes[nid]
+            if min(shape) >= 0:
                 # the product wrapped to int64, as NumPy's int64 product wraps
                 out[nid] = (math.prod(shape) + _I64_WRAP) % (2 * _I64_WRAP) - _I64_WRAP
         return out

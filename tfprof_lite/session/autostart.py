@@ -68,7 +68,7 @@ ENV_DEBUG = "TFPROF_LITE_DEBUG"
 _SESSION_MODULE = "tensorflow.python.client.session"
 _USAGE = (
     "usage: python -m tfprof_lite.run (script.py | -m module) [args...]\n"
-    f"Profiles the program into ${ENV_DIR} (see docs/capture.md); without "
+    f"Profiles the program into ${ENV_DIR} (see: tfprof-lite help capture); without "
     f"{ENV_DIR} it runs unprofiled.\n"
 )
 
