@@ -295,7 +295,7 @@ class ProfileModel:
         out = np.zeros(len(self.names), dtype=np.int64)
         shapes = self.shapes
         for nid in compress(range(len(shapes)), shapes):  # nodes with a shape
-            shape = shapes[nid]
+            shape = shapes[nid] or []
             if min(shape) >= 0:
                 # the product wrapped to int64, as NumPy's int64 product wraps
                 out[nid] = (math.prod(shape) + _I64_WRAP) % (2 * _I64_WRAP) - _I64_WRAP
