@@ -69,6 +69,18 @@ def test_sanitized_profile_decoder(libasan: str, tmp_path: Path) -> None:
         assert declined == [regular.decode(d) is None for d in inputs]
 
 
+def _case_models() -> list[Any]:
+    """The model of each hand-made case, its steps added."""
+    models = []
+    for make in CASES:
+        case = make()
+        prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
+        for step, meta in case.run_metas:
+            prof.add_step(step, meta)
+        models.append(prof.model)
+    return models
+
+
 def _encoder_args(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     """The native encoder's arguments for each hand-made case's model."""
     from tfprof_lite.model import profile_write
@@ -83,14 +95,7 @@ def _encoder_args(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
 
     if profile_write._native() is None:
         pytest.skip("the native encoder is not built")
-    models = []
-    for make in CASES:
-        case = make()
-        prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
-        for step, meta in case.run_metas:
-            prof.add_step(step, meta)
-        models.append(prof.model)
-    models.append(tfprof_lite.Profiler.load(_hand_profile()).model)
+    models = [*_case_models(), tfprof_lite.Profiler.load(_hand_profile()).model]
     with monkeypatch.context() as patch:
         patch.setattr(profile_write, "_native", lambda: Spy)
         for model in models:
@@ -143,6 +148,20 @@ CALL_CHILD = textwrap.dedent(
 )
 
 
+def _sanitized_lines(
+    libasan: str, tmp_path: Path, name: str, script: str, calls: list[Any]
+) -> list[str]:
+    """The output lines of ``script`` running ``calls`` on the sanitized build of
+    extension ``name``; any sanitizer report, crash or non-zero exit fails."""
+    module = build(tmp_path, NATIVE / f"{name}.c", name, f"-I{NATIVE}")
+    data = tmp_path / f"{name}.pickle"
+    data.write_bytes(pickle.dumps(calls))
+    done = _run_child(libasan, script, [str(module.parent), module.stem, str(data)])
+    assert problems(done) == [], done.stderr[-4000:]
+    lines: list[str] = done.stdout.split()
+    return lines
+
+
 def _graph_calls() -> list[tuple[str, bytes]]:
     from tests.unit import test_graph_decode as tg
 
@@ -159,13 +178,9 @@ def _graph_calls() -> list[tuple[str, bytes]]:
 def test_sanitized_graph_decoder(libasan: str, tmp_path: Path) -> None:
     from tfprof_lite.proto import graphs
 
-    module = build(tmp_path, NATIVE / "_graphdecode.c", "_graphdecode", f"-I{NATIVE}")
     calls = _graph_calls()
-    data = tmp_path / "graph.pickle"
-    data.write_bytes(pickle.dumps(calls))
-    done = _run_child(libasan, CALL_CHILD, [str(module.parent), module.stem, str(data)])
-    assert problems(done) == [], done.stderr[-4000:]
-    declined = [line == "-" for line in done.stdout.split()]
+    lines = _sanitized_lines(libasan, tmp_path, "_graphdecode", CALL_CHILD, calls)
+    declined = [line == "-" for line in lines]
     assert len(declined) == len(calls) and 0 < sum(declined) < len(calls)
     regular = graphs._native()
     if regular is not None:
@@ -197,14 +212,7 @@ def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
     from tests.unit import test_view_builds as tv
 
     rng = random.Random(5)
-    models = []
-    for make in CASES:
-        case = make()
-        prof = tfprof_lite.Profiler(case.graph_def, op_log=case.op_log or None)
-        for step, meta in case.run_metas:
-            prof.add_step(step, meta)
-        models.append(prof.model)
-    models += [tv._random_model(rng, rng.randint(0, 60)) for _ in range(20)]
+    models = [*_case_models(), *(tv._random_model(rng, rng.randint(0, 60)) for _ in range(20))]
     calls: list[tuple[str, tuple[Any, ...]]] = [("heads", tv._heads_args(m)) for m in models]
     calls += [("input_edges", (m.inputs, m.index)) for m in models]
     calls.append(("input_edges", ([{"0": "a"}], {})))
@@ -227,13 +235,8 @@ def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
 def test_sanitized_view_encoders(libasan: str, tmp_path: Path) -> None:
     from tfprof_lite._native import load
 
-    module = build(tmp_path, NATIVE / "_profileencode.c", "_profileencode", f"-I{NATIVE}")
     calls = _view_encoder_calls()
-    data = tmp_path / "views.pickle"
-    data.write_bytes(pickle.dumps(calls))
-    done = _run_child(libasan, ARGS_CHILD, [str(module.parent), module.stem, str(data)])
-    assert problems(done) == [], done.stderr[-4000:]
-    lines = done.stdout.split()
+    lines = _sanitized_lines(libasan, tmp_path, "_profileencode", ARGS_CHILD, calls)
     assert len(lines) == len(calls) and 0 < lines.count("-") < len(calls)
     regular = load("_profileencode")
     if regular is not None:

@@ -301,7 +301,7 @@ def test_native_heads_decline_unusual_arguments() -> None:
     model.inputs[1] = {0: "a"}
     model.output_shapes[0] = {0: [1 << 64]}  # beyond int64
     assert module.heads(*_heads_args(model)) is None
-    model.output_shapes[0] = {0: (2, 3)}  # not a list
+    model.output_shapes[0] = {0: (2, 3)}  # type: ignore[dict-item]  # not a list
     assert module.heads(*_heads_args(model)) is None
     model.output_shapes[0] = {0: [2, 3]}
     assert module.heads(*_heads_args(model)) == build_heads_pure(model)
@@ -402,4 +402,4 @@ def test_native_stat_rows_decline_bad_shapes() -> None:
     assert module.encode_rows(b"\x00" * 12, [b"\x08"]) is None  # not whole rows
     assert module.encode_rows(b"\x00" * 16, [b"\x08", b""]) is None  # an empty key
     assert module.encode_rows(b"\x00" * 16, []) is None
-    assert module.encode_rows(b"\x00" * 8, ["x"]) is None  # type: ignore[list-item]
+    assert module.encode_rows(b"\x00" * 8, ["x"]) is None

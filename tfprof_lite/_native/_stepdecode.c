@@ -150,17 +150,6 @@ typedef struct {
     int has_step_stats;
 } State;
 
-/* Append a new reference to ``list`` (consumes ``item``; NULL is a failure). */
-static int append_new(PyObject *list, PyObject *item) {
-    int rc;
-    if (item == NULL) {
-        return FAIL;
-    }
-    rc = PyList_Append(list, item);
-    Py_DECREF(item);
-    return rc == 0 ? OK : FAIL;
-}
-
 /* A validated UTF-8 span as a str appended to ``list``. */
 static int append_text(PyObject *list, Ptr start, Ptr stop) {
     static const char empty[1] = {0};
@@ -174,7 +163,7 @@ static int append_text(PyObject *list, Ptr start, Ptr stop) {
         }
         return FAIL;
     }
-    return append_new(list, text);
+    return wire_list_add(list, text);
 }
 
 /* ------------------------------------------------------------------ messages */
@@ -219,7 +208,9 @@ static int walk_alloc_desc(Ptr p, Ptr end, uint64_t *requested, uint64_t *alloca
     return OK;
 }
 
-static int walk_dim(Ptr p, Ptr end) {
+/* A message of field 1 a varint and field 2 a string: TensorShapeProto.Dim
+   (size, name) and a DeviceStepStats.thread_names entry (key, value). */
+static int walk_int_and_text(Ptr p, Ptr end) {
     while (p < end) {
         uint32_t number, wire;
         uint64_t v;
@@ -227,11 +218,11 @@ static int walk_dim(Ptr p, Ptr end) {
         if (read_tag(&p, end, &number, &wire) != OK) {
             return DECLINE;
         }
-        if (number == 1 && wire == WT_VARINT) { /* size */
+        if (number == 1 && wire == WT_VARINT) {
             if (read_varint(&p, end, &v) != OK) {
                 return DECLINE;
             }
-        } else if (number == 2 && wire == WT_LEN) { /* name */
+        } else if (number == 2 && wire == WT_LEN) {
             if (read_string(&p, end, &s, &e) != OK) {
                 return DECLINE;
             }
@@ -251,7 +242,7 @@ static int walk_shape(Ptr p, Ptr end) {
             return DECLINE;
         }
         if (number == 2 && wire == WT_LEN) { /* dim */
-            if (read_len(&p, end, &sub_end) != OK || walk_dim(p, sub_end) != OK) {
+            if (read_len(&p, end, &sub_end) != OK || walk_int_and_text(p, sub_end) != OK) {
                 return DECLINE;
             }
             p = sub_end;
@@ -549,34 +540,11 @@ static int walk_node(State *st, int32_t dev, Ptr p, Ptr end) {
     if (memory_entries > 0) {
         PyObject *raw = PyBytes_FromStringAndSize((const char *)start_of_node,
                                                   (Py_ssize_t)(end - start_of_node));
-        if (append_new(st->raw, raw) != OK || put_i32(&st->col[C_R_ROW], row)) {
+        if (wire_list_add(st->raw, raw) != OK || put_i32(&st->col[C_R_ROW], row)) {
             return FAIL;
         }
     }
     st->rows = row + 1;
-    return OK;
-}
-
-static int walk_thread_name(Ptr p, Ptr end) {
-    while (p < end) {
-        uint32_t number, wire;
-        uint64_t v;
-        Ptr s, e;
-        if (read_tag(&p, end, &number, &wire) != OK) {
-            return DECLINE;
-        }
-        if (number == 1 && wire == WT_VARINT) { /* key */
-            if (read_varint(&p, end, &v) != OK) {
-                return DECLINE;
-            }
-        } else if (number == 2 && wire == WT_LEN) { /* value */
-            if (read_string(&p, end, &s, &e) != OK) {
-                return DECLINE;
-            }
-        } else {
-            return DECLINE;
-        }
-    }
     return OK;
 }
 
@@ -608,7 +576,7 @@ static int walk_device(State *st, Ptr p, Ptr end) {
         if (number == 2) { /* node_stats */
             rc = walk_node(st, (int32_t)index, p, sub_end);
         } else if (number == 3) { /* thread_names */
-            rc = walk_thread_name(p, sub_end);
+            rc = walk_int_and_text(p, sub_end);
         } else {
             rc = DECLINE;
         }
