@@ -379,3 +379,26 @@ def test_errors_same_without_native(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
     assert native == [_outcome(g, log) for g, log in inputs]
     assert native[0] == "ok" and native[1] != "ok" and native[3] != "ok"
+
+
+def test_native_model_containers_stay_out_of_the_collector() -> None:
+    """Op type sets, output shape dicts and dims lists hold ints and strings
+    only: the native decoders leave them untracked by the cyclic collector, so
+    its walks in the user's process do not visit tens of thousands of them."""
+    import gc
+
+    from tfprof_lite._native import load
+
+    if load("_graphdecode") is None or load("_profiledecode") is None:
+        pytest.skip("the native decoders are not built")
+    prof = tfprof_lite.Profiler(_hand_graph().SerializeToString())
+    model = prof.model
+    shaped = [d for d in model.output_shapes if d]
+    assert shaped and not any(gc.is_tracked(d) for d in shaped)
+    assert not any(gc.is_tracked(dims) for d in shaped for dims in d.values())
+    assert not any(gc.is_tracked(s) for s in model.op_types)
+    model.op_types[0].add("Extra")  # still a working set
+    assert "Extra" in model.op_types[0]
+    loaded = tfprof_lite.Profiler.load(prof.serialize_to_string()).model
+    assert not any(gc.is_tracked(s) for s in loaded.op_types)
+    assert not any(gc.is_tracked(d) for d in loaded.output_shapes)

@@ -162,7 +162,7 @@ def _sanitized_lines(
     return lines
 
 
-def _graph_calls() -> list[tuple[str, bytes]]:
+def _graph_calls() -> list[tuple[str, Any]]:
     from tests.unit import test_graph_decode as tg
 
     rng = random.Random(11)
@@ -172,6 +172,7 @@ def _graph_calls() -> list[tuple[str, bytes]]:
     calls += [("graph", tg._mutations(graph, rng)) for _ in range(MUTATIONS)]
     calls += [("op_log", tg._mutations(log, rng)) for _ in range(MUTATIONS)]
     calls += [("graph", graph[:n]) for n in range(0, len(graph), 5)]
+    calls += [("op_type_sets", ["MatMul", "", "ü"] * 50), ("op_type_sets", [])]
     return calls
 
 

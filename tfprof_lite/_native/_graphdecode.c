@@ -18,6 +18,10 @@
  *   frames as bytes of five native-order int64 per frame (file_id, lineno,
  *   function_id, line_id, func_start_line).
  *
+ * op_type_sets(ops: list) -> list
+ *   {op} for each of ``ops`` (the model's op types of new graph nodes), not
+ *   tracked by the cyclic garbage collector (see wire_untrack in _wire.h).
+ *
  * The input is untrusted. Like the other decoders, this one reads a plain
  * subset of the wire format and returns None ("declined") for anything else,
  * so that the caller parses the bytes with upb instead. Beyond the wire-level
@@ -247,6 +251,7 @@ static int shape_dims(Span body, PyObject **out) {
     if (rc != OK) {
         Py_CLEAR(*out);
     }
+    wire_untrack(*out);
     return rc;
 }
 
@@ -307,6 +312,7 @@ static int output_shapes(Span value, PyObject **out) {
         TRY(shape_dims(item, &dims));
         TRY(dict_put(*out, PyLong_FromSsize_t(index++), dims));
     }
+    wire_untrack(*out);
     return OK;
 }
 
@@ -898,11 +904,38 @@ static PyObject *op_log(PyObject *self, PyObject *arg) {
 
 /* ------------------------------------------------------------------ module */
 
+/* op_type_sets(ops: list of str) -> list of sets: {op} for each, untracked by
+   the garbage collector (the model's op_types of new graph nodes). */
+static PyObject *op_type_sets(PyObject *self, PyObject *ops) {
+    PyObject *out;
+    Py_ssize_t n, i;
+    (void)self;
+    if (!PyList_Check(ops)) {
+        PyErr_SetString(PyExc_TypeError, "op_type_sets() takes a list of str");
+        return NULL;
+    }
+    n = PyList_Size(ops);
+    out = PyList_New(n);
+    for (i = 0; out != NULL && i < n; i++) {
+        PyObject *one = PySet_New(NULL);
+        if (one == NULL || PySet_Add(one, PyList_GetItem(ops, i)) != 0) {
+            Py_XDECREF(one);
+            Py_CLEAR(out);
+            break;
+        }
+        wire_untrack(one);
+        PyList_SetItem(out, i, one);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"graph", graph, METH_O,
      "graph(data: bytes) -> tuple | None: a GraphDef's node columns; None when declined."},
     {"op_log", op_log, METH_O,
      "op_log(data: bytes) -> tuple | None: an OpLogProto's entry columns; None when declined."},
+    {"op_type_sets", op_type_sets, METH_O,
+     "op_type_sets(ops: list) -> list: {op} for each op, untracked by the garbage collector."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,3 +7,6 @@ def graph(data: bytes) -> tuple[Any, ...] | None:
 
 def op_log(data: bytes) -> tuple[Any, ...] | None:
     """An OpLogProto's entry columns, distinct call stacks and strings; None when declined."""
+
+def op_type_sets(ops: list[str]) -> list[set[str]]:
+    """``{op}`` for each op, not tracked by the cyclic garbage collector."""

@@ -506,6 +506,7 @@ static PyObject *list_of_i64(const WireBuf *b) {
         }
         PyList_SetItem(list, (Py_ssize_t)i, item);
     }
+    wire_untrack(list);
     return list;
 }
 
@@ -709,6 +710,7 @@ static int output_shapes_dict(State *st, PyObject *shapes) {
             return FAIL;
         }
     }
+    wire_untrack(shapes);
     return OK;
 }
 
@@ -1120,6 +1122,7 @@ static PyObject *node_tuple(State *st, Fields *f, PyObject *name, int has_execs,
     items[i++] = src_output;
     items[i++] = shapes;
     items[i++] = st->scratch[S_SHAPE].len ? list_of_i64(&st->scratch[S_SHAPE]) : new_ref(Py_None);
+    wire_untrack(f->op_types); /* strings only */
     items[i++] = new_ref(f->op_types);
     items[i++] = cached_text(st, f->canon);
     items[i++] = cached_text(st, f->host);

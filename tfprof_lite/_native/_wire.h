@@ -337,4 +337,16 @@ static inline int wire_dict_put(PyObject *d, PyObject *key, PyObject *value) {
     return rc == 0 ? WIRE_OK : WIRE_FAIL;
 }
 
+/* Stop the cyclic garbage collector from tracking ``o``, a list, set or dict
+   the decoder filled with ints, strings and untracked lists only (dims, op
+   types, output shapes). Such a container cannot be part of a reference
+   cycle; the model keeps tens of thousands of them, and every collection in
+   the user's process would walk them. CPython tracks a dict again when a
+   container is put into it later. */
+static inline void wire_untrack(PyObject *o) {
+    if (o != NULL) {
+        PyObject_GC_UnTrack(o);
+    }
+}
+
 #endif /* TFPROF_LITE_WIRE_H */

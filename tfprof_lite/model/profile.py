@@ -20,13 +20,14 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite._native import load
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.execs import StepExecs, StepTotals
 from tfprof_lite.model.int64 import unsigned_mean
 from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
 from tfprof_lite.model.step_ingest import ingest_step
 from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
-from tfprof_lite.proto.steps import StepColumns
+from tfprof_lite.proto.steps import StepColumns, pure_forced
 
 __all__ = ["NodeStats", "ProfileModel"]
 
@@ -210,7 +211,7 @@ class ProfileModel:
         self.names.extend(names)
         self.ops.extend(cols.ops)
         index.update(zip(names, range(base, base + n)))
-        self.op_types.extend([{op} for op in cols.ops])
+        self.op_types.extend(_op_type_sets(cols.ops))
         self.shapes.extend(cols.shapes)
         self.output_shapes.extend(cols.output_shapes)
         self.inputs.extend(cols.inputs)
@@ -421,6 +422,17 @@ class ProfileModel:
                 run.add(execs.totals(n))
                 run.included[s] = execs.version
         return run.count, run.sums
+
+
+def _op_type_sets(ops: list[str]) -> list[set[str]]:
+    """``{op}`` for each op; made by the native graph decoder when it is built,
+    which keeps these sets out of the garbage collector's walks (they hold
+    strings only)."""
+    module = None if pure_forced() else load("_graphdecode")
+    if module is not None:
+        sets: list[set[str]] = module.op_type_sets(ops)
+        return sets
+    return [{op} for op in ops]
 
 
 def _graph_lists(cols: GraphColumns) -> tuple[list[Any], ...]:
