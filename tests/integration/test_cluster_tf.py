@@ -154,7 +154,10 @@ def test_merged_trace_overlaps_workers(
         ["cluster", str(between_graph / "w0"), str(between_graph / "w1"), "--trace", str(trace)]
     )
     assert code == 0
-    assert f"{W1} was busy" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert f"{W1} was busy" in printed.out
+    assert f"Wrote {trace} (the merged Chrome trace)" in printed.err
+    assert "speedscope" in printed.err
     doc = json.loads(trace.read_text())
     check_chrome_trace(doc)
     events = doc["traceEvents"]

@@ -7,7 +7,8 @@ profiles (:func:`tfprof_lite.cluster.load_inputs`); they are merged
 is printed: per task and step the wall time split into compute, input, network
 and idle, the stragglers, parameter-server load and the clock correction.
 ``--json`` prints the report as JSON; ``--trace FILE`` also writes the merged
-Chrome trace (:mod:`tfprof_lite.outputs.cluster_trace`). Errors are one line
+Chrome trace (:mod:`tfprof_lite.outputs.cluster_trace`) and says on stderr where
+it went and how to open it. Errors are one line
 (exit 1 for bad inputs).
 """
 
@@ -73,10 +74,17 @@ def cluster_command(
 
         with Spinner(f"writing {trace}"):
             write_trace(cluster, trace)
+        # stderr: stdout holds the report (JSON with --json)
+        click.echo(f"Wrote {trace} (the merged Chrome trace); {_OPEN_HINT}", err=True)
     if as_json:
         write_stdout(json.dumps(report.to_dict(), indent=1) + "\n")
     else:
         write_stdout(report.to_text())
 
+
+_OPEN_HINT = (
+    "open it in https://ui.perfetto.dev or chrome://tracing, or offline in speedscope "
+    "(tfprof-lite help outputs/cluster_trace)"
+)
 
 CLUSTER_COMMANDS: dict[str, click.Command] = {"cluster": cluster_command}
