@@ -20,6 +20,7 @@ import pytest
 
 import tests.hand_cases as hc
 import tfprof_lite
+from tests.mutations import INSERTS, OVERWRITES, attr_values, mutate
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.decode import code_stacks
 from tfprof_lite.proto import graphs
@@ -34,10 +35,6 @@ pytestmark = pytest.mark.skipif(
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 
-def _attr_values(attrs: dict[str, bytes]) -> dict[str, Any]:
-    return {key: pb.AttrValue.FromString(raw) for key, raw in attrs.items()}
-
-
 def assert_same_graph(native: GraphColumns, pure: GraphColumns) -> None:
     """Column by column; AttrValue bytes compared as messages."""
     assert native.names == pure.names
@@ -49,7 +46,7 @@ def assert_same_graph(native: GraphColumns, pure: GraphColumns) -> None:
     assert native.shapes == pure.shapes
     assert native.output_shapes == pure.output_shapes
     assert native.str_attrs == pure.str_attrs
-    assert [_attr_values(a) for a in native.attrs] == [_attr_values(a) for a in pure.attrs]
+    assert [attr_values(a) for a in native.attrs] == [attr_values(a) for a in pure.attrs]
 
 
 def assert_same_log(native: OpLogColumns, pure: OpLogColumns) -> None:
@@ -255,26 +252,8 @@ def test_pure_env_keeps_native_out(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _mutations(raw: bytes, rng: random.Random) -> bytes:
-    data = bytearray(raw)
-    kind = rng.randrange(6)
-    if kind == 0 and data:  # flip bits
-        for _ in range(rng.randint(1, 4)):
-            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
-    elif kind == 1 and data:  # truncate
-        del data[rng.randrange(len(data)) :]
-    elif kind == 2 and data:  # overwrite a byte with a varint-ish value
-        data[rng.randrange(len(data))] = rng.choice([0x00, 0x7F, 0x80, 0xFF, 0x0A, 0x12, 0x3A])
-    elif kind == 3:  # splice a slice of itself elsewhere
-        a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
-        at = rng.randrange(len(data) + 1)
-        data[at:at] = data[a:b]
-    elif kind == 4 and data:  # drop a slice
-        a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
-        del data[a:b]
-    else:  # insert invalid UTF-8, an unknown field or a bad input index
-        at = rng.randrange(len(data) + 1)
-        data[at:at] = rng.choice([b"\xc3\x28", b"\xed\xa0\x80", b"\x78\x01", b"\x0b", b":"])
-    return bytes(data)
+    """A mutation of ``raw``; also a ``:`` key and a bad input index inserted."""
+    return mutate(raw, rng, (*OVERWRITES, 0x3A), (*INSERTS, b":"))
 
 
 def _mutation_count() -> int:
@@ -341,7 +320,7 @@ _MODEL_COLUMNS = (
 def _model_state(graph: bytes, log: bytes) -> dict[str, Any]:
     model = tfprof_lite.Profiler(graph, op_log=log or None).model
     state = {name: getattr(model, name) for name in _MODEL_COLUMNS}
-    state["attrs"] = [_attr_values(a) for a in model.attrs]
+    state["attrs"] = [attr_values(a) for a in model.attrs]
     state["traces"] = model.traces
     return state
 

@@ -20,6 +20,7 @@ import pytest
 
 import tests.hand_cases as hc
 import tfprof_lite
+from tests.mutations import attr_values, mutate
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto import profiles
 from tfprof_lite.proto.profiles import ProfileColumns, columns_from_profile
@@ -51,10 +52,6 @@ def _saved(case: Any) -> bytes:
     return data
 
 
-def _attr_values(attrs: dict[str, bytes]) -> dict[str, Any]:
-    return {key: pb.AttrValue.FromString(raw) for key, raw in attrs.items()}
-
-
 def assert_same(native: ProfileColumns, pure: ProfileColumns) -> None:
     """Field by field; AttrValue bytes compared as messages (encodings may differ)."""
     assert native.has_trace == pure.has_trace
@@ -63,7 +60,7 @@ def assert_same(native: ProfileColumns, pure: ProfileColumns) -> None:
     assert len(native.nodes) == len(pure.nodes)
     for a, b in zip(native.nodes, pure.nodes):
         assert a[:11] == b[:11] and a[12] == b[12]
-        assert _attr_values(a[11]) == _attr_values(b[11])
+        assert attr_values(a[11]) == attr_values(b[11])
     assert [(b.step, b.devices) for b in native.blocks] == [
         (b.step, b.devices) for b in pure.blocks
     ]
@@ -232,26 +229,7 @@ def test_pure_env_keeps_native_out(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _mutations(raw: bytes, rng: random.Random) -> bytes:
-    data = bytearray(raw)
-    kind = rng.randrange(6)
-    if kind == 0 and data:  # flip bits
-        for _ in range(rng.randint(1, 4)):
-            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
-    elif kind == 1 and data:  # truncate
-        del data[rng.randrange(len(data)) :]
-    elif kind == 2 and data:  # overwrite a byte with a varint-ish value
-        data[rng.randrange(len(data))] = rng.choice([0x00, 0x7F, 0x80, 0xFF, 0x0A, 0x12])
-    elif kind == 3:  # splice a slice of itself elsewhere
-        a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
-        at = rng.randrange(len(data) + 1)
-        data[at:at] = data[a:b]
-    elif kind == 4 and data:  # drop a slice
-        a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
-        del data[a:b]
-    else:  # insert invalid UTF-8 or an unknown field
-        at = rng.randrange(len(data) + 1)
-        data[at:at] = rng.choice([b"\xc3\x28", b"\xed\xa0\x80", b"\x78\x01", b"\x0b"])
-    return bytes(data)
+    return mutate(raw, rng)
 
 
 def test_mutated_profiles_decline_or_agree() -> None:
