@@ -20,14 +20,14 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite._native import load
+from tfprof_lite._native import active
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.execs import StepExecs, StepTotals
 from tfprof_lite.model.int64 import unsigned_mean
 from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
 from tfprof_lite.model.step_ingest import ingest_step
 from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
-from tfprof_lite.proto.steps import StepColumns, pure_forced
+from tfprof_lite.proto.steps import StepColumns
 
 __all__ = ["NodeStats", "ProfileModel"]
 
@@ -428,7 +428,7 @@ def _op_type_sets(ops: list[str]) -> list[set[str]]:
     """``{op}`` for each op; made by the native graph decoder when it is built,
     which keeps these sets out of the garbage collector's walks (they hold
     strings only)."""
-    module = None if pure_forced() else load("_graphdecode")
+    module = active("_graphdecode")
     if module is not None:
         sets: list[set[str]] = module.op_type_sets(ops)
         return sets

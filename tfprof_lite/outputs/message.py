@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite._native import load
+from tfprof_lite._native import active
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.outputs.message_nodes import (
@@ -37,7 +37,6 @@ from tfprof_lite.outputs.message_nodes import (
 )
 from tfprof_lite.outputs.text_table import interleave
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.steps import pure_forced
 from tfprof_lite.proto.wire import str_field, varint
 from tfprof_lite.views.node import ShowNode, self_matrix
 from tfprof_lite.views.passes import TreeTable
@@ -225,7 +224,7 @@ def _parse_tree(
 def _frame_native(streams: list[list[bytes]], parent: IntArray, tag: bytes) -> bytes | None:
     """The tree's message bytes by the native encoder; None without it (or when
     it declines), and :func:`_parse_tree` frames the rows itself."""
-    module = None if pure_forced() else load("_profileencode")
+    module = active("_profileencode")
     if module is None:
         return None
     data: bytes | None = module.frame_tree(

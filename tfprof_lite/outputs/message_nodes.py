@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite._native import load
+from tfprof_lite._native import active
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto.steps import pure_forced
 from tfprof_lite.proto.wire import int_field, len_field, varint
 from tfprof_lite.views.inputs import input_table
 
@@ -101,7 +100,7 @@ def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
 def encode_sized(values: IntArray, fields: Sequence[int]) -> tuple[list[bytes], IntArray]:
     """:func:`encode_fields` and the length of each row's bytes (by the native
     encoder when it is built, else with NumPy: the same bytes)."""
-    module = None if pure_forced() else load("_profileencode")
+    module = active("_profileencode")
     if module is not None and values.ndim == 2 and values.shape[1] == len(fields):
         tags = [varint(number << 3) for number in fields]
         flat = np.ascontiguousarray(values, dtype=np.int64)
@@ -239,7 +238,7 @@ def _heads(model: ProfileModel) -> tuple[list[bytes], IntArray]:
 
 
 def _build_heads(model: ProfileModel) -> list[bytes]:
-    module = None if pure_forced() else load("_profileencode")
+    module = active("_profileencode")
     if module is not None:
         table = input_table(model)
         heads: list[bytes] | None = module.heads(

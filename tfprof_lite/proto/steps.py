@@ -48,14 +48,13 @@ keeps the native decoder out; ``docs/native.md`` says when it declines.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite._native import load
+from tfprof_lite._native import PURE_PYTHON_ENV, load, pure_forced
 
 __all__ = [
     "PURE_PYTHON_ENV",
@@ -70,9 +69,6 @@ __all__ = [
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
-
-#: Environment variable that, set to ``1``, keeps the native decoder out.
-PURE_PYTHON_ENV = "TFPROF_LITE_PURE_PYTHON"
 
 _MOD64 = 1 << 64
 _HALF64 = 1 << 63
@@ -275,12 +271,6 @@ def native_available() -> bool:
     This does not look at :data:`PURE_PYTHON_ENV`; the decoders do, at every call.
     """
     return _native() is not None
-
-
-def pure_forced() -> bool:
-    """Whether :data:`PURE_PYTHON_ENV` is set (to anything but empty or ``0``):
-    every native decoder then stays out."""
-    return os.environ.get(PURE_PYTHON_ENV, "").strip() not in ("", "0")
 
 
 _pure_forced = pure_forced

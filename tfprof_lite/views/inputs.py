@@ -18,9 +18,8 @@ from itertools import chain, repeat
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite._native import load
+from tfprof_lite._native import active
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto.steps import pure_forced
 
 __all__ = ["InputTable", "build_pure", "input_table"]
 
@@ -48,7 +47,7 @@ def input_table(model: ProfileModel) -> InputTable:
 
 
 def _build(model: ProfileModel) -> InputTable:
-    module = None if pure_forced() else load("_profileencode")
+    module = active("_profileencode")
     if module is not None:
         got = module.input_edges(model.inputs, model.index)
         if got is not None:
