@@ -83,7 +83,7 @@ setup(
         Extension(
             name,
             sources=[source],
-            depends=["tfprof_lite/_native/_wire.h"],
+            depends=["tfprof_lite/_native/_wire.h", "tfprof_lite/_native/_decoder.h"],
             define_macros=[("Py_LIMITED_API", "0x03090000")],
             py_limited_api=True,
             optional=True,

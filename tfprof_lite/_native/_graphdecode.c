@@ -33,26 +33,7 @@
  * string fields of CodeDef.Trace, and an op log entry with two ``code_def``s.
  */
 
-#define PY_SSIZE_T_CLEAN
-#ifndef Py_LIMITED_API
-#define Py_LIMITED_API 0x03090000
-#endif
-#include <Python.h>
-
-#include "_wire.h"
-
-#define OK WIRE_OK
-#define DECLINE WIRE_DECLINE
-#define FAIL WIRE_FAIL
-#define TRY WIRE_TRY
-#define read_u64 wire_read_u64
-#define read_span wire_read_span
-#define read_str wire_read_str
-#define list_add wire_list_add
-#define dict_put wire_dict_put
-
-typedef WirePtr Ptr;
-typedef WireSpan Span;
+#include "_decoder.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -650,27 +631,63 @@ static int graph_walk(Graph *g, Span data) {
     return OK;
 }
 
+/* ------------------------------------------------------------------ results */
+
+/* The input bytes as a span; FAIL (TypeError) for anything but bytes. */
+static int input_span(PyObject *arg, Span *data) {
+    char *buf;
+    Py_ssize_t size;
+    if (PyBytes_AsStringAndSize(arg, &buf, &size) != 0) {
+        return FAIL;
+    }
+    data->p = (Ptr)buf;
+    data->end = data->p + size;
+    return OK;
+}
+
+/* ``n`` new empty lists into *cols[0..n). */
+static int new_lists(PyObject **cols[], size_t n) {
+    size_t i;
+    int rc = OK;
+    for (i = 0; i < n; i++) {
+        *cols[i] = PyList_New(0);
+        rc = *cols[i] == NULL ? FAIL : rc;
+    }
+    return rc;
+}
+
+/* A tuple of ``size`` items whose first ``n`` are *cols[0..n), moved in (the
+   caller sets the rest); NULL on failure. */
+static PyObject *columns_tuple(PyObject **cols[], size_t n, size_t size) {
+    PyObject *result = PyTuple_New((Py_ssize_t)size);
+    size_t i;
+    for (i = 0; result != NULL && i < n; i++) {
+        PyTuple_SetItem(result, (Py_ssize_t)i, *cols[i]);
+        *cols[i] = NULL;
+    }
+    return result;
+}
+
+static void drop_lists(PyObject **cols[], size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        Py_XDECREF(*cols[i]);
+    }
+}
+
 static PyObject *graph(PyObject *self, PyObject *arg) {
     Graph g;
     Span data;
     PyObject **cols[] = {&g.names, &g.ops,    &g.inputs,        &g.src_output,
                          &g.attrs, &g.shapes, &g.output_shapes, &g.str_attrs};
     PyObject *result = NULL;
-    char *buf;
-    Py_ssize_t size;
-    size_t i;
-    int rc = OK;
+    int rc;
     (void)self;
-    if (PyBytes_AsStringAndSize(arg, &buf, &size) != 0) {
+    if (input_span(arg, &data) != OK) {
         return NULL;
     }
-    data.p = (Ptr)buf;
-    data.end = data.p + size;
     memset(&g, 0, sizeof g);
-    for (i = 0; i < 8; i++) {
-        *cols[i] = PyList_New(0);
-        rc = *cols[i] == NULL ? FAIL : rc;
-    }
+    rc = new_lists(cols, 8);
     g.shared = PyDict_New();
     g.zero = PyLong_FromLong(0);
     if (rc == OK && g.shared && g.zero) {
@@ -679,11 +696,7 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
         rc = FAIL;
     }
     if (rc == OK) {
-        result = PyTuple_New(9);
-        for (i = 0; result != NULL && i < 8; i++) {
-            PyTuple_SetItem(result, (Py_ssize_t)i, *cols[i]);
-            *cols[i] = NULL;
-        }
+        result = columns_tuple(cols, 8, 9);
         if (result != NULL) {
             PyObject *wrapped = PyBytes_FromStringAndSize(g.wrapped.data ? g.wrapped.data : "",
                                                           (Py_ssize_t)g.wrapped.len);
@@ -695,9 +708,7 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
         result = Py_None;
         Py_INCREF(result);
     }
-    for (i = 0; i < 8; i++) {
-        Py_XDECREF(*cols[i]);
-    }
+    drop_lists(cols, 8);
     table_free(&g.values);
     wire_buf_free(&g.wrapped);
     Py_XDECREF(g.shared);
@@ -863,39 +874,25 @@ static PyObject *op_log(PyObject *self, PyObject *arg) {
     PyObject **cols[] = {&o.names,     &o.float_ops, &o.types,
                          &o.trace_ids, &o.traces,    &o.id_to_string};
     PyObject *result = NULL;
-    char *buf;
-    Py_ssize_t size;
-    size_t i;
-    int rc = OK;
+    int rc;
     (void)self;
-    if (PyBytes_AsStringAndSize(arg, &buf, &size) != 0) {
+    if (input_span(arg, &data) != OK) {
         return NULL;
     }
-    data.p = (Ptr)buf;
-    data.end = data.p + size;
     memset(&o, 0, sizeof o);
-    for (i = 0; i < 5; i++) {
-        *cols[i] = PyList_New(0);
-        rc = *cols[i] == NULL ? FAIL : rc;
-    }
+    rc = new_lists(cols, 5);
     o.id_to_string = PyDict_New();
     rc = o.id_to_string == NULL ? FAIL : rc;
     if (rc == OK) {
         rc = op_log_walk(&o, data);
     }
     if (rc == OK) {
-        result = PyTuple_New(6);
-        for (i = 0; result != NULL && i < 6; i++) {
-            PyTuple_SetItem(result, (Py_ssize_t)i, *cols[i]);
-            *cols[i] = NULL;
-        }
+        result = columns_tuple(cols, 6, 6);
     } else if (rc == DECLINE) {
         result = Py_None;
         Py_INCREF(result);
     }
-    for (i = 0; i < 6; i++) {
-        Py_XDECREF(*cols[i]);
-    }
+    drop_lists(cols, 6);
     table_free(&o.code_defs);
     table_free(&o.strings);
     wire_buf_free(&o.frames);

@@ -34,26 +34,7 @@
  * with upb. Equal traces (same CodeDef bytes) share one bytes object too.
  */
 
-#define PY_SSIZE_T_CLEAN
-#ifndef Py_LIMITED_API
-#define Py_LIMITED_API 0x03090000
-#endif
-#include <Python.h>
-
-#include "_wire.h"
-
-#define OK WIRE_OK
-#define DECLINE WIRE_DECLINE
-#define FAIL WIRE_FAIL
-#define TRY WIRE_TRY
-#define read_u64 wire_read_u64
-#define read_span wire_read_span
-#define read_str wire_read_str
-#define list_add wire_list_add
-#define dict_put wire_dict_put
-
-typedef WirePtr Ptr;
-typedef WireSpan Span;
+#include "_decoder.h"
 
 #define KIND_ACCELERATOR 1
 #define KIND_CPU 2
