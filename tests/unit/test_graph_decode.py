@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -261,42 +262,40 @@ def _mutation_count() -> int:
     return int(os.environ.get("FUZZ_CODEC_N", "2500"))
 
 
-def test_mutated_graphs_decline_or_agree() -> None:
-    """Native either declines or equals protobuf's parse walked in Python; it never
-    accepts bytes protobuf rejects (or the pure path refuses)."""
-    rng = random.Random(20261126)
-    seeds = [_hand_graph().SerializeToString(), hc.code_case().graph_def]
+def _decline_or_agree(
+    seeds: list[bytes],
+    seed: int,
+    native: Callable[[bytes], Any],
+    pure: Callable[[bytes], Any],
+    same: Callable[[Any, Any], None],
+) -> None:
+    """Over mutations of ``seeds``: native either declines or equals protobuf's
+    parse walked in Python; it never accepts bytes protobuf rejects (or the pure
+    path refuses)."""
+    rng = random.Random(seed)
     counts = [0, 0, 0]  # accepted, rejected, declined
     for i in range(_mutation_count()):
         raw = _mutations(seeds[i % len(seeds)], rng)
-        native, pure = graphs.native_graph_columns(raw), _pure_graph(raw)
-        if pure is None:
-            assert native is None, raw.hex()
+        got, want = native(raw), pure(raw)
+        if want is None:
+            assert got is None, raw.hex()
             counts[1] += 1
-        elif native is None:
+        elif got is None:
             counts[2] += 1
         else:
-            assert_same_graph(native, pure)
+            same(got, want)
             counts[0] += 1
     assert counts[0] > 100 and counts[1] > 100 and counts[2] > 20, counts
+
+
+def test_mutated_graphs_decline_or_agree() -> None:
+    seeds = [_hand_graph().SerializeToString(), hc.code_case().graph_def]
+    _decline_or_agree(seeds, 20261126, graphs.native_graph_columns, _pure_graph, assert_same_graph)
 
 
 def test_mutated_logs_decline_or_agree() -> None:
-    rng = random.Random(1126)
     seeds = [_hand_log().SerializeToString(), hc.code_case().op_log]
-    counts = [0, 0, 0]
-    for i in range(_mutation_count()):
-        raw = _mutations(seeds[i % len(seeds)], rng)
-        native, pure = graphs.native_op_log_columns(raw), _pure_log(raw)
-        if pure is None:
-            assert native is None, raw.hex()
-            counts[1] += 1
-        elif native is None:
-            counts[2] += 1
-        else:
-            assert_same_log(native, pure)
-            counts[0] += 1
-    assert counts[0] > 100 and counts[1] > 100 and counts[2] > 20, counts
+    _decline_or_agree(seeds, 1126, graphs.native_op_log_columns, _pure_log, assert_same_log)
 
 
 _MODEL_COLUMNS = (
