@@ -92,6 +92,21 @@ def graph_nodes(graph_def: Any) -> Iterator[NodeSpec]:
 _FrameKey = tuple[int, int, int, int, int]
 
 
+def _frame(key: _FrameKey) -> CodeFrame:
+    """A frame of (file_id, lineno, function_id, line_id, func_start_line), its
+    strings left to the string table."""
+    file_id, lineno, function_id, line_id, start = key
+    return CodeFrame(
+        file="",
+        lineno=lineno,
+        function="",
+        func_start_line=start,
+        file_id=file_id,
+        function_id=function_id,
+        line_id=line_id,
+    )
+
+
 def code_frames(code_def: Any, known: dict[_FrameKey, CodeFrame] | None = None) -> list[CodeFrame]:
     """A CodeDef's frames, outermost first, with string-table ids kept.
 
@@ -102,15 +117,7 @@ def code_frames(code_def: Any, known: dict[_FrameKey, CodeFrame] | None = None) 
         key = (t.file_id, t.lineno, t.function_id, t.line_id, t.func_start_line)
         frame = known.get(key) if known is not None else None
         if frame is None:
-            frame = CodeFrame(
-                file="",
-                lineno=key[1],
-                function="",
-                func_start_line=key[4],
-                file_id=key[0],
-                function_id=key[2],
-                line_id=key[3],
-            )
+            frame = _frame(key)
             if known is not None:
                 known[key] = frame
         frames.append(frame)
@@ -130,15 +137,7 @@ def code_stacks(packed: list[bytes]) -> list[list[CodeFrame]]:
             key = (values[i], values[i + 1], values[i + 2], values[i + 3], values[i + 4])
             frame = frames.get(key)
             if frame is None:
-                frame = frames[key] = CodeFrame(
-                    file="",
-                    lineno=key[1],
-                    function="",
-                    func_start_line=key[4],
-                    file_id=key[0],
-                    function_id=key[2],
-                    line_id=key[3],
-                )
+                frame = frames[key] = _frame(key)
             stack.append(frame)
         out.append(stack)
     return out

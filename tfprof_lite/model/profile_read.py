@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tfprof_lite.model.decode import code_stacks
 from tfprof_lite.model.execs import MEM_VALUES, StepExecs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import CodeFrame
@@ -83,44 +84,13 @@ def apply(cols: ProfileColumns, model: ProfileModel) -> None:
     model.data_version += 1
 
 
-_FrameKey = tuple[int, int, int, int, int]
-
-
 def _traces(raw: Sequence[bytes | None]) -> list[list[CodeFrame] | None]:
     """Call stacks from their packed frames; equal stacks share one list, equal
     frames one (immutable) object."""
-    stacks: dict[bytes, list[CodeFrame]] = {}
-    frames: dict[_FrameKey, CodeFrame] = {}
-    out: list[list[CodeFrame] | None] = []
-    for packed in raw:
-        if packed is None:
-            out.append(None)
-            continue
-        stack = stacks.get(packed)
-        if stack is None:
-            stack = stacks[packed] = _stack(packed, frames)
-        out.append(stack)
-    return out
-
-
-def _stack(packed: bytes, frames: dict[_FrameKey, CodeFrame]) -> list[CodeFrame]:
-    values = np.frombuffer(packed, dtype=np.int64).reshape(-1, 5).tolist()
-    stack = []
-    for file_id, lineno, function_id, line_id, start in values:
-        key = (file_id, lineno, function_id, line_id, start)
-        frame = frames.get(key)
-        if frame is None:
-            frame = frames[key] = CodeFrame(
-                file="",
-                lineno=lineno,
-                function="",
-                func_start_line=start,
-                file_id=file_id,
-                function_id=function_id,
-                line_id=line_id,
-            )
-        stack.append(frame)
-    return stack
+    distinct = list(dict.fromkeys(packed for packed in raw if packed is not None))
+    stacks: dict[bytes | None, list[CodeFrame] | None] = dict(zip(distinct, code_stacks(distinct)))
+    stacks[None] = None
+    return [stacks[packed] for packed in raw]
 
 
 def _add_block(model: ProfileModel, block: StepBlock, base: int) -> None:
