@@ -12,7 +12,7 @@ from __future__ import annotations
 from tfprof_lite.analysis.cluster import ClusterReport, cluster_report
 from tfprof_lite.base.units import format_time
 from tfprof_lite.model.cluster_merge import ClusterProfile
-from tfprof_lite.report.markup import Section, esc
+from tfprof_lite.report.markup import Section, data_table, esc
 
 __all__ = ["cluster_section"]
 
@@ -39,10 +39,7 @@ def _task_rows(report: ClusterReport) -> str:
             f"</td>{shares}<td>{_bar(mean)}</td></tr>"
         )
     head = "".join(f"<th>{p}</th>" for p, _ in _PARTS)
-    return (
-        '<table class="data"><thead><tr><th>task</th><th>mean step</th>'
-        f"{head}<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-    )
+    return data_table(f"<th>task</th><th>mean step</th>{head}<th></th>", "".join(rows))
 
 
 def _stragglers(report: ClusterReport) -> str:
@@ -68,11 +65,10 @@ def _ps(report: ClusterReport) -> str:
             )
     if not rows:
         return ""
-    return (
-        '<h3>Parameter servers (per step)</h3><table class="data"><thead><tr><th>ps</th>'
-        "<th>variable</th><th>bytes read</th><th>bytes pushed</th><th>transfer time</th>"
-        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    head = (
+        "<th>ps</th><th>variable</th><th>bytes read</th><th>bytes pushed</th><th>transfer time</th>"
     )
+    return "<h3>Parameter servers (per step)</h3>" + data_table(head, "".join(rows))
 
 
 def _clock(report: ClusterReport) -> str:

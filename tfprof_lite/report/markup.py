@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Section", "esc", "script_json", "y_grid"]
+__all__ = ["Section", "data_table", "esc", "script_json", "y_grid"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +33,13 @@ def script_json(data: Any) -> str:
     for char, code in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(char, code)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def data_table(head: str, rows: str, scroll: bool = False) -> str:
+    """A ``data`` table: ``head`` the header cells' markup, ``rows`` the body's
+    rows; ``scroll`` wraps it in a horizontally scrolling box."""
+    table = f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    return f'<div class="scroll">{table}</div>' if scroll else table
 
 
 def esc(text: object) -> str:

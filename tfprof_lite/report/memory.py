@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from tfprof_lite.analysis.memory import AllocatorMemory, MemoryReport, StepMemory, memory_profile
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.report.markup import esc, y_grid
+from tfprof_lite.report.markup import data_table, esc, y_grid
 
 __all__ = ["MAX_POINTS", "downsample", "memory_fragment", "timeline_svg"]
 
@@ -93,11 +93,11 @@ def _ops_table(alloc: AllocatorMemory) -> str:
         f'<td class="wrap">{esc(", ".join(t.label() for t in op.tensors) or "--")}</td></tr>'
         for op in alloc.by_op
     )
-    return (
-        '<div class="scroll"><table class="data"><thead><tr><th>Op live at the peak</th>'
-        "<th>Op type</th><th>Bytes</th><th class=wrap>Output tensors</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div>"
+    head = (
+        "<th>Op live at the peak</th><th>Op type</th><th>Bytes</th>"
+        "<th class=wrap>Output tensors</th>"
     )
+    return data_table(head, rows, scroll=True)
 
 
 def _scopes_table(alloc: AllocatorMemory) -> str:
@@ -107,11 +107,8 @@ def _scopes_table(alloc: AllocatorMemory) -> str:
         f'<td class="wrap">{esc(", ".join(t.label() for t in sc.tensors) or "--")}</td></tr>'
         for sc in alloc.by_scope
     )
-    return (
-        '<div class="scroll"><table class="data"><thead><tr><th>Name scope</th><th>Ops</th>'
-        "<th>Bytes</th><th class=wrap>Largest tensors</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div>"
-    )
+    head = "<th>Name scope</th><th>Ops</th><th>Bytes</th><th class=wrap>Largest tensors</th>"
+    return data_table(head, rows, scroll=True)
 
 
 def _allocator_block(alloc: AllocatorMemory) -> str:
@@ -141,10 +138,8 @@ def _peaks_table(report: MemoryReport) -> str:
         for step in report.steps
         for a in step.allocators
     )
-    return (
-        '<div class="scroll"><table class="data"><thead><tr><th>Step</th><th>Allocator</th>'
-        f"<th>Peak</th><th>At</th></tr></thead><tbody>{rows}</tbody></table></div>"
-    )
+    head = "<th>Step</th><th>Allocator</th><th>Peak</th><th>At</th>"
+    return data_table(head, rows, scroll=True)
 
 
 def _highest(report: MemoryReport) -> StepMemory | None:
