@@ -42,7 +42,15 @@ def input_bound_profile() -> tfprof_lite.Profiler:
     graph = tf.Graph()
     with graph.as_default():
         data = tf.data.Dataset.range(1000).map(lambda x: tf.py_function(_slow_read, [x], tf.int64))
-        batch = tf1.data.make_one_shot_iterator(data.batch(1)).get_next()
+        # No read-ahead: autotuning and tf.data's default optimizations (an
+        # injected prefetch among them) let the pipeline fill between steps,
+        # and a step could find its element half ready.
+        options = tf.data.Options()
+        options.autotune.enabled = False
+        options.experimental_optimization.apply_default_optimizations = False
+        options.experimental_optimization.inject_prefetch = False
+        data = data.batch(1).with_options(options)
+        batch = tf1.data.make_one_shot_iterator(data).get_next()
         out = tf.reduce_sum(tf.cast(batch, tf.float32) * 2.0)
     return _trace(graph, out)
 
