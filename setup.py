@@ -1,6 +1,7 @@
 """Build script: the project is configured in setup.cfg and pyproject.toml; this file
 declares the optional C extensions of ``tfprof_lite._native`` (the step,
-saved-profile and graph/op-log decoders, the saved-profile encoder) and copies
+saved-profile and graph/op-log decoders, the saved-profile encoder, the scope
+view's tree builder) and copies
 the documentation pages (``docs/**/*.md``) into the built package as
 ``tfprof_lite/_docs/``, which ``tfprof-lite help`` reads.
 
@@ -31,6 +32,7 @@ MODULES = (
     ("tfprof_lite._native._profiledecode", "tfprof_lite/_native/_profiledecode.c"),
     ("tfprof_lite._native._profileencode", "tfprof_lite/_native/_profileencode.c"),
     ("tfprof_lite._native._graphdecode", "tfprof_lite/_native/_graphdecode.c"),
+    ("tfprof_lite._native._scopetree", "tfprof_lite/_native/_scopetree.c"),
 )
 DOCS = Path(__file__).resolve().parent / "docs"
 

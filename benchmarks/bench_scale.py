@@ -20,15 +20,18 @@ profiler sends to C++), the default op log (TF's
   default decoder and with ``TFPROF_LITE_PURE_PYTHON=1`` (the same code when no
   native decoder is built); these children never import TensorFlow.
 
-Each of those children does construction (best of ``--repeat``, each followed
+Each of those children does construction (``--repeat`` times, each followed
 by every step: "construct + K add_step" is one such run, and by the first call
 of each of the four views, in turn: "1st" is the best of those), the four views
-again on the last profiler (best of ``--repeat``), all with the builder's
+again on the last profiler (``--repeat`` times), all with the builder's
 default options written to files, serialization, and the load of the profile TF
-serialized. Further children each build one profiler, add ``--many-steps``
-steps (the captured run metadata reused in turn), query the scope view once and
-report their peak RSS. Every report file of ours is compared with TF's byte for
-byte.
+serialized. The children run in ``--rounds`` rounds (TF, ours, ours pure
+Python; then again), so that each side's samples spread over the whole run and
+a slow spell of the machine does not fall on one side only; every figure is the
+best of ``--repeat`` x ``--rounds`` samples. Further children each build one
+profiler, add ``--many-steps`` steps (the captured run metadata reused in
+turn), query the scope view once and report their peak RSS. Every report file
+of ours is compared with TF's byte for byte.
 
 It then times the command line (`scope`, `overview`, `advise`, `memory`, `report`,
 `timeline`, `diff`) on the profile TF serialized, each a fresh process, on both
@@ -422,6 +425,26 @@ def run_child(
     return result
 
 
+def merge_rounds(into: dict[str, Any] | None, more: dict[str, Any]) -> dict[str, Any]:
+    """One more round's suite results added to ``into``: samples (lists) appended,
+    nested results (per view, the lean series) merged alike, the best kept of a
+    single timing and the sum of wall times; other values (sizes, flags) are the
+    same every round."""
+    if into is None:
+        return more
+    for key, value in more.items():
+        have = into.get(key)
+        if isinstance(value, list):
+            into[key] = [*have, *value]
+        elif isinstance(value, dict):
+            into[key] = merge_rounds(have, value)
+        elif key == "loaded_scope_first":
+            into[key] = min(have, value)
+        elif key == "wall_s":
+            into[key] = have + value
+    return into
+
+
 @dataclass
 class Row:
     """One line of the table; ``absolute``: the target bounds ours alone, not the ratio."""
@@ -696,9 +719,13 @@ def parent_main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="tfprof_scale-") as data_dir:
         config = run_child("capture", "tf", "tf", False, data_dir, args)
         machine = config.pop("machine")
-        results["tf"] = run_child("suite", "tf", "tf", False, data_dir, args)
-        for label, pure in PATHS:
-            results[label] = run_child("suite", "ours", label, pure, data_dir, args)
+        for _ in range(args.rounds):
+            results["tf"] = merge_rounds(
+                results.get("tf"), run_child("suite", "tf", "tf", False, data_dir, args)
+            )
+            for label, pure in PATHS:
+                more = run_child("suite", "ours", label, pure, data_dir, args)
+                results[label] = merge_rounds(results.get(label), more)
         results["tf-many"] = run_child("many", "tf", "tf-many", False, data_dir, args)
         for label, pure in PATHS:
             results[f"{label}-many"] = run_child(
@@ -724,10 +751,12 @@ def parent_main(args: argparse.Namespace) -> int:
         rows += many_rows(label, results["tf-many"], results[f"{label}-many"])
         rows += cli_rows(label, results[f"{label}-cli"])
     print_table(rows, titles)
+    samples = args.repeat * args.rounds
     print(
-        f"\n(construct, views, serialize, load: best of {args.repeat}; min-max: over those "
-        "calls, and over every step for add_step; '1st': the first view call after the "
-        f"steps, on each of the {args.repeat} fresh profilers, views in the order listed)"
+        f"\n(construct, views, serialize, load: best of {samples} ({args.rounds} rounds of "
+        f"{args.repeat}, TF and ours in turn); min-max: over those calls, and over every step "
+        f"for add_step; '1st': the first view call after the steps, on each of the {samples} "
+        "fresh profilers, views in the order listed)"
     )
     for label, _ in PATHS:
         many, tf_many = results[f"{label}-many"], results["tf-many"]
@@ -750,7 +779,11 @@ def parent_main(args: argparse.Namespace) -> int:
     if not diffs:
         print("report texts equal TF's for every view, the loaded profile and the many-step run")
     config.update(
-        steps=args.steps, repeat=args.repeat, many_steps=args.many_steps, quick=args.quick
+        steps=args.steps,
+        repeat=args.repeat,
+        rounds=args.rounds,
+        many_steps=args.many_steps,
+        quick=args.quick,
     )
     machine.update(load_average_before=load_before, load_average_after=load_after)
     write_json(
@@ -788,10 +821,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--repeat", type=int, default=3, help="constructions, view calls, serializations, loads"
     )
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="rounds of the TF and ours children, in turn (samples: repeat x rounds)",
+    )
+    parser.add_argument(
         "--many-steps", type=int, default=50, help="steps of the many-step and RSS runs"
     )
     parser.add_argument(
-        "--quick", action="store_true", help="~2k ops, 2 steps, --many-steps 5, 2 repeats"
+        "--quick", action="store_true", help="~2k ops, 2 steps, --many-steps 5, 2 repeats, 1 round"
     )
     parser.add_argument("--out", default=None, help="JSON output (default bench_out/scale.json)")
     hidden = argparse.SUPPRESS
@@ -803,6 +842,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.ops, args.steps = min(args.ops, 2000), min(args.steps, 2)
         args.many_steps, args.repeat = min(args.many_steps, 5), min(args.repeat, 2)
+        args.rounds = min(args.rounds, 1)
     return args
 
 

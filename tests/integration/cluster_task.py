@@ -6,8 +6,10 @@ where the test's own client drives every task) serves until killed. A worker
 builds the between-graph replicated model (variables on the ps,
 ``replica_device_setter``), whose input is a ``tf.data`` pipeline sleeping
 ``SLEEP_MS`` per element in ``tf.py_function``; worker 0 initializes the
-variables, both wait at a file barrier in OUT_DIR, then run one untraced and
-STEPS traced training steps (steps 1..STEPS) under ``ProfileContext(task=...)``.
+variables, both run one warm-up step, then one untraced step (step 0) under
+``ProfileContext(task=...)``, wait at a file barrier in OUT_DIR and run STEPS
+traced training steps (steps 1..STEPS): the traced steps of both workers start
+together, whatever each took to start up and to run its step 0.
 """
 
 from __future__ import annotations
@@ -72,16 +74,17 @@ def main() -> None:
         while len(sess.run(uninitialized)):
             time.sleep(0.05)
         sess.run(train)  # warm-up: the input pipeline and the rendezvous start
-        _barrier(out, index, 2)
         task_dir = os.path.join(out, f"w{index}")
         steps = int(steps_text)
-        with tfprof_lite.ProfileContext(  # step 0 still settles after the barrier
+        with tfprof_lite.ProfileContext(
             task_dir,
             trace_steps=range(1, steps + 1),
             dump_steps=[],
             task=f"/job:worker/task:{index}",
         ):
-            for _ in range(steps + 1):
+            sess.run(train)  # step 0, untraced
+            _barrier(out, index, 2)
+            for _ in range(steps):
                 sess.run(train)
     print("done", flush=True)
 

@@ -36,6 +36,13 @@ pytestmark = pytest.mark.skipif(
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 
+@pytest.fixture(autouse=True)
+def _native_in_reach(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are the native decoder's own: it stays in reach even when the
+    suite runs with TFPROF_LITE_PURE_PYTHON set (tests that want it set set it)."""
+    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
+
+
 def assert_same_graph(native: GraphColumns, pure: GraphColumns) -> None:
     """Column by column; AttrValue bytes compared as messages."""
     assert native.names == pure.names

@@ -215,10 +215,19 @@ def test_add_step_gives_the_same_result_on_both_paths(monkeypatch: pytest.Monkey
     assert outcomes == {"ok", "error"}
 
 
-def test_native_extension_is_built_in_ci() -> None:
-    """Under CI=true the extension must be built, or the suite tests one path only."""
+def test_native_extensions_are_built_in_ci() -> None:
+    """Under CI=true every extension (one per C source in ``tfprof_lite/_native``)
+    must be built, or the suite tests one path only."""
+    from pathlib import Path
+
+    from tfprof_lite import _native
+
+    sources = sorted(Path(_native.__file__).parent.glob("_*.c"))
+    assert len(sources) >= 5
     if in_ci():
         assert steps.native_available(), "CI=true but tfprof_lite._native._stepdecode is not built"
+        missing = [src.stem for src in sources if _native.load(src.stem) is None]
+        assert missing == [], f"CI=true but these extensions are not built: {missing}"
 
 
 OUT_OF_MEMORY = textwrap.dedent(

@@ -1,4 +1,5 @@
-"""The saved-profile decoder and encoder and the graph decoder built with ASan and UBSan.
+"""The saved-profile decoder and encoder, the graph decoder and the scope tree
+builder built with ASan and UBSan.
 
 As :mod:`tests.unit.test_native_sanitizer` does for the step decoder:
 ``_profiledecode.c`` and ``_profileencode.c`` are compiled with gcc's sanitizers
@@ -8,7 +9,8 @@ encoder writes the models of the hand-made cases (its arguments are prepared
 here and pickled: plain lists, dicts, sets and bytes). Any sanitizer report,
 crash or non-zero exit fails; the decoder must decline exactly where the regular
 build does, and the encoder's bytes must equal the regular build's. The graph
-decoder reads the hand-made GraphDefs and op logs and a mutation slice of each.
+decoder reads the hand-made GraphDefs and op logs and a mutation slice of each;
+the scope tree builder random name lists and lists it must decline.
 """
 
 from __future__ import annotations
@@ -240,6 +242,39 @@ def test_sanitized_view_encoders(libasan: str, tmp_path: Path) -> None:
     lines = _sanitized_lines(libasan, tmp_path, "_profileencode", ARGS_CHILD, calls)
     assert len(lines) == len(calls) and 0 < lines.count("-") < len(calls)
     regular = load("_profileencode")
+    if regular is not None:
+        import hashlib
+
+        want = []
+        for name, args in calls:
+            result = getattr(regular, name)(*args)
+            want.append("-" if result is None else hashlib.sha256(pickle.dumps(result)).hexdigest())
+        assert lines == want
+
+
+def _scope_tree_calls() -> list[tuple[str, tuple[Any, ...]]]:
+    """``scope_tree`` on random names (deep, wide, multi-byte, leading, trailing
+    and repeated ``/``) and on names to decline."""
+    rng = random.Random(9)
+    alphabet = "ab/-ü😀\n"
+    calls: list[tuple[str, tuple[Any, ...]]] = []
+    for trial in range(60):
+        count = rng.randint(0, 300)
+        size = 3 + trial % 40
+        words = ("".join(rng.choices(alphabet, k=rng.randint(0, size))) for _ in range(count))
+        calls.append(("scope_tree", (list(set(words)),)))
+    calls.append(("scope_tree", (["/" * 300, "x/" * 200],)))
+    calls += [("scope_tree", (bad,)) for bad in (["a\0"], ["a", "a"], ["\ud800"], [1], ("a",))]
+    return calls
+
+
+def test_sanitized_scope_tree(libasan: str, tmp_path: Path) -> None:
+    from tfprof_lite._native import load
+
+    calls = _scope_tree_calls()
+    lines = _sanitized_lines(libasan, tmp_path, "_scopetree", ARGS_CHILD, calls)
+    assert len(lines) == len(calls) and lines.count("-") == 5
+    regular = load("_scopetree")
     if regular is not None:
         import hashlib
 

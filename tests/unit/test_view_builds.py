@@ -32,7 +32,7 @@ from tfprof_lite.proto.wire import varint
 from tfprof_lite.views.graph import graph_structure
 from tfprof_lite.views.inputs import build_pure, input_table
 from tfprof_lite.views.passes import Structure, make_structure
-from tfprof_lite.views.scope import scope_structure
+from tfprof_lite.views.scope import scope_structure, scope_structure_pure
 
 
 # ---------------------------------------------------------------- references
@@ -104,11 +104,15 @@ def _same_structure(got: Structure, want: Structure) -> bool:
 
 
 # ---------------------------------------------------------------- scope tree
-_ALPHABETS = ["ab/-._A0", "ab/-._A0\0é ", "a/"]
+_ALPHABETS = ["ab/-._A0", "ab/-._A0\0é ", "a/", "a/ü\n😀-"]
 
 
+@pytest.mark.parametrize("build", [scope_structure, scope_structure_pure])
 @pytest.mark.parametrize("seed", range(6))
-def test_scope_tree_matches_prefix_walk(seed: int) -> None:
+def test_scope_tree_matches_prefix_walk(seed: int, build: Any) -> None:
+    """The scope tree (the native builder when it is built, and the Python one)
+    equals walking the prefixes, on names with NULs, newlines, leading,
+    trailing and repeated ``/`` and multi-byte characters."""
     rng = random.Random(seed)
     for trial in range(400):
         alphabet = _ALPHABETS[trial % len(_ALPHABETS)]
@@ -119,9 +123,44 @@ def test_scope_tree_matches_prefix_walk(seed: int) -> None:
         if trial % 4 == 0:  # no trailing "/": the NumPy sort path
             names = list({name.rstrip("/") for name in names})
         want = _reference_scope(names)
-        assert _same_structure(scope_structure(names), want), names
+        assert _same_structure(build(names), want), names
         index = {name: nid for nid, name in enumerate(names)}
-        assert _same_structure(scope_structure(names, index), want), names
+        assert _same_structure(build(names, index), want), names
+
+
+def _native_scope_tree() -> Any:
+    from tfprof_lite._native import load
+
+    module = load("_scopetree")
+    if module is None:
+        pytest.skip("the native scope tree builder is not built")
+    return module
+
+
+def test_native_scope_tree_columns() -> None:
+    """The native builder's own columns on a small hand-checked tree."""
+    module = _native_scope_tree()
+    order, nid, parent, end = module.scope_tree(["b/c", "a", "b/c/d", "/x", "a-b"])
+    assert order == ["", "/x", "a", "a-b", "b", "b/c", "b/c/d"]
+    assert np.frombuffer(nid, dtype=np.int64).tolist() == [-1, 3, 1, 4, -1, 0, 2]
+    assert np.frombuffer(parent, dtype=np.int64).tolist() == [-1, 0, -1, -1, -1, 4, 5]
+    assert np.frombuffer(end, dtype=np.int64).tolist() == [2, 2, 3, 4, 7, 7, 7]
+    empty = module.scope_tree([])
+    assert empty == ([], b"", b"", b"")
+
+
+def test_native_scope_tree_declines_what_python_handles() -> None:
+    """A NUL in a name, a lone surrogate, a repeated name or a non-list
+    declines (None); :func:`scope_structure` then builds the tree in Python."""
+    module = _native_scope_tree()
+    for names in (["a\0/b"], ["a/\ud800"], ["a/b", "a/b"], [1]):
+        assert module.scope_tree(names) is None, names
+        want = scope_structure_pure(names) if names != [1] else None
+        if want is not None:
+            assert _same_structure(scope_structure(names), want)
+    assert module.scope_tree(("a",)) is None
+    big = [f"s{i % 97}/n{i}" for i in range(20000)]
+    assert _same_structure(scope_structure(big), scope_structure_pure(big))
 
 
 # ---------------------------------------------------------------- graph walk

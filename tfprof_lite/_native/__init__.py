@@ -2,13 +2,15 @@
 
 ``_stepdecode`` reads a RunMetadata's step statistics, ``_profiledecode`` a saved
 profile, ``_graphdecode`` a GraphDef and an op log, straight from their wire
-bytes; ``_profileencode`` writes a model's ProfileProto and the bulk parts of the
-views' messages (see :mod:`tfprof_lite.proto.steps`, :mod:`tfprof_lite.proto.profiles`,
-:mod:`tfprof_lite.model.profile_write`, :mod:`tfprof_lite.outputs.message` and
-``docs/native.md``). Nothing here is required: when an extension is not built,
-or :data:`PURE_PYTHON_ENV` is set, its callers use the pure-Python code, which
-gives the same results. :func:`load` is the one way they import them, and
-:func:`active` the one way to ask for one that is not turned off.
+bytes; ``_profileencode`` writes a model's ProfileProto and the bulk parts of
+the views' messages; ``_scopetree`` builds the scope view's tree (see
+:mod:`tfprof_lite.proto.steps`, :mod:`tfprof_lite.proto.profiles`,
+:mod:`tfprof_lite.model.profile_write`, :mod:`tfprof_lite.outputs.message`,
+:mod:`tfprof_lite.views.scope` and ``docs/native.md``). Nothing here is
+required: when an extension is not built, or :data:`PURE_PYTHON_ENV` is set,
+its callers use the pure-Python code, which gives the same results. :func:`load`
+is the one way they import them, and :func:`active` the one way to ask for one
+that is not turned off.
 """
 
 from __future__ import annotations

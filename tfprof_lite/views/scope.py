@@ -14,6 +14,7 @@ from operator import itemgetter, methodcaller
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite._native import active
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
 from tfprof_lite.views.passes import Structure, preorder_structure
@@ -63,8 +64,29 @@ def scope_structure(names: list[str], ids: dict[str, int] | None = None) -> Stru
     Pre-order with children in name order is the order of the names with every
     ``/`` read as a character below all others (a node's descendants then sort
     right after it, before any sibling that merely extends its name). ``ids``
-    maps each of ``names`` to its position (built when not given).
+    maps each of ``names`` to its position (built when not given). The native
+    builder (``_scopetree``) makes the same tree when it is available.
     """
+    module = active("_scopetree")
+    built = None if module is None else module.scope_tree(names)
+    if built is not None:
+        return _native_structure(*built)
+    return scope_structure_pure(names, ids)
+
+
+def _native_structure(order: list[str], nid: bytes, parent: bytes, end: bytes) -> Structure:
+    parents = np.frombuffer(parent, dtype=np.int64).copy()
+    return Structure(
+        nid=np.frombuffer(nid, dtype=np.int64).copy(),
+        names=order,
+        parent=parents.tolist(),
+        end=np.frombuffer(end, dtype=np.int64).copy(),
+        _parents=parents,
+    )
+
+
+def scope_structure_pure(names: list[str], ids: dict[str, int] | None = None) -> Structure:
+    """:func:`scope_structure` without the native builder."""
     if ids is None:
         ids = dict(zip(names, range(len(names))))
     every = names + _placeholders(names, ids)
