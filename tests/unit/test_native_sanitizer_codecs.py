@@ -208,8 +208,8 @@ ARGS_CHILD = textwrap.dedent(
 
 def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
     """``heads`` and ``input_edges`` on the hand-made cases' models and random
-    ones, ``frame_tree`` on random trees, ``encode_rows`` on a random matrix, and
-    arguments to decline."""
+    ones, ``frame_tree`` on random trees, ``encode_rows`` on a random matrix (with
+    and without row prefixes), and arguments to decline."""
     import numpy as np
 
     from tests.unit import test_view_builds as tv
@@ -232,6 +232,9 @@ def _view_encoder_calls() -> list[tuple[str, tuple[Any, ...]]]:
     tags = [bytes([k << 3]) for k in range(1, 7)] + [b"\x80\x10"]
     calls.append(("encode_rows", (values.tobytes(), tags)))
     calls.append(("encode_rows", (values.tobytes()[:-8], tags)))
+    heads = [bytes(range(k % 40)) for k in range(500)]
+    calls.append(("encode_rows", (values.tobytes(), tags, heads)))
+    calls.append(("encode_rows", (values.tobytes(), tags, heads[:-1])))
     return calls
 
 

@@ -433,6 +433,25 @@ def test_native_stat_rows_equal_numpy_rows() -> None:
             )
             tags = [varint(number << 3) for number in fields]
             assert module.encode_rows(values.tobytes(), tags) == got
+            heads = [bytes(rng.integers(0, 256, rng.integers(0, 40), dtype=np.uint8)) for _ in got]
+            joined = [head + row for head, row in zip(heads, got)]
+            assert module.encode_rows(values.tobytes(), tags, heads) == joined
+            with_heads, sizes = encode_sized(values, fields, heads)
+            assert with_heads == joined and sizes.tolist() == list(map(len, joined))
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_stat_rows_after_prefixes(pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows with prefixes are each prefix followed by the row, on both paths; a
+    prefix list of another length is refused on the Python path (the native
+    encoder declines it, and the Python path then raises)."""
+    if pure:
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    values = np.array([[0, 3], [1, 0], [0, 0]], dtype=np.int64)
+    got, sizes = encode_sized(values, (1, 2), [b"a", b"", b"bc"])
+    assert got == [b"a\x10\x03", b"\x08\x01", b"bc"] and sizes.tolist() == [3, 2, 2]
+    with pytest.raises(ValueError, match="2 prefixes for 3 rows"):
+        encode_sized(values, (1, 2), [b"a", b""])
 
 
 def test_native_stat_rows_decline_bad_shapes() -> None:
@@ -442,3 +461,6 @@ def test_native_stat_rows_decline_bad_shapes() -> None:
     assert module.encode_rows(b"\x00" * 16, [b"\x08", b""]) is None  # an empty key
     assert module.encode_rows(b"\x00" * 16, []) is None
     assert module.encode_rows(b"\x00" * 8, ["x"]) is None
+    assert module.encode_rows(b"\x00" * 16, [b"\x08"], [b"a"]) is None  # one prefix, two rows
+    assert module.encode_rows(b"\x00" * 8, [b"\x08"], ["a"]) is None  # a prefix not bytes
+    assert module.encode_rows(b"\x00" * 8, [b"\x08"], (b"a",)) is None  # not a list

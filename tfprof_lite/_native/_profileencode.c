@@ -51,12 +51,13 @@
  * ``parents[r]`` (int64 bytes, each parent before its children). None when the
  * arguments do not have that shape.
  *
- * encode_rows(values, tags) -> list | None
+ * encode_rows(values, tags, prefixes=None) -> list | None
  *
  * Each row of an int64 matrix (``values``: row-major bytes, ``len(tags)``
  * columns) as varint fields, column j after ``tags[j]`` (its encoded key);
  * zeros are left out, as proto3 does (tfprof_lite.outputs.message_nodes keeps
- * the NumPy path).
+ * the NumPy path). With ``prefixes`` (a list of bytes, one per row), row r's
+ * bytes start with ``prefixes[r]``.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -1105,20 +1106,24 @@ static PyObject *profileencode_frame_tree(PyObject *self, PyObject *args) {
 /* ------------------------------------------------------------------ stat rows */
 
 static PyObject *profileencode_encode_rows(PyObject *self, PyObject *args) {
-    PyObject *values, *tags, *out = NULL;
+    PyObject *values, *tags, *prefixes = Py_None, *out = NULL;
     const char *tag_data[64];
     Py_ssize_t tag_len[64], cols, rows, r, j;
     char *data;
     Py_ssize_t size;
     WireBuf row;
     (void)self;
-    if (!PyArg_ParseTuple(args, "SO!", &values, &PyList_Type, &tags)) {
+    if (!PyArg_ParseTuple(args, "SO!|O", &values, &PyList_Type, &tags, &prefixes)) {
         return NULL;
     }
     cols = PyList_Size(tags);
     if (cols < 1 || cols > 64 || PyBytes_AsStringAndSize(values, &data, &size) < 0 ||
         size % (8 * cols) != 0) {
         PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    rows = size / (8 * cols);
+    if (prefixes != Py_None && (!PyList_Check(prefixes) || PyList_Size(prefixes) != rows)) {
         Py_RETURN_NONE;
     }
     for (j = 0; j < cols; j++) {
@@ -1131,12 +1136,23 @@ static PyObject *profileencode_encode_rows(PyObject *self, PyObject *args) {
         }
         tag_data[j] = t;
     }
-    rows = size / (8 * cols);
+    for (r = 0; prefixes != Py_None && r < rows; r++) {
+        if (!PyBytes_Check(PyList_GetItem(prefixes, r))) {
+            Py_RETURN_NONE;
+        }
+    }
     out = PyList_New(rows);
     memset(&row, 0, sizeof row);
     for (r = 0; out != NULL && r < rows; r++) {
         PyObject *encoded;
         row.len = 0;
+        if (prefixes != Py_None) {
+            PyObject *prefix = PyList_GetItem(prefixes, r);
+            if (wire_buf_put(&row, PyBytes_AsString(prefix), (size_t)PyBytes_Size(prefix)) != OK) {
+                Py_CLEAR(out);
+                break;
+            }
+        }
         for (j = 0; j < cols; j++) {
             uint64_t v;
             memcpy(&v, data + 8 * (r * cols + j), 8);
@@ -1176,8 +1192,9 @@ static PyMethodDef profileencode_methods[] = {
      "frame_tree(streams, parents, tag) -> bytes | None\n\n"
      "A pre-order view message tree as one message (see tfprof_lite.outputs.message)."},
     {"encode_rows", profileencode_encode_rows, METH_VARARGS,
-     "encode_rows(values, tags) -> list | None\n\n"
-     "Each row of an int64 matrix as varint fields (see tfprof_lite.outputs.message_nodes)."},
+     "encode_rows(values, tags, prefixes=None) -> list | None\n\n"
+     "Each row of an int64 matrix as varint fields, after prefixes[row] when given\n"
+     "(see tfprof_lite.outputs.message_nodes)."},
     {NULL, NULL, 0, NULL},
 };
 

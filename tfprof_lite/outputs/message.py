@@ -30,7 +30,6 @@ from tfprof_lite.outputs.message_nodes import (
     encode_fields,
     encode_sized,
     framings,
-    node_head_lengths,
     node_heads,
     string_fields,
     varint_lengths,
@@ -119,9 +118,9 @@ class _NodeFields:
 
     def __init__(self, model: ProfileModel, step: int) -> None:
         self._mat = self_matrix(model, step)
-        selfs, self_len = encode_sized(self._mat[:, _GRAPH_SELF_COLS], _GRAPH_SELF)
-        self.own = list(map(add, node_heads(model), selfs))
-        self.own_len = np.concatenate((node_head_lengths(model) + self_len, [0]))
+        heads = node_heads(model)
+        self.own, own_len = encode_sized(self._mat[:, _GRAPH_SELF_COLS], _GRAPH_SELF, heads)
+        self.own_len = np.concatenate((own_len, [0]))
         self._picks: npt.NDArray[np.object_] | None = None
         self._framed: list[bytes] | None = None
 

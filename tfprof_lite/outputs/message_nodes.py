@@ -97,18 +97,27 @@ def encode_fields(values: IntArray, fields: Sequence[int]) -> list[bytes]:
     return encode_sized(values, fields)[0]
 
 
-def encode_sized(values: IntArray, fields: Sequence[int]) -> tuple[list[bytes], IntArray]:
+def encode_sized(
+    values: IntArray, fields: Sequence[int], prefixes: list[bytes] | None = None
+) -> tuple[list[bytes], IntArray]:
     """:func:`encode_fields` and the length of each row's bytes (by the native
-    encoder when it is built, else with NumPy: the same bytes)."""
+    encoder when it is built, else with NumPy: the same bytes); with
+    ``prefixes`` (one per row), each row's bytes start with its prefix."""
     module = active("_profileencode")
     if module is not None and values.ndim == 2 and values.shape[1] == len(fields):
         tags = [varint(number << 3) for number in fields]
         flat = np.ascontiguousarray(values, dtype=np.int64)
-        encoded: list[bytes] | None = module.encode_rows(flat.tobytes(), tags)
+        encoded: list[bytes] | None = module.encode_rows(flat.tobytes(), tags, prefixes)
         if encoded is not None:
             lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
             return encoded, lengths
-    return encode_sized_pure(values, fields)
+    rows, lengths = encode_sized_pure(values, fields)
+    if prefixes is None:
+        return rows, lengths
+    if len(prefixes) != len(rows):
+        raise ValueError(f"{len(prefixes)} prefixes for {len(rows)} rows")
+    sizes = np.fromiter(map(len, prefixes), dtype=np.int64, count=len(prefixes))
+    return list(map(add, prefixes, rows)), sizes + lengths
 
 
 def encode_sized_pure(values: IntArray, fields: Sequence[int]) -> tuple[list[bytes], IntArray]:
