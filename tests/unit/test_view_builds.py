@@ -128,18 +128,19 @@ def test_scope_tree_matches_prefix_walk(seed: int, build: Any) -> None:
         assert _same_structure(build(names, index), want), names
 
 
-def _native_scope_tree() -> Any:
+def _native(name: str) -> Any:
+    """Extension ``name`` of ``tfprof_lite._native``; the test skips without it."""
     from tfprof_lite._native import load
 
-    module = load("_scopetree")
+    module = load(name)
     if module is None:
-        pytest.skip("the native scope tree builder is not built")
+        pytest.skip(f"tfprof_lite._native.{name} is not built")
     return module
 
 
 def test_native_scope_tree_columns() -> None:
     """The native builder's own columns on a small hand-checked tree."""
-    module = _native_scope_tree()
+    module = _native("_scopetree")
     order, nid, parent, end = module.scope_tree(["b/c", "a", "b/c/d", "/x", "a-b"])
     assert order == ["", "/x", "a", "a-b", "b", "b/c", "b/c/d"]
     assert np.frombuffer(nid, dtype=np.int64).tolist() == [-1, 3, 1, 4, -1, 0, 2]
@@ -152,7 +153,7 @@ def test_native_scope_tree_columns() -> None:
 def test_native_scope_tree_declines_what_python_handles() -> None:
     """A NUL in a name, a lone surrogate, a repeated name or a non-list
     declines (None); :func:`scope_structure` then builds the tree in Python."""
-    module = _native_scope_tree()
+    module = _native("_scopetree")
     for names in (["a\0/b"], ["a/\ud800"], ["a/b", "a/b"], [1]):
         assert module.scope_tree(names) is None, names
         want = scope_structure_pure(names) if names != [1] else None
@@ -275,15 +276,6 @@ def test_framings_are_tag_and_length() -> None:
 
 
 # ---------------------------------------------------------------- native encoder
-def _native_encoder() -> Any:
-    from tfprof_lite._native import load
-
-    module = load("_profileencode")
-    if module is None:
-        pytest.skip("the native encoder is not built")
-    return module
-
-
 def _heads_args(model: ProfileModel) -> tuple[Any, ...]:
     table = input_table(model)
     return (
@@ -300,7 +292,7 @@ def _heads_args(model: ProfileModel) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_native_input_edges_equal_python_table(seed: int) -> None:
-    module = _native_encoder()
+    module = _native("_profileencode")
     rng = random.Random(seed)
     for _ in range(20):
         model = _random_model(rng, rng.randint(0, 80))
@@ -322,7 +314,7 @@ def test_native_input_edges_equal_python_table(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_native_heads_equal_python_heads(seed: int) -> None:
-    module = _native_encoder()
+    module = _native("_profileencode")
     rng = random.Random(seed)
     for _ in range(10):
         model = _random_model(rng, rng.randint(0, 80))
@@ -334,7 +326,7 @@ def test_native_heads_equal_python_heads(seed: int) -> None:
 def test_native_heads_decline_unusual_arguments() -> None:
     """The native heads decline (None) where an argument is not what the model
     keeps; the Python path then runs and raises where it should."""
-    module = _native_encoder()
+    module = _native("_profileencode")
     model = ProfileModel()
     model.extend_nodes(["a", "b"], ["Op", "Op"])
     model.inputs[1] = {0: "a"}
@@ -382,7 +374,7 @@ def _random_tree(rng: random.Random, n: int) -> tuple[list[list[bytes]], np.ndar
 
 @pytest.mark.parametrize("seed", range(3))
 def test_native_tree_framing_equals_python(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = _native_encoder()
+    module = _native("_profileencode")
     rng = random.Random(seed)
     for _ in range(25):
         n = rng.randint(1, 300)
@@ -403,7 +395,7 @@ def test_native_tree_framing_equals_python(seed: int, monkeypatch: pytest.Monkey
 
 
 def test_native_tree_framing_declines_bad_shapes() -> None:
-    module = _native_encoder()
+    module = _native("_profileencode")
     one = [[b"\x0a\x01a", b"\x0a\x01b"]]
     assert (
         module.frame_tree(one, np.array([-1, 0]).tobytes(), b"\x62")
@@ -419,7 +411,7 @@ def test_native_tree_framing_declines_bad_shapes() -> None:
 
 
 def test_native_stat_rows_equal_numpy_rows() -> None:
-    module = _native_encoder()
+    module = _native("_profileencode")
     rng = np.random.default_rng(3)
     for fields in (_GRAPH_TOTAL, (1, 2, 16, 2047)):  # one- and two-byte keys
         for rows in (0, 1, 5, 300):
@@ -455,7 +447,7 @@ def test_stat_rows_after_prefixes(pure: bool, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_native_stat_rows_decline_bad_shapes() -> None:
-    module = _native_encoder()
+    module = _native("_profileencode")
     assert module.encode_rows(b"\x01" + b"\x00" * 15, [b"\x08"]) == [b"\x08\x01", b""]
     assert module.encode_rows(b"\x00" * 12, [b"\x08"]) is None  # not whole rows
     assert module.encode_rows(b"\x00" * 16, [b"\x08", b""]) is None  # an empty key

@@ -26,9 +26,7 @@
 #endif
 #include <Python.h>
 
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "_wire.h"
 
 typedef struct {
     const char *key; /* the name's bytes with '/' as NUL, in the arena */
@@ -47,22 +45,23 @@ typedef struct {
 typedef struct {
     Entry *entries;
     size_t n;
-    Prefix *prefixes;
-    size_t n_prefixes, prefix_cap;
+    WireBuf prefixes; /* Prefix records */
     uint64_t *hashes; /* of the names */
     size_t *slots;    /* hash table of entry index + 1, 0 when free */
     size_t mask;
-    char *arena;
-    size_t used, arena_cap;
+    WireBuf arena;     /* every name's bytes, '/' as NUL */
+    uint32_t deepest; /* the largest depth */
 } Tree;
 
 static void tree_free(Tree *t) {
     free(t->entries);
-    free(t->prefixes);
+    wire_buf_free(&t->prefixes);
     free(t->hashes);
     free(t->slots);
-    free(t->arena);
+    wire_buf_free(&t->arena);
 }
+
+static size_t prefix_count(const Tree *t) { return t->prefixes.len / sizeof(Prefix); }
 
 /* One step of the running hash of a key (a rotate and xor: one pass over the
  * bytes gives every prefix's hash); mix() spreads it before use. */
@@ -95,60 +94,46 @@ static Py_ssize_t find(const Tree *t, const char *key, size_t len, uint64_t hash
     return -1;
 }
 
-static int grow(void **data, size_t *cap, size_t want, size_t width) {
-    size_t bigger = want * 2 + 256;
-    void *grown;
-    if (want <= *cap) {
-        return 0;
-    }
-    grown = realloc(*data, bigger * width);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *data = grown;
-    *cap = bigger;
-    return 0;
-}
-
 /* Copies name i's UTF-8 bytes to the arena with '/' as NUL, hashing as it goes
- * and noting each '/'-prefix. 1 declines, -1 fails with an exception set. */
+ * and noting each '/'-prefix; WIRE_DECLINE or WIRE_FAIL (an exception set). */
 static int load_name(Tree *t, size_t i, const char *data, size_t n) {
     uint64_t h = 0;
     uint32_t depth = 0;
     size_t k;
     char *out;
     if (n > UINT32_MAX || memchr(data, 0, n) != NULL) {
-        return 1;
+        return WIRE_DECLINE;
     }
-    if (grow((void **)&t->arena, &t->arena_cap, t->used + n, 1) < 0) {
-        return -1;
+    if (wire_buf_reserve(&t->arena, n) != WIRE_OK) {
+        return WIRE_FAIL;
     }
-    out = t->arena + t->used;
+    out = t->arena.data + t->arena.len;
     for (k = 0; k < n; k++) {
         char c = data[k];
         if (c == '/') {
-            Prefix *p;
-            if (grow((void **)&t->prefixes, &t->prefix_cap, t->n_prefixes + 1, sizeof(Prefix)) < 0) {
-                return -1;
+            Prefix p;
+            p.entry = i;
+            p.len = (uint32_t)k;
+            p.depth = depth++;
+            p.hash = mix(h, k);
+            if (wire_buf_put(&t->prefixes, &p, sizeof p) != WIRE_OK) {
+                return WIRE_FAIL;
             }
-            p = &t->prefixes[t->n_prefixes++];
-            p->entry = i;
-            p->len = (uint32_t)k;
-            p->depth = depth++;
-            p->hash = mix(h, k);
             c = 0;
         }
         out[k] = c;
         h = step(h, (uint8_t)c);
     }
     t->entries[i].key = NULL; /* the arena may still move: offset in nid for now */
-    t->entries[i].nid = (Py_ssize_t)t->used;
+    t->entries[i].nid = (Py_ssize_t)t->arena.len;
     t->entries[i].len = (uint32_t)n;
     t->entries[i].depth = depth;
     t->hashes[i] = mix(h, n);
-    t->used += n;
-    return 0;
+    t->arena.len += n;
+    if (depth > t->deepest) {
+        t->deepest = depth;
+    }
+    return WIRE_OK;
 }
 
 static int load_names(Tree *t, PyObject *names, size_t count) {
@@ -157,7 +142,7 @@ static int load_names(Tree *t, PyObject *names, size_t count) {
     t->hashes = malloc(sizeof(uint64_t) * (count > 0 ? count : 1));
     if (t->entries == NULL || t->hashes == NULL) {
         PyErr_NoMemory();
-        return -1;
+        return WIRE_FAIL;
     }
     for (i = 0; i < count; i++) {
         PyObject *name = PyList_GetItem(names, (Py_ssize_t)i), *utf8;
@@ -166,53 +151,53 @@ static int load_names(Tree *t, PyObject *names, size_t count) {
         int rc;
         if (name == NULL || !PyUnicode_Check(name)) {
             PyErr_Clear();
-            return 1;
+            return WIRE_DECLINE;
         }
         utf8 = PyUnicode_AsUTF8String(name);
         if (utf8 == NULL || PyBytes_AsStringAndSize(utf8, &data, &n) < 0) {
             Py_XDECREF(utf8);
             PyErr_Clear();
-            return 1;
+            return WIRE_DECLINE;
         }
         rc = load_name(t, i, data, (size_t)n);
         Py_DECREF(utf8);
-        if (rc != 0) {
+        if (rc != WIRE_OK) {
             return rc;
         }
     }
-    return 0;
+    return WIRE_OK;
 }
 
 /* Fills the hash table with the names, then adds the prefixes that are not
- * names as placeholders. 1 declines (a repeated name), -1 fails. */
+ * names as placeholders; WIRE_DECLINE for a repeated name, WIRE_FAIL. */
 static int index_entries(Tree *t, size_t count) {
-    size_t want = 16, i, slot;
+    size_t want = 16, i, slot, prefixes = prefix_count(t);
     Entry *grown;
-    while (want < 2 * (count + t->n_prefixes + 1)) {
+    while (want < 2 * (count + prefixes + 1)) {
         want *= 2;
     }
     t->slots = calloc(want, sizeof(size_t));
-    grown = realloc(t->entries, sizeof(Entry) * (count + t->n_prefixes + 1));
+    grown = realloc(t->entries, sizeof(Entry) * (count + prefixes + 1));
     if (grown != NULL) {
         t->entries = grown;
     }
     if (t->slots == NULL || grown == NULL) {
         PyErr_NoMemory();
-        return -1;
+        return WIRE_FAIL;
     }
     t->mask = want - 1;
     for (i = 0; i < count; i++) {
         Entry *e = &t->entries[i];
-        e->key = (t->arena ? t->arena : "") + (size_t)e->nid;
+        e->key = (t->arena.data ? t->arena.data : "") + (size_t)e->nid;
         e->nid = (Py_ssize_t)i;
         if (find(t, e->key, e->len, t->hashes[i], &slot) >= 0) {
-            return 1;
+            return WIRE_DECLINE;
         }
         t->slots[slot] = i + 1;
     }
     t->n = count;
-    for (i = 0; i < t->n_prefixes; i++) {
-        const Prefix *p = &t->prefixes[i];
+    for (i = 0; i < prefixes; i++) {
+        const Prefix *p = (const Prefix *)(const void *)t->prefixes.data + i;
         const char *key = t->entries[p->entry].key;
         if (find(t, key, p->len, p->hash, &slot) < 0) {
             Entry *e = &t->entries[t->n];
@@ -223,7 +208,7 @@ static int index_entries(Tree *t, size_t count) {
             t->slots[slot] = ++t->n;
         }
     }
-    return 0;
+    return WIRE_OK;
 }
 
 static int by_key(const void *a, const void *b) {
@@ -241,30 +226,20 @@ static int by_key(const void *a, const void *b) {
 static PyObject *ordered_names(const Tree *t, PyObject *names) {
     PyObject *out = PyList_New((Py_ssize_t)t->n);
     size_t i;
-    char *text = NULL;
-    size_t text_cap = 0;
+    WireBuf text;
+    memset(&text, 0, sizeof text);
     for (i = 0; out != NULL && i < t->n; i++) {
         const Entry *e = &t->entries[i];
-        PyObject *item;
+        PyObject *item = NULL;
         if (e->nid >= 0) {
             item = PyList_GetItem(names, e->nid);
             Py_XINCREF(item);
-        } else {
+        } else if (wire_buf_reserve(&text, e->len) == WIRE_OK) {
             size_t k;
-            if (e->len > text_cap) {
-                char *grown = realloc(text, e->len * 2);
-                if (grown == NULL) {
-                    Py_CLEAR(out);
-                    PyErr_NoMemory();
-                    break;
-                }
-                text = grown;
-                text_cap = e->len * 2;
-            }
             for (k = 0; k < e->len; k++) {
-                text[k] = e->key[k] == 0 ? '/' : e->key[k];
+                text.data[k] = e->key[k] == 0 ? '/' : e->key[k];
             }
-            item = PyUnicode_DecodeUTF8(text ? text : "", (Py_ssize_t)e->len, "strict");
+            item = PyUnicode_DecodeUTF8(e->len ? text.data : "", (Py_ssize_t)e->len, "strict");
         }
         if (item == NULL) {
             Py_CLEAR(out);
@@ -272,38 +247,25 @@ static PyObject *ordered_names(const Tree *t, PyObject *names) {
         }
         PyList_SetItem(out, (Py_ssize_t)i, item);
     }
-    free(text);
+    wire_buf_free(&text);
     return out;
 }
 
 /* Node ids, parents and subtree ends of the sorted entries, as int64 columns. */
 static int columns(const Tree *t, int64_t *nid, int64_t *parent, int64_t *end) {
-    size_t depth_cap = 64, i;
-    int64_t *last = malloc(sizeof(int64_t) * depth_cap); /* latest entry per depth */
+    size_t i;
+    int64_t *last = malloc(sizeof(int64_t) * ((size_t)t->deepest + 1)); /* per depth */
     if (last == NULL) {
-        return -1;
+        return WIRE_FAIL;
     }
-    for (i = 0; i < depth_cap; i++) {
-        last[i] = -1;
+    for (i = 0; i <= t->deepest; i++) {
+        last[i] = -1; /* every depth is set before it is read: a prefix sorts first */
     }
     for (i = 0; i < t->n; i++) {
         const Entry *e = &t->entries[i];
-        size_t depth = e->depth, k;
-        if (depth >= depth_cap) {
-            int64_t *grown = realloc(last, sizeof(int64_t) * (depth + 1) * 2);
-            if (grown == NULL) {
-                free(last);
-                return -1;
-            }
-            last = grown;
-            for (k = depth_cap; k < (depth + 1) * 2; k++) {
-                last[k] = -1;
-            }
-            depth_cap = (depth + 1) * 2;
-        }
         nid[i] = (int64_t)e->nid;
-        parent[i] = depth == 0 ? -1 : last[depth - 1];
-        last[depth] = (int64_t)i;
+        parent[i] = e->depth == 0 ? -1 : last[e->depth - 1];
+        last[e->depth] = (int64_t)i;
         end[i] = (int64_t)i + 1;
     }
     for (i = t->n; i-- > 0;) {
@@ -312,7 +274,7 @@ static int columns(const Tree *t, int64_t *nid, int64_t *parent, int64_t *end) {
         }
     }
     free(last);
-    return 0;
+    return WIRE_OK;
 }
 
 static PyObject *column_bytes(size_t n, int64_t **data) {
@@ -330,7 +292,7 @@ static PyObject *finish(Tree *t, PyObject *names) {
     b = column_bytes(t->n, &parent);
     c = column_bytes(t->n, &end);
     if (order != NULL && a != NULL && b != NULL && c != NULL) {
-        if (columns(t, nid, parent, end) == 0) {
+        if (columns(t, nid, parent, end) == WIRE_OK) {
             out = PyTuple_Pack(4, order, a, b, c);
         } else {
             PyErr_NoMemory();
@@ -358,12 +320,12 @@ static PyObject *scopetree_scope_tree(PyObject *self, PyObject *args) {
     }
     count = (size_t)PyList_Size(names);
     rc = load_names(&t, names, count);
-    if (rc == 0) {
+    if (rc == WIRE_OK) {
         rc = index_entries(&t, count);
     }
-    if (rc == 0) {
+    if (rc == WIRE_OK) {
         out = finish(&t, names);
-    } else if (rc > 0) {
+    } else if (rc == WIRE_DECLINE) {
         out = Py_None;
         Py_INCREF(out);
     }

@@ -36,7 +36,6 @@ __all__ = [
     "encode_sized",
     "encode_sized_pure",
     "framings",
-    "node_head_lengths",
     "node_heads",
     "string_fields",
     "varint_lengths",
@@ -226,23 +225,12 @@ def node_heads(model: ProfileModel) -> list[bytes]:
     them again (binding only ever fills an empty device, so the number of
     unbound nodes tells).
     """
-    return _heads(model)[0]
-
-
-def node_head_lengths(model: ProfileModel) -> IntArray:
-    """The length of each of :func:`node_heads`."""
-    return _heads(model)[1]
-
-
-def _heads(model: ProfileModel) -> tuple[list[bytes], IntArray]:
     unbound = model.canonical_device.count("")
-    cache: dict[int, tuple[list[bytes], IntArray]] = model.per_graph("message_node_heads", dict)
+    cache: dict[int, list[bytes]] = model.per_graph("message_node_heads", dict)
     got = cache.get(unbound)
     if got is None:
         cache.clear()
-        heads = _build_heads(model)
-        lengths = np.fromiter(map(len, heads), dtype=np.int64, count=len(heads))
-        got = cache[unbound] = (heads, lengths)
+        got = cache[unbound] = _build_heads(model)
     return got
 
 
