@@ -839,6 +839,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--label", help=hidden)
     parser.add_argument("--dir", help=hidden)
     args = parser.parse_args(argv)
+    if args.rounds < 1 or args.repeat < 1:
+        parser.error("--rounds and --repeat must be at least 1")
     if args.quick:
         args.ops, args.steps = min(args.ops, 2000), min(args.steps, 2)
         args.many_steps, args.repeat = min(args.many_steps, 5), min(args.repeat, 2)
