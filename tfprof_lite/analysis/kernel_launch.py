@@ -19,17 +19,24 @@ alone, and add a few names it misses (see ``docs/analysis/kernels.md``).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
+from tfprof_lite.base.units import format_memory
+
 __all__ = [
+    "LAUNCH_HEAD",
+    "TC_LEGEND",
     "ELIGIBLE_OP_CONTAINS",
     "ELIGIBLE_OP_SUFFIXES",
     "ELIGIBLE_PRIMITIVES",
     "TENSOR_CORE_KERNEL_PATTERNS",
     "LaunchConfig",
+    "launch_text",
     "parse_details",
     "split_label",
+    "tc_flag",
     "tensor_core_eligible",
     "uses_tensor_core",
 ]
@@ -71,7 +78,6 @@ _INT_KEYS = {
 }
 _DIM_KEYS = {"grid": "grid", "block": "block"}
 _KNOWN_KEYS = frozenset({*_INT_KEYS, *_DIM_KEYS, "occ_pct"})
-_TOKEN_RE = re.compile(r"[A-Za-z_]+:[^\s:]*")
 _DIM_RE = re.compile(r"\d+,\d+,\d+")
 
 
@@ -108,23 +114,21 @@ def parse_details(details: str) -> LaunchConfig:
     return LaunchConfig(**fields)  # type: ignore[arg-type]
 
 
+@functools.lru_cache(maxsize=8192)
 def split_label(label: str) -> tuple[str, LaunchConfig]:
     """(kernel name, launch configuration) of a kernel record's ``timeline_label``.
 
-    The details are the longest run of ``key:value`` tokens ending the label
-    (before any ``@@<annotation>``) that holds at least one known key; the
-    kernel name is what comes before. A label without details is all name.
+    The details start at the first blank-separated token that begins with a
+    known key and ``:`` (``regs:``, ``static_shared:``, ``shm:``, ...) and run
+    to the end (or to an ``@@<annotation>``); the kernel name is what comes
+    before. A label without such a token is all name.
     """
-    text = label.split("@@", 1)[0].rstrip()
-    tokens = list(re.finditer(r"\S+", text))
-    cut = len(tokens)
-    while cut > 0 and _TOKEN_RE.fullmatch(tokens[cut - 1].group()) is not None:
-        cut -= 1
-    tail = [t.group().partition(":")[0] for t in tokens[cut:]]
-    if cut == len(tokens) or not _KNOWN_KEYS.intersection(tail):
-        return text.strip(), _UNKNOWN
-    start = tokens[cut].start() if cut < len(tokens) else len(text)
-    return text[:start].strip(), parse_details(text[start:])
+    text = label.split("@@", 1)[0]
+    for token in re.finditer(r"\S+", text):
+        key, sep, value = token.group().partition(":")
+        if sep and key in _KNOWN_KEYS and not value.startswith(":") and token.start() > 0:
+            return text[: token.start()].strip(), parse_details(text[token.start() :])
+    return text.strip(), _UNKNOWN
 
 
 # --------------------------------------------------------------------------- tensor cores
@@ -206,3 +210,37 @@ def tensor_core_eligible(op: str, op_type: str, uses: bool) -> bool:
         return True
     last = op.rsplit("/", 1)[-1]
     return last in ELIGIBLE_PRIMITIVES or op_type in ELIGIBLE_PRIMITIVES
+
+
+# --------------------------------------------------------------------------- text columns
+
+#: The notes under a text table with launch columns (what the columns and ``TC`` say).
+TC_LEGEND = (
+    "regs = registers per thread, shmem = static + dynamic shared memory, "
+    "occ% = theoretical occupancy",
+    "TC: used = the kernel uses tensor cores, elig = its op is tensor-core eligible "
+    "but the kernel does not use them, - = neither",
+)
+#: The text table's launch column titles (each row's :func:`launch_text` is as wide).
+LAUNCH_HEAD = f"{'regs':>4} {'shmem':>8} {'grid':>11} {'block':>11} {'occ%':>6} {'TC':<4} "
+
+
+def tc_flag(uses: bool, eligible: bool) -> str:
+    """``used``, ``elig`` or ``-``: the text table's tensor-core column."""
+    if uses:
+        return "used"
+    return "elig" if eligible else "-"
+
+
+def launch_text(config: LaunchConfig, uses: bool, eligible: bool) -> str:
+    """A row's launch columns under :data:`LAUNCH_HEAD` (blank where unknown)."""
+    shared = [b for b in (config.static_shared_bytes, config.dynamic_shared_bytes) if b is not None]
+    regs, occ = config.registers_per_thread, config.occupancy_pct
+    cells = (
+        ("" if regs is None else str(regs), 4),
+        (format_memory(sum(shared)) if shared else "", 8),
+        (config.grid or "", 11),
+        (config.block or "", 11),
+        ("" if occ is None else f"{occ:g}", 6),
+    )
+    return " ".join(f"{text:>{width}}" for text, width in cells) + f" {tc_flag(uses, eligible):<4} "

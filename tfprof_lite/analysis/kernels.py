@@ -36,7 +36,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tfprof_lite.analysis.kernel_launch import (
+    LAUNCH_HEAD,
+    TC_LEGEND,
     LaunchConfig,
+    launch_text,
     split_label,
     tensor_core_eligible,
     uses_tensor_core,
@@ -53,11 +56,9 @@ __all__ = [
     "KIND_SYNC",
     "KernelReport",
     "KernelStat",
-    "TC_LEGEND",
     "kernel_name",
     "kernel_stats",
     "short_kernel_name",
-    "tc_flag",
 ]
 
 KIND_KERNEL = "kernel"
@@ -107,10 +108,10 @@ class KernelStat:
     op_type: str
     kind: str
     count: int
-    total_micros: int
+    total_micros: float
     avg_micros: float
-    min_micros: int
-    max_micros: int
+    min_micros: float
+    max_micros: float
     bytes: int
     devices: list[str]
     registers_per_thread: int | None = None
@@ -145,9 +146,9 @@ class KernelReport:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def total_micros(self) -> int:
+    def total_micros(self) -> float:
         """Time of every row (kernels and copies), summed."""
-        return sum(k.total_micros for k in self.kernels)
+        return _micros(round(sum(k.total_micros * 1000 for k in self.kernels)))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -167,9 +168,9 @@ class KernelReport:
         launch = any(k.launch.known for k in self.kernels)
         lines = [
             f"GPU kernels over {self.steps} step{'s' if self.steps != 1 else ''} "
-            f"({self.source}), total {format_time(self.total_micros)}",
+            f"({self.source}), total {format_time(round(self.total_micros))}",
             f"{'count':>7} {'total':>10} {'avg':>10} {'min':>9} {'max':>9}  kind    "
-            + (_LAUNCH_HEAD if launch else "")
+            + (LAUNCH_HEAD if launch else "")
             + ("op" if all(k.kernel == NOT_KEPT for k in self.kernels) else "kernel <- op"),
         ]
         lines += [_row_text(k, full_names, launch) for k in self.kernels]
@@ -179,38 +180,6 @@ class KernelReport:
         if not full_names and any(short_kernel_name(k.kernel) != k.kernel for k in self.kernels):
             lines.append("note: long kernel names are shortened; --full-names prints them whole")
         return "\n".join(lines) + "\n"
-
-
-#: The notes under a table with launch columns (what the columns and ``TC`` say).
-TC_LEGEND = (
-    "regs = registers per thread, shmem = static + dynamic shared memory, "
-    "occ% = theoretical occupancy",
-    "TC: used = the kernel uses tensor cores, elig = its op is tensor-core eligible "
-    "but the kernel does not use them, - = neither",
-)
-_LAUNCH_HEAD = f"{'regs':>4} {'shmem':>8} {'grid':>11} {'block':>11} {'occ%':>6} {'TC':<4} "
-
-
-def tc_flag(k: KernelStat) -> str:
-    """``used``, ``elig`` or ``-``: the text table's tensor-core column of a row."""
-    if k.uses_tensor_core:
-        return "used"
-    return "elig" if k.tensor_core_eligible else "-"
-
-
-def _launch_text(k: KernelStat) -> str:
-    """The launch columns of a row (blanks where unknown, all blank for copies)."""
-    if k.kind != KIND_KERNEL:
-        return " " * len(_LAUNCH_HEAD)
-    shared = [b for b in (k.static_shared_bytes, k.dynamic_shared_bytes) if b is not None]
-    cells = (
-        ("" if k.registers_per_thread is None else str(k.registers_per_thread), 4),
-        (format_memory(sum(shared)) if shared else "", 8),
-        (k.grid or "", 11),
-        (k.block or "", 11),
-        ("" if k.occupancy_pct is None else f"{k.occupancy_pct:g}", 6),
-    )
-    return " ".join(f"{text:>{width}}" for text, width in cells) + f" {tc_flag(k):<4} "
 
 
 def short_kernel_name(name: str, width: int = KERNEL_NAME_WIDTH) -> str:
@@ -239,6 +208,16 @@ def short_kernel_name(name: str, width: int = KERNEL_NAME_WIDTH) -> str:
     return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
+def _launch_text(k: KernelStat) -> str:
+    if k.kind != KIND_KERNEL:
+        return " " * len(LAUNCH_HEAD)
+    return launch_text(k.launch, k.uses_tensor_core, k.tensor_core_eligible)
+
+
+def _time(micros: float) -> str:
+    return format_time(round(micros))
+
+
 def _row_text(k: KernelStat, full_names: bool = False, launch: bool = False) -> str:
     op = f"{k.op} ({k.op_type})" if k.op_type else k.op
     where = f" <- {op}" if op else " <- (no op annotation)"
@@ -247,8 +226,8 @@ def _row_text(k: KernelStat, full_names: bool = False, launch: bool = False) -> 
     # A ProfileProto keeps no kernel names: the note after the table says so once.
     what = f"{op}" if k.kernel == NOT_KEPT else f"{kernel}{copied}{where}"
     return (
-        f"{k.count:>7} {format_time(k.total_micros):>10} {format_time(round(k.avg_micros)):>10} "
-        f"{format_time(k.min_micros):>9} {format_time(k.max_micros):>9}  {k.kind:<7} "
+        f"{k.count:>7} {_time(k.total_micros):>10} {_time(k.avg_micros):>10} "
+        f"{_time(k.min_micros):>9} {_time(k.max_micros):>9}  {k.kind:<7} "
         + (_launch_text(k) if launch else "")
         + what
     )
@@ -361,6 +340,8 @@ def _selected(cols: KernelColumns) -> list[tuple[int, str, str]]:
 
 @dataclass
 class _Acc:
+    """Count, total, minimum and maximum (nanoseconds), bytes and GPUs of one row."""
+
     count: int = 0
     total: int = 0
     low: int = 0
@@ -396,7 +377,10 @@ def _add_tracer_step(model: ProfileModel, cols: KernelColumns, acc: dict[_Key, _
     directions = _copy_directions(cols)
     for i, gpu, kind in chosen:
         name, label = cols.name[i], cols.label[i]
-        op, op_type = _launcher(model, name)
+        # TF 2.21 names an unannotated kernel's record after the kernel, whose
+        # C++ name may hold ":" (so it is no "name:Type" annotation).
+        bare = kind == KIND_KERNEL and bool(label) and split_label(label)[0] == name
+        op, op_type = ("", "") if bare else _launcher(model, name)
         if not op and "@@" in label:
             # The raw annotation stack after "@@": "outer::inner#key=value#".
             inner = label.split("@@", 1)[1].split("::")[-1].split("#", 1)[0]
@@ -406,7 +390,7 @@ def _add_tracer_step(model: ProfileModel, cols: KernelColumns, acc: dict[_Key, _
         launch = split_label(label)[1] if kind == KIND_KERNEL and label else _NO_LAUNCH
         key = (kind, kernel_name(label, name, kind, bool(op)), op, op_type, launch)
         nbytes = _copied_bytes(label) if kind == KIND_MEMCPY else 0
-        acc.setdefault(key, _Acc()).add(cols.dur[i], nbytes, gpu)
+        acc.setdefault(key, _Acc()).add(cols.dur_ns[i], nbytes, gpu)
     return bool(chosen)
 
 
@@ -416,9 +400,14 @@ def _add_profile_step(model: ProfileModel, step: int, acc: dict[_Key, _Acc]) -> 
     for nid, kind, dev, dur in zip(execs.t_node, execs.t_kind, execs.t_dev, execs.t_dur):
         if kind == KIND_ACCELERATOR:
             key = (KIND_KERNEL, NOT_KEPT, model.names[nid], model.ops[nid], _NO_LAUNCH)
-            acc.setdefault(key, _Acc()).add(dur, 0, dev)
+            acc.setdefault(key, _Acc()).add(dur * 1000, 0, dev)
             found = True
     return found
+
+
+def _micros(ns: int) -> float:
+    """Nanoseconds as microseconds: an int when whole (RunMetadata), else 3 decimals."""
+    return ns // 1000 if ns % 1000 == 0 else round(ns / 1000, 3)
 
 
 def _row(key: _Key, a: _Acc) -> KernelStat:
@@ -430,10 +419,10 @@ def _row(key: _Key, a: _Acc) -> KernelStat:
         op_type=op_type,
         kind=kind,
         count=a.count,
-        total_micros=a.total,
-        avg_micros=round(a.total / a.count, 2),
-        min_micros=a.low,
-        max_micros=a.high,
+        total_micros=_micros(a.total),
+        avg_micros=round(a.total / a.count / 1000, 3),
+        min_micros=_micros(a.low),
+        max_micros=_micros(a.high),
         bytes=a.nbytes,
         devices=sorted(a.devices),
         registers_per_thread=launch.registers_per_thread,
