@@ -1,4 +1,4 @@
-"""GPU kernel statistics: per kernel and launching op, how often and how long.
+"""GPU kernel statistics per kernel, launch configuration and launching op.
 
 Reads the GPU tracer's records as a RunMetadata carries them (kept per step in
 :class:`~tfprof_lite.model.execs.KernelColumns`):
