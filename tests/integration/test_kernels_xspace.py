@@ -97,7 +97,7 @@ def test_rows_with_nanosecond_durations(case: tuple[str, list[DeviceEvent]]) -> 
     assert set(ours) == set(expected)
     for key, durs in expected.items():
         row = ours[key]
-        assert row.count == len(durs)
+        assert row.count == len(durs) and row.avg_micros == sum(durs) // len(durs) / 1000
         assert row.total_micros == pytest.approx(sum(durs) / 1000, abs=5e-4)
         assert (row.min_micros, row.max_micros) == pytest.approx((min(durs) / 1e3, max(durs) / 1e3))
     kernel_ns = sum(ev.dur_ns for ev in events if "kernel_details" in ev.stats)

@@ -420,7 +420,7 @@ def _row(key: _Key, a: _Acc) -> KernelStat:
         kind=kind,
         count=a.count,
         total_micros=_micros(a.total),
-        avg_micros=round(a.total / a.count / 1000, 3),
+        avg_micros=(a.total // a.count) / 1000,  # whole nanoseconds, as XProf
         min_micros=_micros(a.low),
         max_micros=_micros(a.high),
         bytes=a.nbytes,
