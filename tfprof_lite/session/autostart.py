@@ -27,6 +27,8 @@ script's own ``import tensorflow`` loads ``tensorflow.python.client.session``
 importing TensorFlow still take effect. The context is left (and the final
 profile written) when the script ends, also through ``sys.exit`` or an
 exception, and at interpreter exit for :func:`start_from_env` users.
+``python -m tfprof_lite.run`` then prints one line with the files written, or
+why there are none (:func:`outcome`).
 """
 
 from __future__ import annotations
@@ -293,6 +295,8 @@ def outcome(written: Sequence[str]) -> str:
         return ", ".join(written)
     context = _state.last
     if not _state.last_entered or context is None:
+        if _SESSION_MODULE in sys.modules:
+            return "none (profiling could not start; see the warning above)"
         return "none (TensorFlow was not imported, so profiling never started)"
     if not context.saw_session_run:
         if executing_eagerly():
