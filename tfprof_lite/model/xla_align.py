@@ -17,7 +17,7 @@ the program's kernel-launching instructions in schedule order and returns, per
 kernel, the index of its instruction. It is an edit-distance alignment: a kernel
 costs nothing on the instruction of its own name or, for a library kernel (a name
 that is no instruction of the program), on a library instruction; a reused fusion
-kernel costs 1 on another fusion; other pairings cost :data:`MISMATCH`; an
+kernel costs :data:`REUSED` on another fusion; other pairings cost :data:`MISMATCH`; an
 instruction that launched nothing costs 1 (nothing before the first and after the
 last kernel, so an execution may cover any slice of the schedule); a second
 kernel of one instruction costs 2 (library) or 3. When the counts are equal and
@@ -30,10 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 
-__all__ = ["MAX_CELLS", "MISMATCH", "align", "sanitize"]
+__all__ = ["MAX_CELLS", "MISMATCH", "REUSED", "align", "sanitize"]
 
 #: Cost of pairing a kernel with an instruction of another kind.
 MISMATCH = 4
+#: Cost of a fusion kernel named after another fusion (XLA reused its kernel).
+REUSED = 2
 #: Above ``kernels x instructions`` cells, :func:`align` uses its linear rule.
 MAX_CELLS = 4_000_000
 
@@ -51,7 +53,7 @@ def _cost(kernel: str, instr: str, library: bool, known: Container[str]) -> int:
         return 0
     if kernel not in known:  # a library kernel
         return 0 if library else MISMATCH
-    return MISMATCH if library else 1
+    return MISMATCH if library else REUSED
 
 
 def _positional(

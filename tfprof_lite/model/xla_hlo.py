@@ -49,6 +49,10 @@ NO_KERNEL = frozenset(
     }
 )
 _PRINCIPAL = ("dot", "convolution", "custom-call")
+_MOVES_DATA = frozenset(
+    {"parameter", "constant", "bitcast", "get-tuple-element", "tuple", "copy", "reshape",
+     "transpose", "broadcast", "convert", "slice", "concatenate", "pad"}
+)  # fmt: skip
 
 
 @dataclass
@@ -138,11 +142,26 @@ class _Module:
         return None
 
     def _candidates(self, comp: Any) -> list[Any]:
+        """Fused instructions to take metadata from, best first: a dot, convolution
+        or custom call; then from the root back through operands, skipping what
+        only moves data; then nested fusions; then any."""
         principal = [i for i in comp.instructions if i.opcode in _PRINCIPAL]
+        by_id = {i.id: i for i in comp.instructions}
+        walk: list[Any] = []
+        queue = [comp.root_id] if comp.root_id in by_id else []
+        seen: set[int] = set()
+        while queue:
+            iid = queue.pop(0)
+            if iid in seen or iid not in by_id:
+                continue
+            seen.add(iid)
+            instr = by_id[iid]
+            if instr.opcode not in _MOVES_DATA:
+                walk.append(instr)
+            queue.extend(instr.operand_ids)
         nested = [i for i in comp.instructions if i.opcode == "fusion"]
-        root = [i for i in comp.instructions if i.id == comp.root_id]
         rest = [i for i in comp.instructions if i.metadata.op_name]
-        return principal + nested + root + rest
+        return principal + walk + nested + rest
 
     def source(self, meta: Any) -> str:
         if meta.source_file:
