@@ -319,3 +319,81 @@ def test_align_search_equals_positional_and_linear_fallback(
     assert align(["a"], [], [], known) == [None]
     monkeypatch.setattr(xla_align, "MAX_CELLS", 1)
     assert align(["a", "nvjet", "c", "sm90"], instrs, library, known) == [0, 1, 3, 4]
+
+
+def _loop_module(trips: int | None) -> Module:
+    m = Module()
+    body = m.comp("body")
+    m.instr(body, "loop_add_fusion", "fusion", "jit(step)/while/body/layer/add")
+    m.instr(body, "custom-call.3", "custom-call", "jit(step)/while/body/layer/dot_general",
+            custom_call_target="__cublas$lt$matmul")  # fmt: skip
+    cond = m.comp("cond")
+    m.instr(cond, "loop_compare_fusion", "fusion", "jit(step)/while/cond/lt")
+    entry = m.comp("main")
+    m.instr(entry, "fusion.0", "fusion", "jit(step)/init")
+    loop = m.instr(entry, "while.1", "while", calls=[body, cond])
+    if trips is not None:
+        loop.backend_config = b'{"known_trip_count":{"n":"%d"}}' % trips
+    m.entry(entry)
+    return m
+
+
+def test_while_with_known_trip_count_runs_its_body_that_often() -> None:
+    index = XlaOpIndex.from_hlo_protos([(7, _loop_module(3).data())])
+    names = [op.name for op in index.programs[7].sequence()]
+    assert names == ["fusion.0"] + ["loop_add_fusion", "custom-call.3"] * 3
+    kernels = ["fusion_0"] + ["loop_add_fusion", "nvjet_gemm"] * 3
+    got = index.resolve_all([cb(n, t) for t, n in enumerate(kernels)])
+    assert [r.op.name if r else None for r in got] == names
+
+
+def test_while_without_trip_count_is_condition_body_condition() -> None:
+    index = XlaOpIndex.from_hlo_protos([(7, _loop_module(None).data())])
+    assert [op.name for op in index.programs[7].sequence()] == [
+        "fusion.0", "loop_compare_fusion", "loop_add_fusion", "custom-call.3",
+        "loop_compare_fusion",
+    ]  # fmt: skip
+    assert index.programs[7].is_call("while.1")
+
+
+def test_one_of_several_command_buffers_is_placed_without_the_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    m = Module()
+    fused = m.comp("fused")
+    m.instr(fused, "x", "add", "jit(step)/add")
+    entry = m.comp("main")
+    for i in range(6):
+        m.instr(entry, f"loop_fusion.{i}", "fusion", f"jit(step)/layer{i}/add", calls=[fused])
+    m.entry(entry)
+    index = XlaOpIndex.from_hlo_protos([(7, m.data())])
+
+    def no_search(*_: object) -> None:
+        raise AssertionError("quadratic search used")
+
+    monkeypatch.setattr(xla_align, "_fill", no_search)
+    # command_buffer_2 runs fusions 3..5; fusion 5 reuses the kernel of fusion 3.
+    refs = [KernelRef(n, "command_buffer_2", "jit_step", 7, 9, t)
+            for t, n in enumerate(["loop_fusion_3", "loop_fusion_4", "loop_fusion_3"])]  # fmt: skip
+    got = index.resolve_all(refs)
+    assert [r.op.scope if r else None for r in got] == [
+        "jit(step)/layer3/add", "jit(step)/layer4/add", "jit(step)/layer5/add",
+    ]  # fmt: skip
+
+
+def test_fusion_without_op_name_takes_the_work_at_its_root_not_a_bitcast() -> None:
+    m = Module()
+    softmax = m.comp("fused_softmax")
+    p = m.instr(softmax, "p", "parameter")
+    cast = m.instr(softmax, "bitcast.1", "bitcast", "jit(step)/attn/dot_general")
+    cast.operand_ids.append(p.id)
+    div = m.instr(softmax, "div.1", "divide", "jit(step)/attn/div")
+    div.operand_ids.append(cast.id)
+    root = m.instr(softmax, "convert.1", "convert")
+    root.operand_ids.append(div.id)
+    softmax.root_id = root.id
+    entry = m.comp("main")
+    m.instr(entry, "fusion.404", "fusion", calls=[softmax])
+    m.entry(entry)
+    op = XlaOpIndex.from_hlo_protos([(7, m.data())]).programs[7].ops["fusion.404"]
+    assert (op.scope, op.op_type, op.category) == ("jit(step)/attn/div", "div", "fusion")

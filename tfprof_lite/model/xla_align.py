@@ -39,6 +39,7 @@ REUSED = 2
 #: Above ``kernels x instructions`` cells, :func:`align` uses its linear rule.
 MAX_CELLS = 4_000_000
 
+_STARTS = 64  # slice starts :func:`_positional` tries
 _SKIP, _MATCH, _EXTRA = 0, 1, 2
 _INF = 1 << 30
 
@@ -56,15 +57,31 @@ def _cost(kernel: str, instr: str, library: bool, known: Container[str]) -> int:
     return MISMATCH if library else REUSED
 
 
+def _fits_at(
+    start: int,
+    kernels: Sequence[str],
+    instrs: Sequence[str],
+    library: Sequence[bool],
+    known: Container[str],
+) -> bool:
+    for j, kernel in enumerate(kernels):
+        if _cost(kernel, instrs[start + j], library[start + j], known) >= MISMATCH:
+            return False
+    return True
+
+
 def _positional(
     kernels: Sequence[str], instrs: Sequence[str], library: Sequence[bool], known: Container[str]
 ) -> list[int | None] | None:
-    if len(kernels) != len(instrs):
-        return None
-    for kernel, instr, lib in zip(kernels, instrs, library, strict=True):
-        if _cost(kernel, instr, lib, known) >= MISMATCH:
-            return None
-    return list(range(len(kernels)))
+    """One kernel per instruction from some start on, with no mismatch: the whole
+    schedule, else a slice starting where the first kernel's name is an
+    instruction (one command buffer of several)."""
+    m, n = len(kernels), len(instrs)
+    starts = [0] if m == n else [i for i in range(n - m + 1) if instrs[i] == kernels[0]]
+    for start in starts[:_STARTS]:
+        if _fits_at(start, kernels, instrs, library, known):
+            return list(range(start, start + m))
+    return None
 
 
 def _linear(

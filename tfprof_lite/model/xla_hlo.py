@@ -7,19 +7,32 @@ instruction of the entry computation and of the computations it runs through
 computations launch no kernels of their own), by instruction name and by kernel
 name, and :meth:`ProgramOps.sequence`, the launching instructions in schedule
 order (the module's ``schedule``, else the proto's order), control flow expanded
-in place. See :mod:`tfprof_lite.model.xla_ops` for how scopes, op types and
+in place (:func:`called_in_order`: a ``while`` with a ``known_trip_count`` as
+that many copies of its body). See :mod:`tfprof_lite.model.xla_ops` for how scopes, op types and
 categories are chosen.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tfprof_lite.model.xla_align import sanitize
 from tfprof_lite.model.xla_kinds import HloOp, category_of
 
-__all__ = ["CALLS", "NO_KERNEL", "ProgramOps", "build_program"]
+__all__ = [
+    "CALLS",
+    "MAX_TRIPS",
+    "NO_KERNEL",
+    "ProgramOps",
+    "build_program",
+    "called_in_order",
+    "trip_count",
+]
+
+#: Most iterations of a ``while`` loop laid out in a launch sequence.
+MAX_TRIPS = 1024
 
 #: Opcodes whose called computations run as part of the caller's kernel sequence.
 CALLS = frozenset({"call", "while", "conditional", "async-start"})
@@ -207,6 +220,29 @@ class _Module:
                        has_metadata=True)  # fmt: skip
 
 
+def trip_count(instr: Any) -> int | None:
+    """A ``while``'s ``known_trip_count`` from its backend config, else ``None``."""
+    try:
+        config = json.loads(bytes(instr.backend_config) or b"{}")
+        return int(config["known_trip_count"]["n"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def called_in_order(instr: Any) -> tuple[int, ...]:
+    """The computations a call-like instruction runs, in the order their kernels
+    launch: a ``while`` (body, condition) with a known trip count runs its body
+    that many times (at most :data:`MAX_TRIPS`), else condition, body, condition."""
+    ids = tuple(instr.called_computation_ids)
+    if instr.opcode != "while" or len(ids) != 2:
+        return ids
+    body, condition = ids
+    trips = trip_count(instr)
+    if trips is None or trips < 0:
+        return (condition, body, condition)
+    return (body,) * min(trips, MAX_TRIPS)
+
+
 def _walk(mod: _Module, comp_ids: Any, ops: dict[str, HloOp], calls: dict[str, tuple[int, ...]],
           seen: set[int]) -> list[HloOp]:  # fmt: skip
     """Launching instructions of ``comp_ids`` in schedule order, indexing as it goes."""
@@ -217,8 +253,8 @@ def _walk(mod: _Module, comp_ids: Any, ops: dict[str, HloOp], calls: dict[str, t
         seen.add(cid)
         for instr in mod.ordered(cid):
             if instr.opcode in CALLS:
-                calls[instr.name] = tuple(instr.called_computation_ids)
-                out.extend(_walk(mod, instr.called_computation_ids, ops, calls, seen))
+                calls[instr.name] = runs = called_in_order(instr)
+                out.extend(_walk(mod, runs, ops, calls, seen))
             elif instr.opcode not in NO_KERNEL:
                 op = ops.get(instr.name) or mod.op(instr)
                 ops[instr.name] = op
