@@ -397,3 +397,14 @@ def test_fusion_without_op_name_takes_the_work_at_its_root_not_a_bitcast() -> No
     m.entry(entry)
     op = XlaOpIndex.from_hlo_protos([(7, m.data())]).programs[7].ops["fusion.404"]
     assert (op.scope, op.op_type, op.category) == ("jit(step)/attn/div", "div", "fusion")
+
+
+def test_programs_are_indexed_when_first_needed_and_replaced_by_id() -> None:
+    index = XlaOpIndex.from_hlo_protos([(1, mlp_module().data()), (2, Module("jit_x", 2).data())])
+    assert index._built == {}
+    index.resolve_all([KernelRef("loop_add_fusion", "loop_add_fusion", "jit_step", 1, 1, 0)])
+    assert set(index._built) == {1}
+    assert index.add(Module("jit_y", 5).data(), 2) == 2
+    assert index.program(None, "jit_x") is None
+    assert index.program(None, "jit_y") is index.programs[2]
+    assert index.add(Module("jit_z", 11).data()) == 11

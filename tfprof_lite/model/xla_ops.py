@@ -9,9 +9,10 @@ an XSpace or imports TensorFlow.
 
 Contract:
 
-* :meth:`XlaOpIndex.add` (or :meth:`XlaOpIndex.from_hlo_protos`) indexes one
+* :meth:`XlaOpIndex.add` (or :meth:`XlaOpIndex.from_hlo_protos`) adds one
   program by ``program_id`` (the stat; the module's own ``id`` when ``None``) and
-  by module name. Bad bytes raise :class:`~tfprof_lite.errors.InvalidInputError`.
+  by module name. Bad bytes raise :class:`~tfprof_lite.errors.InvalidInputError`
+  there; a program's instructions are indexed when an event first needs them.
 * Every kernel-launching instruction becomes an :class:`HloOp`: its name, opcode,
   :data:`CATEGORIES` category, framework op type, scope path and source line.
   ``scope`` is the instruction's ``op_name`` metadata, the framework op as leaf
@@ -46,7 +47,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from tfprof_lite.model.xla_align import align
 from tfprof_lite.model.xla_hlo import ProgramOps, build_program
@@ -102,15 +104,20 @@ class Resolution:
 _Key = tuple[int | None, str, str, int | None]
 
 
-@dataclass
 class XlaOpIndex:
-    """The programs of one profile, by ``program_id`` and by module name."""
+    """The programs of one profile, by ``program_id`` and by module name.
 
-    programs: dict[int, ProgramOps] = field(default_factory=dict)
-    _by_module: dict[str, list[ProgramOps]] = field(default_factory=dict, repr=False)
-    _aligned: dict[tuple[int, str, tuple[str, ...]], list[int | None]] = field(
-        default_factory=dict, repr=False
-    )
+    :meth:`add` parses the bytes at once (bad bytes fail there) and indexes the
+    instructions of a program the first time an event asks for it: a JAX profile
+    holds every program the process compiled (167 in the transformer sample),
+    mostly small helpers that launch nothing in the traced steps.
+    """
+
+    def __init__(self) -> None:
+        self._modules: dict[int, Any] = {}
+        self._built: dict[int, ProgramOps] = {}
+        self._by_module: dict[str, list[int]] = {}
+        self._aligned: dict[tuple[int, str, tuple[str, ...]], list[int | None]] = {}
 
     @classmethod
     def from_hlo_protos(cls, protos: Iterable[tuple[int | None, bytes]]) -> XlaOpIndex:
@@ -120,25 +127,41 @@ class XlaOpIndex:
             index.add(data, program_id)
         return index
 
-    def add(self, data: bytes, program_id: int | None = None) -> ProgramOps:
-        """Index one program from its serialized ``HloProto``.
+    def add(self, data: bytes, program_id: int | None = None) -> int:
+        """Add one program from its serialized ``HloProto``; return its id (the
+        ``program_id`` given, else the module's own ``id``). A later program with
+        the same id replaces the earlier one.
 
         Raises:
             InvalidInputError: the bytes are not an ``HloProto``.
         """
         what = "HLO proto" if program_id is None else f"HLO proto of program {program_id}"
         module = parse_hlo_proto(data, what).hlo_module
-        program = build_program(module, module.id if program_id is None else program_id)
-        self.programs[program.program_id] = program
-        self._by_module.setdefault(program.module, []).append(program)
+        key = int(module.id if program_id is None else program_id)
+        if key in self._modules:
+            self._by_module[str(self._modules[key].name)].remove(key)
+        self._modules[key] = module
+        self._built.pop(key, None)
+        self._by_module.setdefault(str(module.name), []).append(key)
+        return key
+
+    @property
+    def programs(self) -> dict[int, ProgramOps]:
+        """Every program, indexed (all of them are built on this call)."""
+        return {key: self._build(key) for key in self._modules}
+
+    def _build(self, key: int) -> ProgramOps:
+        program = self._built.get(key)
+        if program is None:
+            program = self._built[key] = build_program(self._modules[key], key)
         return program
 
     def program(self, program_id: int | None, module: str = "") -> ProgramOps | None:
         """The program of ``program_id``, else the only program named ``module``."""
-        if program_id is not None and program_id in self.programs:
-            return self.programs[program_id]
+        if program_id is not None and program_id in self._modules:
+            return self._build(program_id)
         named = self._by_module.get(module, [])
-        return named[0] if len(named) == 1 else None
+        return self._build(named[0]) if len(named) == 1 else None
 
     def resolve(self, kernel: KernelRef) -> Resolution | None:
         """The instruction of one event by ``hlo_op``, then by kernel name."""
