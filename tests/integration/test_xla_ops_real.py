@@ -76,7 +76,7 @@ def load(case: str) -> Capture:
                 refs.append(KernelRef(
                     plane.event_metadata[ev.metadata_id].name, st.get("hlo_op", ""),
                     st.get("hlo_module", ""), st.get("program_id"), st.get("correlation_id"),
-                    line.timestamp_ns * 1000 + ev.offset_ps, "kernel_details" in st,
+                    line.timestamp_ns * 1000 + ev.offset_ps, "kernel_details" in st, plane.id,
                 ))  # fmt: skip
                 durations.append(ev.duration_ps)
                 node = st.get("cuda_graph_node_id")

@@ -408,3 +408,14 @@ def test_programs_are_indexed_when_first_needed_and_replaced_by_id() -> None:
     assert index.program(None, "jit_x") is None
     assert index.program(None, "jit_y") is index.programs[2]
     assert index.add(Module("jit_z", 11).data()) == 11
+
+
+def test_executions_on_two_devices_are_kept_apart() -> None:
+    index = XlaOpIndex.from_hlo_protos([(7, mlp_module().data())])
+    names = ["lib", "loop_add_fusion", "gemm_fusion_dot_5"]
+    # Same correlation id on two GPUs, interleaved start times.
+    refs = [cb(n, 2 * t + dev, device=dev) for dev in (0, 1) for t, n in enumerate(names)]
+    got = index.resolve_all(refs)
+    expected = ["custom-call.1", "loop_add_fusion", "gemm_fusion_dot.5"] * 2
+    assert [r.op.name if r else None for r in got] == expected
+    assert got[0] is not None and got[0].op.type_label == "dot_general (matmul)"

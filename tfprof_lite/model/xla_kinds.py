@@ -90,6 +90,11 @@ class HloOp:
     library: bool = False
     has_metadata: bool = True
 
+    @property
+    def type_label(self) -> str:
+        """The framework op with the HLO category beside it: ``dot_general (matmul)``."""
+        return f"{self.op_type} ({self.category})"
+
 
 def category_of(opcode: str, target: str, fused_opcodes: frozenset[str]) -> str:
     """The category of an instruction.

@@ -25,8 +25,8 @@ Contract:
   ``op_name`` (JAX: ``dot_general``, ``conv_general_dilated``, ``add``).
 * :meth:`XlaOpIndex.resolve_all` maps device events (:class:`KernelRef`) to a
   :class:`Resolution` (the :class:`HloOp` and how it was found) or ``None``,
-  in input order. Events are grouped by program, ``hlo_op`` and ``execution``
-  (the launch's ``correlation_id``). When ``hlo_op`` is an instruction that is no
+  in input order. Events are grouped by program, ``hlo_op``, ``execution``
+  (the launch's ``correlation_id``) and ``device``. When ``hlo_op`` is an instruction that is no
   call (the usual thunk case), every event of the group maps to it (``how =
   "hlo_op"``). When it names no instruction (``command_buffer_N``) or a
   ``call``/``while``/``conditional``, the group is one command-buffer execution:
@@ -78,6 +78,7 @@ class KernelRef:
             execution share it (``None``: unknown).
         start_ps: start time, to order the events of one execution.
         is_kernel: a kernel (``kernel_details`` present), not a copy or memset.
+        device: the device (GPU plane id): executions are kept apart per device.
     """
 
     name: str
@@ -87,6 +88,7 @@ class KernelRef:
     execution: int | None = None
     start_ps: int = 0
     is_kernel: bool = True
+    device: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +103,7 @@ class Resolution:
     how: str
 
 
-_Key = tuple[int | None, str, str, int | None]
+_Key = tuple[int | None, str, str, int | None, int]
 
 
 class XlaOpIndex:
@@ -179,9 +181,15 @@ class XlaOpIndex:
         out: list[Resolution | None] = [None] * len(kernels)
         groups: dict[_Key, list[int]] = defaultdict(list)
         for i, kernel in enumerate(kernels):
-            key = (kernel.program_id, kernel.hlo_module, kernel.hlo_op, kernel.execution)
+            key = (
+                kernel.program_id,
+                kernel.hlo_module,
+                kernel.hlo_op,
+                kernel.execution,
+                kernel.device,
+            )
             groups[key].append(i)
-        for (program_id, module, hlo_op, execution), members in groups.items():
+        for (program_id, module, hlo_op, execution, _), members in groups.items():
             program = self.program(program_id, module)
             if program is None:
                 continue
