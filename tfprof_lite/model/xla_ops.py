@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class KernelRef:
     """One device event to resolve, from its XSpace stats.
 
@@ -91,7 +91,7 @@ class KernelRef:
     device: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Resolution:
     """The HLO instruction of one event and how it was found.
 
@@ -101,9 +101,6 @@ class Resolution:
 
     op: HloOp
     how: str
-
-
-_Key = tuple[int | None, str, str, int | None, int]
 
 
 class XlaOpIndex:
@@ -179,7 +176,7 @@ class XlaOpIndex:
     def resolve_all(self, kernels: Sequence[KernelRef]) -> list[Resolution | None]:
         """The instruction of every event, in input order (see the module docstring)."""
         out: list[Resolution | None] = [None] * len(kernels)
-        groups: dict[_Key, list[int]] = defaultdict(list)
+        groups: dict[tuple[int | None, str, str, int | None, int], list[int]] = defaultdict(list)
         for i, kernel in enumerate(kernels):
             key = (
                 kernel.program_id,
@@ -229,7 +226,7 @@ class XlaOpIndex:
             )
             self._aligned[key] = picked
         found: dict[int, HloOp] = {}
-        for j, index in zip(kernel_pos, picked, strict=True):
+        for j, index in zip(kernel_pos, picked):
             if index is not None:
                 found[j] = sequence[index]
         _attach_others(order, events, found)
