@@ -17,8 +17,9 @@ Contract:
   :data:`CATEGORIES` category, framework op type, scope path and source line.
   ``scope`` is the instruction's ``op_name`` metadata, the framework op as leaf
   (JAX: ``jit(train_step)/jvp(MLP)/mlp/dense0/dot_general``; TF: the node name).
-  A fusion without metadata takes it from its fused computation (nested fusions
-  included): the dot or convolution inside, else the root, else the first
+  A fusion without metadata takes it from its fused computation: a dot,
+  convolution or custom call inside, else the work at its root (data movement
+  such as bitcasts and converts skipped), else nested fusions, else any
   instruction with an ``op_name``. Without any, ``scope`` is
   ``<module>/<instruction>`` and ``op_type`` the opcode (``has_metadata`` false).
   ``op_type`` is the metadata's ``op_type`` when set (TF), else the leaf of
@@ -26,8 +27,8 @@ Contract:
 * :meth:`XlaOpIndex.resolve_all` maps device events (:class:`KernelRef`) to a
   :class:`Resolution` (the :class:`HloOp` and how it was found) or ``None``,
   in input order. Events are grouped by program, ``hlo_op``, ``execution``
-  (the launch's ``correlation_id``) and ``device``. When ``hlo_op`` is an instruction that is no
-  call (the usual thunk case), every event of the group maps to it (``how =
+  (the launch's ``correlation_id``) and ``device``. When ``hlo_op`` is an
+  instruction that is no call (the usual thunk case), every event of the group maps to it (``how =
   "hlo_op"``). When it names no instruction (``command_buffer_N``) or a
   ``call``/``while``/``conditional``, the group is one command-buffer execution:
   its kernels, in ``start_ps`` order, are aligned with the launching instructions
@@ -35,7 +36,7 @@ Contract:
   :func:`tfprof_lite.model.xla_align.align` (``how = "position"``); other device
   events of the execution (the ``Memset`` before a cuBLAS kernel) go with the
   next kernel, else the previous one. Without an ``execution``, an event maps by
-  kernel name (``how = "name"``) and then by ``hlo_op``. An event of an unknown
+  kernel name (``how = "name"``). An event of an unknown
   program, or of a known one that matches nothing, gives ``None``.
 * :meth:`XlaOpIndex.resolve` is the one-event form (no alignment).
 
