@@ -6,6 +6,11 @@ op types by self time with achieved FLOP rates (GFLOP/s in the text; columns
 sized to the longest op name); the run environment (hosts and
 devices); and a recommendation drawn from the input-pipeline analysis and the
 top ops.
+
+A FLOP rate counts the FLOPs of the nodes that ran and only those: tfprof's
+views give every *defined* node its FLOPs, run or not, so on a graph where
+grappler merged identical blocks (4,000 MatMuls defined, 10 run) their sum
+divided by the time of the 10 that ran would be an impossible rate.
 """
 
 from __future__ import annotations
@@ -33,7 +38,12 @@ WAITING_SHARE = 0.5
 
 @dataclass(frozen=True)
 class TopOp:
-    """One op type's share of the average step."""
+    """One op type's share of the average step.
+
+    ``float_ops`` is the FLOPs of the ``nodes_run`` nodes that ran (per step,
+    averaged as ``self_micros`` is); ``flops_per_sec`` divides it by
+    ``self_micros``; ``nodes`` counts every defined node of the type.
+    """
 
     op: str
     self_micros: int
@@ -41,6 +51,7 @@ class TopOp:
     float_ops: int
     flops_per_sec: float
     nodes: int
+    nodes_run: int = 0
 
 
 @dataclass
@@ -138,18 +149,23 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
 
 
 def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
+    """Op types by self time; FLOPs (and rates) of the nodes that ran only."""
     stats = model.stats(-1)
+    ran = (stats.run_count > 0).tolist()
+    times, flops = stats.exec_micros.tolist(), stats.float_ops.tolist()
     per_op: dict[str, list[int]] = {}
     for nid, op in enumerate(model.ops):
-        acc = per_op.setdefault(op, [0, 0, 0])
-        acc[0] += int(stats.exec_micros[nid])
-        acc[1] += int(stats.float_ops[nid])
+        acc = per_op.setdefault(op, [0, 0, 0, 0])
         acc[2] += 1
+        if ran[nid]:
+            acc[0] += times[nid]
+            acc[1] += flops[nid]
+            acc[3] += 1
     total = sum(v[0] for v in per_op.values()) or 1
     ranked = sorted(per_op.items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]
     return [
-        TopOp(op, t, round(t / total, 4), f, round(f / (t / 1e6), 1) if t else 0.0, n)
-        for op, (t, f, n) in ranked
+        TopOp(op, t, round(t / total, 4), f, round(f / (t / 1e6), 1) if t else 0.0, n, r)
+        for op, (t, f, n, r) in ranked
     ]
 
 
