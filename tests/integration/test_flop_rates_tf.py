@@ -104,6 +104,9 @@ def test_overview_rates_count_only_the_nodes_that_ran(traced: dict[str, Any]) ->
             entry.float_ops / (entry.self_micros / 1e6), rel=1e-6, abs=0.1
         )
     assert traced["tf_defined"]["MatMul"] // BLOCKS == 2 * SIZE**3
+    text = overview(prof.model, top=20).to_text().splitlines()
+    line = next(x for x in text if x.lstrip().startswith("MatMul "))
+    assert f" {len(ran['MatMul'])}/{BLOCKS} " in line  # the merge shows in the table
 
 
 def test_report_flop_cards(traced: dict[str, Any]) -> None:

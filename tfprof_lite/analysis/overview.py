@@ -2,8 +2,9 @@
 
 Average step time; host and device idle time (share of the step's wall time in
 which no op ran on CPU devices, respectively on accelerator streams); the top
-op types by self time with achieved FLOP rates (GFLOP/s in the text; columns
-sized to the longest op name); the run environment (hosts and
+op types by self time with the nodes that ran of those defined, their FLOPs
+and achieved FLOP rates (SI units and GFLOP/s in the text; columns sized to the
+longest op name); the run environment (hosts and
 devices); and a recommendation drawn from the input-pipeline analysis and the
 top ops.
 
@@ -23,7 +24,7 @@ from tfprof_lite.analysis.cluster import ClusterReport, cluster_report
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
-from tfprof_lite.base.units import format_time
+from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.cluster_merge import ClusterProfile
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
@@ -110,7 +111,8 @@ def format_flop_rate(flops_per_sec: float) -> str:
 
 
 def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
-    """The top-ops table: columns sized to the longest op name, rates in GFLOP/s."""
+    """The top-ops table: columns sized to the longest op name, the nodes that ran
+    of those defined, FLOPs of the nodes that ran (SI units) and rates in GFLOP/s."""
     if not top_ops:
         return []
     rows = [
@@ -118,12 +120,14 @@ def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
             op.op,
             format_time(op.self_micros),
             f"{100 * op.share:.2f}%",
+            f"{op.nodes_run}/{op.nodes}",
+            format_count(op.float_ops, "FLOPs") if op.float_ops else "-",
             format_flop_rate(op.flops_per_sec) if op.float_ops else "-",
         )
         for op in top_ops
     ]
-    header = ("op type", "self time", "share", "FLOP rate")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    header = ("op type", "self time", "share", "run/defined", "FLOPs (run)", "FLOP rate")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     out = []
     for row in [header, *rows]:
         name, *numbers = row
