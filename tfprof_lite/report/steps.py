@@ -248,11 +248,13 @@ def _summary(rows: Sequence[StepRow]) -> str:
         slow = [r for r in rows if r.step in fit.outliers]
         rest = [r.wall for r in rows if r.step not in fit.outliers]
         names = ", ".join(str(r.step) for r in slow[:10]) + (", ..." if len(slow) > 10 else "")
+        one = len(slow) == 1
+        rest_mean = format_time(int(sum(rest) / len(rest)))
         text += (
-            f" {len(slow)} outlier step{'s' if len(slow) != 1 else ''} (wall time above "
+            f" {len(slow)} outlier step{'' if one else 's'} (wall time above "
             f"{OUTLIER_FACTOR:g} times the median, marked ! on the axis and in the table: "
-            f"step{'s' if len(slow) != 1 else ''} {names}) lift the mean; without "
-            f"{'them' if len(slow) != 1 else 'it'} it is {format_time(int(sum(rest) / len(rest)))}."
+            f"step{'' if one else 's'} {names}) lift{'s' if one else ''} the mean; without "
+            f"{'it' if one else 'them'} the mean is {rest_mean}."
         )
     if fit.clipped:
         text += (
