@@ -47,6 +47,7 @@ __all__ = [
     "StepMemory",
     "memory_profile",
     "peak_step",
+    "step_ranges",
 ]
 
 #: Label of the top-level name scope (nodes whose names have no ``/``).
@@ -446,13 +447,31 @@ def memory_profile(
         if note:
             noted.setdefault(note, []).append(number)
     for note, numbers in noted.items():  # one note for every step it applies to
-        which = ", ".join(str(n) for n in numbers)
+        which = step_ranges(numbers)
         report.notes.append(f"step{'s' if len(numbers) > 1 else ''} {which}: {note}")
     if not any(s.allocators for s in report.steps):
         report.notes.append(
             "no memory records: trace steps with FULL_TRACE (RunOptions.trace_level=3)"
         )
     return report
+
+
+def step_ranges(numbers: list[int]) -> str:
+    """Step numbers written short: runs of three or more consecutive steps as a
+    range (``0-49``), others one by one (``0-3, 7, 9, 10``)."""
+    parts: list[str] = []
+    ordered = sorted(set(numbers))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{ordered[i]}-{ordered[j]}")
+        else:
+            parts.extend(str(n) for n in ordered[i : j + 1])
+        i = j + 1
+    return ", ".join(parts)
 
 
 def peak_step(report: MemoryReport) -> int | None:

@@ -2,10 +2,16 @@
 
 Average step time; host and device idle time (share of the step's wall time in
 which no op ran on CPU devices, respectively on accelerator streams); the top
-op types by self time with achieved FLOP rates (GFLOP/s in the text; columns
-sized to the longest op name); the run environment (hosts and
+op types by self time with the nodes that ran of those defined, their FLOPs
+and achieved FLOP rates (SI units and GFLOP/s in the text; columns sized to the
+longest op name); the run environment (hosts and
 devices); and a recommendation drawn from the input-pipeline analysis and the
 top ops.
+
+A FLOP rate counts the FLOPs of the nodes that ran and only those: tfprof's
+views give every *defined* node its FLOPs, run or not, so on a graph where
+grappler merged identical blocks (4,000 MatMuls defined, 10 run) their sum
+divided by the time of the 10 that ran would be an impossible rate.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from tfprof_lite.analysis.cluster import ClusterReport, cluster_report
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
-from tfprof_lite.base.units import format_time
+from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.cluster_merge import ClusterProfile
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
@@ -33,7 +39,12 @@ WAITING_SHARE = 0.5
 
 @dataclass(frozen=True)
 class TopOp:
-    """One op type's share of the average step."""
+    """One op type's share of the average step.
+
+    ``float_ops`` is the FLOPs of the ``nodes_run`` nodes that ran (per step,
+    averaged as ``self_micros`` is); ``flops_per_sec`` divides it by
+    ``self_micros``; ``nodes`` counts every defined node of the type.
+    """
 
     op: str
     self_micros: int
@@ -41,6 +52,7 @@ class TopOp:
     float_ops: int
     flops_per_sec: float
     nodes: int
+    nodes_run: int = 0
 
 
 @dataclass
@@ -99,7 +111,8 @@ def format_flop_rate(flops_per_sec: float) -> str:
 
 
 def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
-    """The top-ops table: columns sized to the longest op name, rates in GFLOP/s."""
+    """The top-ops table: columns sized to the longest op name, the nodes that ran
+    of those defined, FLOPs of the nodes that ran (SI units) and rates in GFLOP/s."""
     if not top_ops:
         return []
     rows = [
@@ -107,12 +120,14 @@ def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
             op.op,
             format_time(op.self_micros),
             f"{100 * op.share:.2f}%",
+            f"{op.nodes_run}/{op.nodes}",
+            format_count(op.float_ops, "FLOPs") if op.float_ops else "-",
             format_flop_rate(op.flops_per_sec) if op.float_ops else "-",
         )
         for op in top_ops
     ]
-    header = ("op type", "self time", "share", "FLOP rate")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    header = ("op type", "self time", "share", "run/defined", "FLOPs (run)", "FLOP rate")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     out = []
     for row in [header, *rows]:
         name, *numbers = row
@@ -138,18 +153,23 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
 
 
 def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
+    """Op types by self time; FLOPs (and rates) of the nodes that ran only."""
     stats = model.stats(-1)
+    ran = (stats.run_count > 0).tolist()
+    times, flops = stats.exec_micros.tolist(), stats.float_ops.tolist()
     per_op: dict[str, list[int]] = {}
     for nid, op in enumerate(model.ops):
-        acc = per_op.setdefault(op, [0, 0, 0])
-        acc[0] += int(stats.exec_micros[nid])
-        acc[1] += int(stats.float_ops[nid])
+        acc = per_op.setdefault(op, [0, 0, 0, 0])
         acc[2] += 1
+        if ran[nid]:
+            acc[0] += times[nid]
+            acc[1] += flops[nid]
+            acc[3] += 1
     total = sum(v[0] for v in per_op.values()) or 1
     ranked = sorted(per_op.items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]
     return [
-        TopOp(op, t, round(t / total, 4), f, round(f / (t / 1e6), 1) if t else 0.0, n)
-        for op, (t, f, n) in ranked
+        TopOp(op, t, round(t / total, 4), f, round(f / (t / 1e6), 1) if t else 0.0, n, r)
+        for op, (t, f, n, r) in ranked
     ]
 
 

@@ -5,6 +5,8 @@ record of the step (any device); ``op_micros`` = sum of op durations (CPU and
 accelerator time, as tfprof counts them); ``busy_micros`` = time during which at
 least one op ran; ``parallelism`` = op time / busy time. Over steps:
 mean, population standard deviation, min, max, p50, p90 of the wall time.
+:func:`outliers` names the steps slower than :data:`OUTLIER_FACTOR` times the
+median (a warm-up step of 45 ms among 5 ms steps), which lift the mean.
 
 tfprof itself only reports one step (or a per-node average) at a time.
 """
@@ -19,7 +21,10 @@ from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["StepTime", "StepTimeReport", "percentile", "step_times"]
+__all__ = ["OUTLIER_FACTOR", "StepTime", "StepTimeReport", "outliers", "percentile", "step_times"]
+
+#: A step is an outlier when its wall time exceeds this many times the median.
+OUTLIER_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -115,3 +120,10 @@ def step_times(model: ProfileModel) -> StepTimeReport:
         report.p50_micros = percentile(walls, 50)
         report.p90_micros = percentile(walls, 90)
     return report
+
+
+def outliers(report: StepTimeReport, factor: float = OUTLIER_FACTOR) -> list[StepTime]:
+    """The steps of ``report`` whose wall time is above ``factor`` times the
+    median wall time, in step order."""
+    limit = factor * report.p50_micros
+    return [s for s in report.steps if s.wall_micros > limit] if report.p50_micros else []

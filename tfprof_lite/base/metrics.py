@@ -277,9 +277,13 @@ METRICS: tuple[Metric, ...] = (
         per_step=False,
         pprof_unit="count",
         pprof_comment="Model float operations (Only available if defined).",
-        title="FLOPs",
-        term="FLOPs",
-        glossary="Floating-point operations, from the op log's static counts times the runs.",
+        title="FLOPs (defined)",
+        term="FLOPs (defined)",
+        glossary="tfprof's FLOP count, per defined node: the op log's static count times "
+        "the runs for a node that ran, and the static count once for a node that did not "
+        "run (grappler merged it into an identical node, or the step did not need it), so a "
+        "row can show FLOPs with no time. The overview's FLOPs-per-step card and the FLOP "
+        "rates of tfprof-lite overview count only the nodes that ran.",
     ),
     Metric(
         RUN,

@@ -1,5 +1,7 @@
 """Units and number formats: tfprof's report formats (decimal K/M thresholds,
-``%.2f``) and the byte sizes of option values (``8GiB``)."""
+``%.2f``), the unambiguous counts of our own outputs (``85.03 M``, never
+tfprof's ``85.03m``, which reads as milli) and the byte sizes of option values
+(``8GiB``)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import re
 from tfprof_lite.errors import InvalidOptionError
 
 __all__ = [
+    "format_count",
     "format_memory",
     "format_number",
     "format_shape",
@@ -29,6 +32,24 @@ def format_number(n: int) -> str:
     if n < 1000000000:
         return f"{n / 1000000.0:.2f}m"
     return f"{n / 1000000000.0:.2f}b"
+
+
+#: SI prefixes of :func:`format_count`, largest first.
+_SI_PREFIXES = ((10**15, "P"), (10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k"))
+
+
+def format_count(n: int, unit: str = "") -> str:
+    """A count with an SI prefix, for our own outputs (the report, CLI tables):
+    ``999``, ``1.00 k``, ``85.03 M``, ``2.13 G``; with ``unit`` the prefix joins
+    it: ``85.03 MFLOPs``, ``999 FLOPs``. tfprof's own text keeps
+    :func:`format_number` (``85.03m``), which reads as milli elsewhere."""
+    size = abs(n)
+    for i, (scale, prefix) in enumerate(_SI_PREFIXES):
+        if size >= scale:
+            if i and round(size / scale, 2) >= 1000:  # 999,999 is 1.00 M, not 1000.00 k
+                scale, prefix = _SI_PREFIXES[i - 1]
+            return f"{n / scale:.2f} {prefix}{unit}"
+    return f"{n} {unit}" if unit else str(n)
 
 
 def format_time(micros: int) -> str:

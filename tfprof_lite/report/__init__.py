@@ -7,9 +7,11 @@ Contract of :func:`render_html`:
   (no CDN, no web fonts; a Content-Security-Policy forbids it), so it opens
   offline and can be mailed around.
 * Sections: overview numbers (steps, devices, graph nodes, op types, wall time
-  per step as ``tfprof-lite overview`` measures it, summed op time, parameters,
-  FLOPs); a per-step chart (inline SVG: wall time split into input, compute and
-  idle beside the summed op time, :mod:`tfprof_lite.report.steps`); a canvas
+  per step as ``tfprof-lite overview`` measures it, median beside mean, summed
+  op time, parameters, the FLOPs of the nodes that ran beside tfprof's FLOPs of
+  every defined node); a per-step chart (inline SVG: wall time split into input,
+  compute and idle beside the summed op time, outlier steps marked and cut so
+  that typical steps stay readable, :mod:`tfprof_lite.report.steps`); a canvas
   trace viewer of every traced step (:mod:`tfprof_lite.report.trace`); a flame
   graph of the scope view (and the code view when the profile has code traces)
   drawn by the script from embedded JSON; the op table and the scope and code
@@ -21,7 +23,9 @@ Contract of :func:`render_html`:
   when the profile has such data.
 * Numbers are those of the tfprof views for the given options (default: every
   node accounted, ``-step -1`` = per-node average over the steps); tables keep the
-  ``max_rows`` rows with the most time (keeping their order) and say so.
+  ``max_rows`` rows with the most time (keeping their order) and say so. Their
+  FLOPs column is tfprof's, per defined node, and titled so. Counts are written
+  with SI prefixes (``85.03 M``), never tfprof's ``85.03m``.
 * All profile text is HTML-escaped; JSON inside ``<script type="application/json">``
   has ``<``, ``>``, ``&``, U+2028 and U+2029 written as ``\\uXXXX``, so no node name
   can close the element or inject markup.

@@ -67,6 +67,7 @@ table.data th { white-space: normal; vertical-align: bottom; }
 table.data td.wrap, table.data th.wrap {
   white-space: normal; overflow-wrap: anywhere; text-align: left;
 }
+table.data th.alloc { text-align: right; overflow-wrap: anywhere; }
 table.fixed { table-layout: fixed; }
 table.fixed col.c-num { width: 86px; }
 table.fixed col.c-text { width: 200px; }
@@ -86,6 +87,11 @@ table.data td.name {
   white-space: pre; max-width: 520px; overflow: hidden; text-overflow: ellipsis;
 }
 table.fixed td.name { max-width: none; }
+td.name span.stem {
+  display: inline-block; max-width: calc(100% - 11ch - 20px); overflow: hidden;
+  text-overflow: ellipsis; vertical-align: bottom;
+}
+td.name span.sfx { color: var(--muted); }
 table.data thead th {
   position: sticky; top: 0; background: var(--card); cursor: pointer; user-select: none;
 }
@@ -101,6 +107,9 @@ svg text { font-family: system-ui, sans-serif; }
 .chart .compute { fill: var(--compute); }
 .chart .idle { fill: var(--idle); }
 .chart.memory { color: var(--acc); }
+.chart .cut { stroke: var(--bg); stroke-width: 2; fill: none; }
+.chart text.cutv, .chart text.outlier { fill: var(--bad); font-weight: 600; }
+table.data tr.outlier td { color: var(--bad); }
 .swatch.cpu { background: var(--cpu); }
 .swatch.acc { background: var(--acc); }
 .swatch.input { background: var(--input); }

@@ -9,7 +9,9 @@ nothing loaded) built from :func:`tfprof_lite.analysis.memory.memory_profile`:
   survives), the peak marked;
 * under each chart, a table of the ops live at the peak (bytes, op type,
   output tensors with shapes) and a table of the name scopes;
-* a table of every step's peak per allocator, and the profile's notes;
+* a table of every step's peak per allocator (one row per step, each
+  allocator named once in its column header), and the profile's notes (steps
+  written as ranges: ``steps 0-49``);
 * the section covers the whole profile: the report's query options (step,
   name filters) do not apply to it (its name cells carry the class ``mem``);
 * all profile text is HTML-escaped; None when the profile has no steps.
@@ -129,17 +131,31 @@ def _allocator_block(alloc: AllocatorMemory) -> str:
     return "".join(parts)
 
 
-def _peaks_table(report: MemoryReport) -> str:
-    rows = "".join(
-        f'<tr><td data-v="{step.step}">{step.step}</td>'
-        f'<td class="name mem">{esc(a.allocator)}</td>'
-        f'<td data-v="{a.peak_bytes}">{esc(format_memory(a.peak_bytes))}</td>'
-        f'<td data-v="{a.peak_micros}">+{esc(format_time(a.peak_micros))}</td></tr>'
-        for step in report.steps
-        for a in step.allocators
+def _peak_cells(alloc: AllocatorMemory | None) -> str:
+    if alloc is None:
+        return '<td data-v="-1">--</td><td data-v="-1">--</td>'
+    return (
+        f'<td data-v="{alloc.peak_bytes}">{esc(format_memory(alloc.peak_bytes))}</td>'
+        f'<td data-v="{alloc.peak_micros}">+{esc(format_time(alloc.peak_micros))}</td>'
     )
-    head = "<th>Step</th><th>Allocator</th><th>Peak</th><th>At</th>"
-    return data_table(head, rows, scroll=True)
+
+
+def _peaks_table(report: MemoryReport) -> str:
+    """One row per step, one pair of columns (peak, when) per allocator: each
+    allocator's name is written once, in its column's header."""
+    names = list(dict.fromkeys(a.allocator for step in report.steps for a in step.allocators))
+    head = "<th>Step</th>" + "".join(
+        f'<th class="alloc"><span class="mono">{esc(name)}</span>: peak</th><th>at</th>'
+        for name in names
+    )
+    rows = []
+    for step in report.steps:
+        if not step.allocators:
+            continue
+        found = {a.allocator: a for a in step.allocators}
+        cells = "".join(_peak_cells(found.get(name)) for name in names)
+        rows.append(f'<tr><td data-v="{step.step}">{step.step}</td>{cells}</tr>')
+    return data_table(head, "".join(rows), scroll=True)
 
 
 def _highest(report: MemoryReport) -> StepMemory | None:

@@ -4,9 +4,11 @@ Contract: :func:`step_times` sums each step's execution time (total, accelerator
 CPU: the *summed op time*) and counts the nodes that ran; :func:`overview_section`
 shows the profile's headline numbers, its time per step being the wall-clock
 span of :func:`tfprof_lite.analysis.steptime.step_times` as in ``tfprof-lite
-overview``; :func:`flame_section` embeds the scope (and code) view as JSON that the page's
-script draws as a flame graph, leaving out frames under :data:`FLAME_MIN_SHARE`
-of the root.
+overview`` (the median beside the mean, which outlier steps lift), its FLOPs
+those of the nodes that ran (:func:`run_flops`) beside tfprof's count of every
+defined node, counts in SI units (``85.03 M``); :func:`flame_section` embeds
+the scope (and code) view as JSON that the page's script draws as a flame graph,
+leaving out frames under :data:`FLAME_MIN_SHARE` of the root.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from tfprof_lite.analysis.steptime import outliers
 from tfprof_lite.analysis.steptime import step_times as wall_times
 from tfprof_lite.base.metrics import EXEC, FLOPS, PARAMS
-from tfprof_lite.base.units import format_number, format_time
+from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.report.markup import Section, esc, script_json
 from tfprof_lite.views.node import ShowNode
@@ -30,6 +33,7 @@ __all__ = [
     "flame_data",
     "flame_section",
     "overview_section",
+    "run_flops",
     "step_times",
 ]
 
@@ -99,22 +103,39 @@ def _card(key: str, value: str) -> str:
     )
 
 
+def run_flops(model: ProfileModel, step: int) -> int:
+    """The FLOPs of the nodes that ran in ``step`` (any negative step: each
+    node's average over the steps it ran in); nodes that never ran count 0,
+    unlike tfprof's views, which give every defined node its FLOPs."""
+    stats = model.stats(step)
+    return int(stats.float_ops[stats.run_count > 0].sum())
+
+
 def overview_section(model: ProfileModel, scope: ViewResult, op: ViewResult) -> Section:
-    """Overview numbers: steps, devices, nodes, op types, time per step, params, FLOPs."""
+    """Overview numbers: steps, devices, nodes, op types, time per step (median
+    beside the mean), params, FLOPs of the nodes that ran and tfprof's FLOPs of
+    every defined node."""
     sums = step_times(model)
     walls = wall_times(model)
     avg_ops = sum(s.total for s in sums) // len(sums) if sums else 0
     devs = devices(model)
+    slow = outliers(walls)
+    mean_note = f" ({len(slow)} outlier step{'s' if len(slow) != 1 else ''} included)"
     cards = [
         _card("Steps", str(len(sums))),
         _card("Devices", str(len(devs))),
-        _card("Graph nodes", format_number(len(model))),
+        _card("Graph nodes", format_count(len(model))),
         _card("Op types", str(len(op.rows))),
-        _card("Avg. time per step (wall)", format_time(int(walls.mean_micros))),
+        _card("Median time per step (wall)", format_time(int(walls.p50_micros))),
+        _card(
+            "Mean time per step (wall)" + (mean_note if slow else ""),
+            format_time(int(walls.mean_micros)),
+        ),
         _card("Max. time per step (wall)", format_time(walls.max_micros)),
         _card("Avg. summed op time per step", format_time(avg_ops)),
-        _card("Parameters", format_number(scope.root.total[PARAMS])),
-        _card("FLOPs (per query step)", format_number(scope.root.total[FLOPS])),
+        _card("Parameters", format_count(scope.root.total[PARAMS])),
+        _card("FLOPs per step (nodes that ran)", format_count(run_flops(model, scope.opts.step))),
+        _card("FLOPs of every defined node (tfprof)", format_count(scope.root.total[FLOPS])),
         _card("Code traces", "yes" if model.has_trace else "no"),
     ]
     dev_list = "".join(f"<li><code>{esc(d)}</code></li>" for d in devs) or "<li>none</li>"

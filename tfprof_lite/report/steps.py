@@ -14,7 +14,13 @@ Contract of :func:`step_rows` and :func:`steps_section`:
   other op ran, no input op) and *idle* (no op ran), which add up to it;
 * the chart draws two bars per step on one scale, the legend names only the
   series the profile has (no accelerator entry on a CPU-only run, no input
-  entry without input ops), and a sortable table repeats the numbers.
+  entry without input ops), and a sortable table repeats the numbers;
+* a line above the chart gives the median wall time beside the mean; steps
+  slower than ``OUTLIER_FACTOR`` times the median (a warm-up step) are
+  *outliers*, marked ``!`` on the axis and in the table; when an outlier's
+  bar would squash the others, the y axis stops :data:`CAP_HEADROOM` above the
+  tallest bar of the other steps (:func:`chart_scale`): taller bars are cut
+  there and marked with a break and their time.
 """
 
 from __future__ import annotations
@@ -23,13 +29,23 @@ import dataclasses
 from collections.abc import Sequence
 
 from tfprof_lite.analysis.input_pipeline import input_pipeline
+from tfprof_lite.analysis.steptime import OUTLIER_FACTOR, percentile
 from tfprof_lite.analysis.steptime import step_times as wall_times
 from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.report.markup import Section, esc, y_grid
 from tfprof_lite.report.sections import step_times as op_times
 
-__all__ = ["StepRow", "step_chart_svg", "step_rows", "steps_section"]
+__all__ = [
+    "CAP_HEADROOM",
+    "CUT_FROM",
+    "ChartScale",
+    "StepRow",
+    "chart_scale",
+    "step_chart_svg",
+    "step_rows",
+    "steps_section",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,20 +119,71 @@ def _value(row: StepRow, key: str) -> int:
     )
 
 
-def _bars(row: StepRow, x: float, w: float, scale: float, base: float, shown: list[str]) -> str:
+#: With outliers, the y axis stops this much above the tallest other bar ...
+CAP_HEADROOM = 1.25
+#: ... when the tallest outlier bar is more than this many times that height.
+CUT_FROM = 1.5
+
+
+@dataclasses.dataclass(frozen=True)
+class ChartScale:
+    """How the chart fits the steps: the y axis runs from 0 to ``cap``
+    (microseconds); bars of steps in ``clipped`` are taller and cut at the top;
+    steps in ``outliers`` are slower than :data:`OUTLIER_FACTOR` times the
+    ``median`` wall time."""
+
+    cap: int
+    median: float
+    outliers: frozenset[int]
+    clipped: frozenset[int]
+
+
+def chart_scale(rows: Sequence[StepRow]) -> ChartScale:
+    """The y axis of the step chart: :data:`CAP_HEADROOM` above the tallest bar
+    of the steps that are not outliers when an outlier's bar would be more than
+    :data:`CUT_FROM` times that (a warm-up step would squash the typical ones),
+    else up to the tallest bar."""
+    median = percentile([r.wall for r in rows], 50)
+    slow = frozenset(r.step for r in rows if median and r.wall > OUTLIER_FACTOR * median)
+    heights = {r.step: max(r.wall, r.op_total) for r in rows}
+    tallest = max(heights.values(), default=0)
+    typical = [h for step, h in heights.items() if step not in slow]
+    if slow and typical:  # headroom, so that cut bars stand out above the others
+        capped = int(max(typical) * CAP_HEADROOM)
+        if tallest > CUT_FROM * capped:  # cut only what would squash the others
+            tallest = capped
+    cap = max(tallest, 1)
+    clipped = frozenset(step for step, h in heights.items() if h > cap)
+    return ChartScale(cap, median, slow, clipped)
+
+
+def _cut(x: float, w: float, top: float) -> str:
+    """The break drawn across a bar cut at the top of the chart."""
+    return (
+        f'<path class="cut" d="M{x:.1f},{top + 7:.1f}l{w:.1f},-4M{x:.1f},{top + 11:.1f}'
+        f'l{w:.1f},-4"/>'
+    )
+
+
+def _bars(row: StepRow, x: float, w: float, scale: float, base: float, top: float) -> str:
     parts = []
     for bar, label in ((0, "wall"), (1, "op")):
         y = base
         bx = x + bar * (w + 2)
         for key, _, which in _SERIES:
-            if which != bar or key not in shown:
+            if which != bar:
                 continue
-            h = _value(row, key) * scale
+            h = min(_value(row, key) * scale, y - top)
+            if h <= 0:
+                continue
             y -= h
             parts.append(
                 f'<rect class="{key}" data-bar="{label}" x="{bx:.1f}" y="{y:.1f}" '
                 f'width="{w:.1f}" height="{h:.1f}"/>'
             )
+        total = row.wall if bar == 0 else row.op_total
+        if total * scale > base - top + 0.05:
+            parts.append(_cut(bx, w, top))
     tip = (
         f"step {row.step}: wall {format_time(row.wall)} (input {format_time(row.input)}, "
         f"compute {format_time(row.compute)}, idle {format_time(row.idle)}); summed op time "
@@ -126,33 +193,76 @@ def _bars(row: StepRow, x: float, w: float, scale: float, base: float, shown: li
     return f'<g class="bar"><title>{esc(tip)}</title>{"".join(parts)}</g>'
 
 
+def _x_label(row: StepRow, x: float, y: float, outlier: bool) -> str:
+    mark = ' class="outlier"' if outlier else ""
+    text = f"{row.step}!" if outlier else str(row.step)
+    return f'<text{mark} x="{x:.1f}" y="{y}" text-anchor="middle">{text}</text>'
+
+
 def step_chart_svg(rows: Sequence[StepRow], width: int = 960, height: int = 240) -> str:
-    """Two bars per step on one scale: wall time (split) and summed op time."""
+    """Two bars per step on one scale: wall time (split) and summed op time; the
+    axis is :func:`chart_scale`'s (taller bars cut and marked, outlier steps'
+    labels marked ``!``)."""
     if not rows:
         return '<p class="muted">No steps were recorded (a graph without RunMetadata).</p>'
-    left, bottom, top = 70, 30, 10
+    fit = chart_scale(rows)
+    left, bottom, top = 70, 30, 22 if fit.clipped else 10
     plot_w, base = width - left - 10, height - bottom
-    peak = max(max(max(r.wall, r.op_total) for r in rows), 1)
-    scale = (base - top) / peak
+    scale = (base - top) / fit.cap
     slot = plot_w / len(rows)
     bar_w = max(min(slot * 0.38, 40), 0.5)
-    shown = [s[0] for s in _shown(rows)]
     parts = [
         f'<svg class="chart steps" role="img" aria-label="time per step" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}">'
     ]
-    parts += y_grid(left, width - 10, base, top, peak, format_time)
+    parts += y_grid(left, width - 10, base, top, fit.cap, format_time)
     every = max(1, len(rows) // 20)
+    labelled = -1e9  # x of the last cut bar's time label: labels keep 56 px apart
     for i, row in enumerate(rows):
         x = left + i * slot
-        parts.append(_bars(row, x + slot / 2 - bar_w - 1, bar_w, scale, base, shown))
-        if i % every == 0:
+        parts.append(_bars(row, x + slot / 2 - bar_w - 1, bar_w, scale, base, top))
+        outlier = row.step in fit.outliers
+        if i % every == 0 or outlier:
+            parts.append(_x_label(row, x + slot / 2, base + 16, outlier))
+        if row.step in fit.clipped and x + slot / 2 - labelled >= 56:
+            labelled = x + slot / 2
+            value = format_time(max(row.wall, row.op_total))
             parts.append(
-                f'<text x="{x + slot / 2:.1f}" y="{base + 16}" text-anchor="middle">'
-                f"{row.step}</text>"
+                f'<text class="cutv" x="{labelled:.1f}" y="{top - 5}" '
+                f'text-anchor="middle">{esc(value)}</text>'
             )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _summary(rows: Sequence[StepRow]) -> str:
+    """The line above the chart: median beside mean, the outliers, the axis."""
+    fit = chart_scale(rows)
+    walls = [r.wall for r in rows]
+    mean = sum(walls) / len(walls)
+    text = (
+        f"Wall time per step: median {format_time(int(fit.median))}, mean "
+        f"{format_time(int(mean))}, max {format_time(max(walls))}."
+    )
+    if fit.outliers:
+        slow = [r for r in rows if r.step in fit.outliers]
+        rest = [r.wall for r in rows if r.step not in fit.outliers]
+        names = ", ".join(str(r.step) for r in slow[:10]) + (", ..." if len(slow) > 10 else "")
+        one = len(slow) == 1
+        rest_mean = format_time(int(sum(rest) / len(rest)))
+        text += (
+            f" {len(slow)} outlier step{'' if one else 's'} (wall time above "
+            f"{OUTLIER_FACTOR:g} times the median, marked ! on the axis and in the table: "
+            f"step{'' if one else 's'} {names}) lift{'s' if one else ''} the mean; without "
+            f"{'it' if one else 'them'} the mean is {rest_mean}."
+        )
+    if fit.clipped:
+        text += (
+            f" The y axis stops at {format_time(fit.cap)}, a quarter above the tallest bar "
+            "of the other steps; taller bars are cut there, marked with a break and their "
+            "time."
+        )
+    return f'<p class="muted" id="steps-summary">{esc(text)}</p>'
 
 
 def _legend(rows: Sequence[StepRow]) -> str:
@@ -172,23 +282,31 @@ def _cell(value: int) -> str:
     return f'<td data-v="{value}">{format_time(value)}</td>'
 
 
-def _table(rows: Sequence[StepRow]) -> str:
+def _table(rows: Sequence[StepRow], fit: ChartScale) -> str:
     acc = any(r.accelerator for r in rows)
     head = ["Step", "Wall time", "Input", "Compute", "Idle", "Summed op time"]
     head += ["Accelerator", "CPU"] if acc else []
     heads = "".join(
         f'<th data-kind="{"count" if i == 0 else "time"}">{esc(h)}</th>' for i, h in enumerate(head)
     )
-    heads += '<th data-kind="count">Parallelism</th><th data-kind="count">Nodes run</th>'
+    heads += (
+        '<th data-kind="count">Parallelism</th><th data-kind="count">Nodes run</th>'
+        '<th data-kind="count" title="wall time / median wall time">vs. median</th>'
+    )
     body = []
     for r in rows:
-        cells = [f'<td data-v="{r.step}">{r.step}</td>']
+        outlier = r.step in fit.outliers
+        cells = [f'<td data-v="{r.step}">{r.step}{"!" if outlier else ""}</td>']
         values = [r.wall, r.input, r.compute, r.idle, r.op_total]
         values += [r.accelerator, r.cpu] if acc else []
         cells += [_cell(v) for v in values]
         cells.append(f'<td data-v="{r.parallelism}">{r.parallelism:.2f}</td>')
         cells.append(f'<td data-v="{r.nodes}">{r.nodes}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
+        ratio = r.wall / fit.median if fit.median else 0.0
+        note = " outlier" if outlier else ""
+        cells.append(f'<td data-v="{ratio:.4f}">{ratio:.2f}x{note}</td>')
+        row_class = ' class="outlier"' if outlier else ""
+        body.append(f"<tr{row_class}>" + "".join(cells) + "</tr>")
     return (
         '<div class="scroll"><table class="data sortable" id="t-steps"><thead><tr>'
         f"{heads}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
@@ -196,9 +314,10 @@ def _table(rows: Sequence[StepRow]) -> str:
 
 
 def steps_section(model: ProfileModel) -> Section:
-    """The per-step chart, its legend and a table of each step's times."""
+    """The per-step summary (median beside mean, outliers), chart, legend and a
+    table of each step's times."""
     rows = step_rows(model)
-    body = step_chart_svg(rows)
-    if rows:
-        body += _legend(rows) + _table(rows)
+    if not rows:
+        return Section("steps", "Time per step", step_chart_svg(rows))
+    body = _summary(rows) + step_chart_svg(rows) + _legend(rows) + _table(rows, chart_scale(rows))
     return Section("steps", "Time per step", body)

@@ -6,7 +6,9 @@ titles, terms and kinds come from the metric table
 (:mod:`tfprof_lite.base.metrics`). Tables are sortable and filterable by the
 page's script (numbers sort by the cell's ``data-v``); a table keeps the
 ``max_rows`` rows with the most time, in their order, and says so. Every column
-term is defined in :data:`GLOSSARY`.
+term is defined in :data:`GLOSSARY`. Counts are written with SI prefixes
+(``85.03 M``), never tfprof's ``85.03m``; a name's `` (gradient)`` suffix stays
+visible when the name is cut (:func:`name_markup`).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from tfprof_lite.base.metrics import (
     RESIDUAL,
     RUN,
 )
-from tfprof_lite.base.units import format_memory, format_number, format_time
+from tfprof_lite.base.units import format_count, format_memory, format_time
 from tfprof_lite.report.markup import Section, esc
+from tfprof_lite.views.code import GRADIENT_SUFFIX
 from tfprof_lite.views.node import ShowNode
 from tfprof_lite.views.result import ViewResult
 
@@ -38,6 +41,7 @@ __all__ = [
     "GLOSSARY",
     "Column",
     "glossary_section",
+    "name_markup",
     "op_columns",
     "op_table_section",
     "tree_columns",
@@ -71,7 +75,7 @@ class Column:
 _FORMATS: dict[str, Callable[[int], str]] = {
     "time": format_time,
     "bytes": format_memory,
-    "count": format_number,
+    "count": format_count,
 }
 
 
@@ -167,11 +171,35 @@ def _kept_parents(parents: list[int], kept: list[int]) -> list[int]:
     return out
 
 
+def name_markup(name: str) -> str:
+    """A name cell's escaped content; a code-view name ending in `` (gradient)``
+    keeps that suffix in its own span, which the stylesheet never cuts (the
+    rest of the name ends in an ellipsis instead), so a forward row and its
+    gradient stay apart however narrow the column."""
+    if name.endswith(GRADIENT_SUFFIX) and len(name) > len(GRADIENT_SUFFIX):
+        stem = name[: -len(GRADIENT_SUFFIX)]
+        return (
+            f'<span class="stem">{esc(stem)}</span><span class="sfx">{esc(GRADIENT_SUFFIX)}</span>'
+        )
+    return esc(name)
+
+
 def _colgroup(columns: list[Column]) -> str:
     cols = "".join(
         '<col class="c-name">' if i == 0 else '<col class="c-num">' for i in range(len(columns))
     )
     return f"<colgroup>{cols}</colgroup>"
+
+
+#: The narrowest the name column of a table gets (px); a narrower window
+#: scrolls the table sideways in its box instead of squeezing the names.
+NAME_MIN_WIDTH = 240
+#: The width of a number column (px), as the stylesheet's ``col.c-num``.
+NUMBER_WIDTH = 86
+
+
+def _min_width(columns: list[Column]) -> int:
+    return NAME_MIN_WIDTH + NUMBER_WIDTH * (len(columns) - 1)
 
 
 def _table(
@@ -190,8 +218,10 @@ def _table(
         cells = []
         for i, column in enumerate(columns):
             sort, text = _fmt(column.kind, column.get(node, depth))
-            attrs = ' class="name"' if i == 0 else f' data-v="{sort}"'
-            cells.append(f"<td{attrs}>{esc(text)}</td>")
+            if i == 0:
+                cells.append(f'<td class="name">{name_markup(text)}</td>')
+            else:
+                cells.append(f'<td data-v="{sort}">{esc(text)}</td>')
         tree = "" if parents is None else f' data-p="{parents[r]}"'
         body.append(f"<tr{tree}>" + "".join(cells) + "</tr>")
     count = len(rows)
@@ -209,7 +239,8 @@ def _table(
             if parents is not None
             else ""
         )
-        + f'</div><div class="scroll"><table class="{kind}" id="{table_id}">'
+        + f'</div><div class="scroll"><table class="{kind}" id="{table_id}" '
+        f'style="min-width: {_min_width(columns)}px">'
         f"{_colgroup(columns)}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
         "</table></div>"
     )

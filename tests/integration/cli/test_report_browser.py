@@ -357,3 +357,71 @@ def test_gpu_report_lanes_kernels_and_legend(
     )
     assert problems == []
     tab.close()
+
+
+@pytest.fixture(scope="module")
+def warmup_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of a saved 50-step profile whose step 0 is a 9x warm-up, with a
+    code frame wider than the column for a forward op and its gradient."""
+    root = tmp_path_factory.mktemp("warmup")
+    profile = root / "profile_49"
+    profile.write_bytes(profiles.warmup_profiler().serialize_to_string())
+    target = root / "report.html"
+    assert main(["report", str(profile), "-o", str(target)]) == 0
+    return target
+
+
+_SUFFIX_BOXES = """() => Array.from(document.querySelectorAll('#t-code td.name')).map(cell => {
+  const sfx = cell.querySelector('span.sfx'), stem = cell.querySelector('span.stem');
+  const c = cell.getBoundingClientRect();
+  return {name: cell.textContent, cell: [c.left, c.right],
+          sfx: sfx && [sfx.getBoundingClientRect().left, sfx.getBoundingClientRect().right],
+          cut: stem ? stem.scrollWidth > stem.clientWidth : cell.scrollWidth > cell.clientWidth};
+})"""
+
+
+@pytest.mark.parametrize("width", [1400, 1000])
+def test_gradient_suffix_stays_visible(
+    browser: Any, warmup_report: Path, tmp_path: Path, width: int
+) -> None:
+    tab = browser.new_page(viewport={"width": width, "height": 900})
+    problems: list[str] = []
+    tab.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda err: problems.append(str(err)))
+    tab.goto(warmup_report.as_uri())
+    tab.wait_for_function("document.querySelectorAll('#t-code button.tw, #t-code .tw-pad').length")
+    rows = [r for r in tab.evaluate(_SUFFIX_BOXES) if "[h = tf.nn.relu" in r["name"]]
+    forward = [r for r in rows if not r["name"].endswith(" (gradient)")]
+    gradient = [r for r in rows if r["name"].endswith(" (gradient)")]
+    assert len(forward) == len(gradient) == 1
+    # Both names are too wide for the column; the gradient row's suffix is whole
+    # and inside its cell, so the two rows read differently.
+    assert forward[0]["cut"] and gradient[0]["cut"] and forward[0]["sfx"] is None
+    left, right = gradient[0]["cell"]
+    assert left < gradient[0]["sfx"][0] < gradient[0]["sfx"][1] <= right + 0.5
+    tab.locator("#code").screenshot(path=str(tmp_path / f"code-{width}.png"))
+    assert problems == []
+    tab.close()
+
+
+def test_warmup_step_chart_and_memory(browser: Any, warmup_report: Path, tmp_path: Path) -> None:
+    tab = browser.new_page(viewport={"width": 1400, "height": 900})
+    tab.goto(warmup_report.as_uri())
+    summary = tab.text_content("#steps-summary")
+    assert summary.startswith("Wall time per step: median 4.70ms, mean 5.37ms, max 37.80ms.")
+    # Typical steps fill over half the plot; the warm-up's bars are cut and labelled.
+    heights = tab.evaluate(
+        "() => Array.from(document.querySelectorAll('svg.steps g.bar')).map(g =>"
+        " Array.from(g.querySelectorAll('rect[data-bar=wall]'))"
+        ".reduce((s, r) => s + r.getBoundingClientRect().height, 0))"
+    )
+    assert len(heights) == 50 and min(heights[1:]) > 0.5 * heights[0]
+    assert tab.text_content("svg.steps text.cutv") == "37.80ms"
+    assert tab.locator("svg.steps path.cut").count() == 2
+    assert tab.text_content("svg.steps text.outlier") == "0!"
+    tab.locator("#steps").screenshot(path=str(tmp_path / "steps.png"))
+    memory = tab.text_content("#memory")
+    assert memory.count("/job:worker/replica:0/task:0/device:cpu:0") == 2  # heading + peaks
+    assert "steps 0-49: no allocator data" in memory
+    tab.locator("#memory").screenshot(path=str(tmp_path / "memory.png"))
+    tab.close()

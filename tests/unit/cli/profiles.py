@@ -160,3 +160,57 @@ def write_inputs(directory: Path, steps: int = 2, variant: str = "a") -> Inputs:
         run_meta_text=directory / "run_meta_0.pbtxt",
         op_log=directory / "op_log.pb",
     )
+
+
+#: The warm-up model's device: a long name, as TensorFlow's are.
+WARMUP_DEVICE = "/job:worker/replica:0/task:0/device:CPU:0"
+#: The warm-up model's code: a frame far wider than the report's name column.
+WARMUP_LINE = "h = tf.nn.relu(tf.matmul(x, w1) + b1) + a_long_expression_that_keeps_going_on"
+#: FLOPs of each of the warm-up model's MatMuls.
+WARMUP_FLOPS = 85_030_000
+_WARMUP_OPS = (
+    ("x", "Placeholder", ()),
+    ("dense/w", "VariableV2", ()),
+    ("dense/MatMul", "MatMul", ("x", "dense/w")),
+    ("gradients/dense/MatMul_grad/MatMul", "MatMul", ("x",)),
+)
+
+
+def _warmup_meta(step: int, warmup: int) -> Any:
+    """Step ``step`` of :func:`warmup_profiler`: ~4.5 ms of ops, ``warmup`` times
+    slower in step 0; every op records 1000 bytes on the CPU."""
+    msg = pb.RunMetadata()
+    dev = msg.step_stats.dev_stats.add(device=WARMUP_DEVICE)
+    start = 1000 + 100_000 * step
+    for name, op, _ in _WARMUP_OPS:
+        micros = (2000 if op == "MatMul" else 100) + (step * 37 % 11) * 25
+        micros *= warmup if step == 0 else 1
+        stats = dev.node_stats.add(
+            node_name=name,
+            all_start_micros=start,
+            op_end_rel_micros=micros,
+            all_end_rel_micros=micros,
+        )
+        stats.memory.add(allocator_name="cpu").total_bytes = 1000
+        start += micros
+    return msg
+
+
+def warmup_profiler(steps: int = 50, warmup: int = 9) -> Profiler:
+    """A profile whose step 0 is a warm-up (``warmup`` times the others, ~4.5 ms),
+    with a forward MatMul and its gradient under one long code frame, MatMuls of
+    :data:`WARMUP_FLOPS` and one long device name (the report's readability cases)."""
+    graph = pb.GraphDef()
+    log = pb.OpLogProto()
+    texts = ("/home/user/project/model/train_loop.py", "build_model", WARMUP_LINE)
+    for sid, text in enumerate(texts):
+        log.id_to_string[sid] = text
+    for name, op, inputs in _WARMUP_OPS:
+        graph.node.add(name=name, op=op).input.extend(inputs)
+        entry = log.log_entries.add(name=name)
+        entry.float_ops = WARMUP_FLOPS if op == "MatMul" else 0
+        entry.code_def.traces.add(file_id=0, lineno=54, function_id=1, line_id=2)
+    prof = Profiler(graph, op_log=log)
+    for step in range(steps):
+        prof.add_step(step, _warmup_meta(step, warmup))
+    return prof

@@ -91,9 +91,10 @@ def test_sections_and_tables(page: str) -> None:
     for anchor in ("overview", "steps", "trace", "flamegraph", "ops", "scopes", "code", "memory"):
         assert f'<section id="{anchor}">' in page
     assert '<table class="data sortable" id="t-steps">' in page
-    assert '<table class="data sortable fixed" id="t-op">' in page
+    # 12 columns: the name column keeps 240px, each number column 86px.
+    assert '<table class="data sortable fixed" id="t-op" style="min-width: 1186px">' in page
     for table in ("t-scope", "t-code"):
-        assert f'<table class="data sortable fixed tree" id="{table}">' in page
+        assert f'<table class="data sortable fixed tree" id="{table}" style="min-width: ' in page
     assert page.count('class="filter"') == 3
     assert '<section id="kernels">' not in page  # a CPU-only profile has no kernel table
     parsed = _parse(page)
@@ -117,7 +118,10 @@ def test_overview_numbers(page: str) -> None:
         "step 2: wall 122us (input 0us, compute 122us, idle 0us); summed op time 122us "
         "(cpu 122us, accelerator 0us)"
     ) in page
-    assert re.search(r'<div class="k">Avg. time per step \(wall\)</div><div class="v">113us<', page)
+    assert re.search(r'<div class="k">Mean time per step \(wall\)</div><div class="v">113us<', page)
+    assert re.search(
+        r'<div class="k">Median time per step \(wall\)</div><div class="v">113us<', page
+    )
 
 
 def test_glossary_defines_every_column(page: str) -> None:

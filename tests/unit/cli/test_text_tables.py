@@ -21,14 +21,19 @@ def test_flop_rate_format() -> None:
 
 def test_top_ops_columns_align_with_long_names() -> None:
     ops = [
-        TopOp(LONG, 1_500, 0.6, 0, 0.0, 1),
-        TopOp("MatMul", 900, 0.36, 9_000_000, 1e10, 2),
-        TopOp("Add", 12, 0.0048, 100, 8.3e6, 1),
+        TopOp(LONG, 1_500, 0.6, 0, 0.0, 1, 1),
+        TopOp("MatMul", 900, 0.36, 9_000_000, 1e10, 2000, 2),
+        TopOp("Add", 12, 0.0048, 100, 8.3e6, 1, 1),
     ]
     lines = Overview(steps=1, top_ops=ops).to_text().splitlines()
     start = lines.index("top ops by self time (per step):") + 1
     table = lines[start : start + 4]
-    assert table[0].split() == ["op", "type", "self", "time", "share", "FLOP", "rate"]
+    assert table[0].split() == [
+        *("op", "type", "self", "time", "share", "run/defined", "FLOPs", "(run)", "FLOP", "rate")
+    ]
+    # FLOPs in SI units (never tfprof's 9.00m), and how many of the defined nodes ran.
+    assert table[2].split()[3:6] == ["2/2000", "9.00", "MFLOPs"]
+    assert table[3].split()[3:6] == ["1/1", "100", "FLOPs"]
     assert table[1].startswith(f"  {LONG}  ")
     ends = {len(line) for line in table}
     assert len(ends) == 1, table  # every row ends in the same column
