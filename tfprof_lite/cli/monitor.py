@@ -16,9 +16,9 @@ Contract:
   ones). It waits for ``DIR`` and then for its ``monitor.jsonl`` to appear
   (started before the run creates them) and stops on Ctrl-C (exit 0),
   after the next ``end`` record with ``--until-end``, or after
-  ``--idle-timeout`` seconds without new records. When every run it has read
-  has ended and nothing new comes, it says so once on stderr (the run finished;
-  it waits for a new run to append to the file; how to stop).
+  ``--idle-timeout`` seconds without new records. When the last record read
+  ended its run and nothing new comes, it says so once on stderr (the run
+  finished; it waits for a new run to append to the file; how to stop).
 * Lines use the run's own level unless ``--level`` is given. A missing file is
   an error (exit 1) without ``--follow``. No TensorFlow is needed.
 
@@ -108,26 +108,22 @@ def follow_lines(
 
 
 class _FinishedNote:
-    """Says once on stderr, when following finds nothing new, that every run read
-    so far has ended (so nothing more comes until a new run starts)."""
+    """Says once on stderr, when following finds nothing new and the last record
+    read ended its run, that the run finished (nothing more comes until a new
+    run starts); an earlier run that stopped without an end record is ignored."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.open: set[str] = set()
         self.ended = ""
         self.said = False
 
     def record(self, event: object, run: str) -> None:
         """Notes a record read from the log."""
-        if event == "end":
-            self.open.discard(run)
-            self.ended = run
-        elif event in ("start", "window"):
-            self.open.add(run)
+        self.ended = run if event == "end" else ""
         self.said = False
 
     def __call__(self) -> None:
-        if self.said or self.open or not self.ended:
+        if self.said or not self.ended:
             return
         self.said = True
         click.echo(

@@ -165,6 +165,18 @@ def test_follow_on_a_finished_run_says_so(run: Runner, tmp_path: Path) -> None:
     )
 
 
+def test_follow_says_so_after_an_earlier_run_that_stopped_abruptly(
+    run: Runner, tmp_path: Path
+) -> None:
+    _finished_run(tmp_path, ended=False)
+    crashed = (tmp_path / "monitor.jsonl").read_text().replace('"r1"', '"r0"')
+    _finished_run(tmp_path)
+    log = tmp_path / "monitor.jsonl"
+    log.write_text(crashed + log.read_text())
+    result = run("monitor", tmp_path, "--follow", "--idle-timeout", "1")
+    assert result.code == 0 and result.err.startswith("tfprof-lite monitor: run r1 has finished")
+
+
 def test_follow_on_a_running_run_says_nothing(run: Runner, tmp_path: Path) -> None:
     _finished_run(tmp_path, ended=False)
     result = run("monitor", tmp_path, "--follow", "--idle-timeout", "0.5")
