@@ -50,6 +50,7 @@ from google.protobuf import text_format
 from tfprof_lite.base.reading import read_input
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidInputError, SameTaskError, UsageError
+from tfprof_lite.model.cluster_merge import describe_task
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import kinds
@@ -157,7 +158,8 @@ def same_task_error(err: SameTaskError) -> UsageError:
     """The command line's words for ``err``: the ``diff`` to run, or ``--merge``."""
     first, second = err.sources
     return UsageError(
-        f"{first} and {second} are both profiles of task {err.task}: profiles of one task "
+        f"{first} and {second} are both profiles of {describe_task(err.task)}: "
+        "profiles of one task "
         f"are not a cluster; compare two runs with 'tfprof-lite diff {first} {second}', "
         "or pass --merge to merge them anyway"
     )

@@ -53,7 +53,7 @@ from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto.steps import StepColumns
 
-__all__ = ["STEP_BASES", "ClusterProfile", "merge_inputs"]
+__all__ = ["STEP_BASES", "ClusterProfile", "describe_task", "merge_inputs"]
 
 #: How steps of different inputs are matched.
 STEP_BASES = ("auto", "global", "local")
@@ -231,6 +231,13 @@ def _plan(
     )
 
 
+def describe_task(task: str) -> str:
+    """``task /job:...`` for messages; the stand-in for records of no task says so."""
+    if task == UNKNOWN_TASK:
+        return "no known task (their devices name none)"
+    return f"task {task}"
+
+
 def _refuse_same_task(cluster: ClusterProfile) -> None:
     """Raises :class:`SameTaskError` for the first two inputs of one client task."""
     seen: dict[str, int] = {}
@@ -240,9 +247,9 @@ def _refuse_same_task(cluster: ClusterProfile) -> None:
             continue
         first, second = cluster.sources[seen[task]], cluster.sources[i]
         raise SameTaskError(
-            f"{first} and {second} are both profiles of task {task}: profiles of one task "
-            "are not the tasks of a cluster (compare two runs with tfprof_lite.analysis.diff; "
-            "allow_same_task=True merges them anyway)",
+            f"{first} and {second} are both profiles of {describe_task(task)}: profiles of "
+            "one task are not the tasks of a cluster (compare two runs with "
+            "tfprof_lite.analysis.diff; allow_same_task=True merges them anyway)",
             (first, second),
             task,
         )

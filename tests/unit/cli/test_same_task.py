@@ -133,3 +133,18 @@ def test_api_refuses_and_allows(data_dir: Path) -> None:
     assert "allow_same_task=True" in str(caught.value)
     merged = tfprof_lite.merge([a, b], allow_same_task=True)
     assert merged.cluster.own_tasks == [LOCAL, LOCAL]  # type: ignore[attr-defined]
+
+
+def test_profiles_whose_devices_name_no_task(run: Runner, tmp_path: Path) -> None:
+    from tests.unit.test_cluster import meta
+
+    paths = []
+    for name in ("a", "b"):
+        prof = tfprof_lite.Profiler(tfprof_lite.proto.messages.GraphDef())
+        prof.add_step(0, meta([("/device:CPU:0", [("MatMul", 10, 5, "MatMul = MatMul(x, w)")])]))
+        paths.append(tmp_path / f"profile_{name}")
+        paths[-1].write_bytes(prof.serialize_to_string())
+    result = run("op", *paths)
+    assert result.code == 2
+    assert "are both profiles of no known task (their devices name none)" in result.err
+    assert run("op", *paths, "--merge").code == 0
