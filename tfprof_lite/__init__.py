@@ -1,4 +1,5 @@
-"""tfprof_lite: a pure-Python, drop-in successor of ``tf.compat.v1.profiler`` (tfprof).
+"""tfprof_lite: a drop-in successor of ``tf.compat.v1.profiler`` (tfprof), in Python with
+optional C extensions.
 
 Replace ``tf.compat.v1.profiler`` by ``tfprof_lite`` and nothing you see changes:
 the same API, the same returned message fields and the same text reports.

@@ -7,7 +7,9 @@ directories, :class:`~tfprof_lite.profiler.Profiler` s, or
 ``cluster`` attribute is the :class:`~tfprof_lite.model.cluster_merge.ClusterProfile`
 (tasks, clock offsets, transfers). Every view, output and the advisor work on
 it; node names carry their task (``job:worker/replica:0/task:1/MatMul``)
-unless ``by_name=True``.
+unless ``by_name=True``. Inputs of one task (two runs of one program) are no
+cluster: :func:`merge` refuses them (:class:`~tfprof_lite.errors.SameTaskError`)
+unless ``allow_same_task=True``.
 
 What a path may be (:func:`load_inputs`):
 
@@ -190,6 +192,7 @@ def merge(
     by_name: bool = False,
     steps: str = "auto",
     same_clock: bool = False,
+    allow_same_task: bool = False,
 ) -> Profiler:
     """Merge the profiles of several tasks into one :class:`Profiler`.
 
@@ -201,11 +204,23 @@ def merge(
         steps: ``"auto"``, ``"global"`` (match by recorded global step) or
             ``"local"`` (by each input's step numbers).
         same_clock: every task ran on one host: apply no clock correction.
+        allow_same_task: merge inputs of one task too (two runs of one program
+            are not a cluster: they are refused unless this is true).
 
     Returns:
         A Profiler whose ``cluster`` attribute is the
         :class:`~tfprof_lite.model.cluster_merge.ClusterProfile`.
+
+    Raises:
+        SameTaskError: two inputs are of one task (see ``allow_same_task``).
+        InvalidInputError: an input that cannot be read.
     """
     inputs = [inp for item in profiles for inp in _as_input(item)]
-    cluster = merge_inputs(inputs, by_name=by_name, step_basis=steps, same_clock=same_clock)
+    cluster = merge_inputs(
+        inputs,
+        by_name=by_name,
+        step_basis=steps,
+        same_clock=same_clock,
+        allow_same_task=allow_same_task,
+    )
     return merged_profiler(cluster)

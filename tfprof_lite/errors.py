@@ -12,6 +12,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidOptionError",
     "MissingDependencyError",
+    "SameTaskError",
     "UsageError",
 ]
 
@@ -39,6 +40,21 @@ class UsageError(TfprofLiteError):
     """The command line was used wrongly (exit code 2)."""
 
     exit_code = 2
+
+
+class SameTaskError(UsageError):
+    """Profiles given to a merge are of one task (two runs of one program, say), so
+    they are not the tasks of a cluster (exit code 2).
+
+    Attributes:
+        sources: the two inputs (as given) that are of the same task.
+        task: their task (``/job:localhost/replica:0/task:0``).
+    """
+
+    def __init__(self, message: str, sources: tuple[str, str], task: str) -> None:
+        super().__init__(message)
+        self.sources = sources
+        self.task = task
 
 
 class MissingDependencyError(TfprofLiteError, ImportError):

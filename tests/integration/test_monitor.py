@@ -34,9 +34,9 @@ from tfprof_lite.cli.monitor import follow_lines, monitor_command  # noqa: E402
 pytestmark = pytest.mark.tf
 
 tf1 = tf.compat.v1
-LEVEL1_KEYS = ["steps", "step", "util", "util_step"]
+LEVEL1_KEYS = ["runs", "step", "util", "util_step"]
 LEVEL2_KEYS = [
-    "steps",
+    "runs",
     "step",
     "min",
     "max",
@@ -47,7 +47,6 @@ LEVEL2_KEYS = [
     "device_idle",
     "input_wait",
     "devices",
-    "sample",
 ]
 
 
@@ -109,14 +108,17 @@ def test_level1_lines_and_json_from_a_real_run(model: Model, tmp_path: Path) -> 
             model.step()
     out = stream.getvalue()
     lines = lines_of(out)
-    assert [list(fields) for fields in lines] == [LEVEL1_KEYS] * 4
-    assert [fields["steps"] for fields in lines] == ["0-9", "10-19", "20-29", "30-34"]
+    # util_step only on the line of the window that took the sample
+    assert [list(fields) for fields in lines] == [LEVEL1_KEYS] + [LEVEL1_KEYS[:-1]] * 3
+    assert [fields["runs"] for fields in lines] == ["0-9", "10-19", "20-29", "30-34"]
     assert all(ms(fields["step"]) > 0 for fields in lines)
     # window 0 is sampled on its last step (sample_every=10): utilisation known
     assert 0.0 < pct(lines[0]["util"]) <= 1.0
-    assert [fields["util_step"] for fields in lines] == ["9"] * 4  # the one sample so far
+    assert lines[0]["util_step"] == "9"  # the one sample so far
+    assert all(fields["util"] == lines[0]["util"] for fields in lines)  # repeated
     (summary,) = lines_of(out, SUMMARY_PREFIX)
-    assert summary["steps"] == "35" and summary["windows"] == "4" and summary["traced"] == "1"
+    assert summary["runs"] == "35" and summary["windows"] == "4" and summary["traced"] == "1"
+    assert summary["util_step"] == "9"
     assert out.endswith("\n") and out.count("\n") == 5
 
     windows = records(tmp_path, "window")
@@ -155,9 +157,10 @@ def test_level2_fields_and_samples(model: Model, tmp_path: Path) -> None:
         for _ in range(25):
             model.step()
     lines = lines_of(stream.getvalue())
-    assert [list(fields) for fields in lines] == [LEVEL2_KEYS] * 5
+    without_step = [key for key in LEVEL2_KEYS if key != "util_step"]
+    assert [list(fields) for fields in lines] == [LEVEL2_KEYS, without_step] * 2 + [LEVEL2_KEYS]
     # windows 0, 2, 4 are sampled on their last step; 1 and 3 repeat the latest
-    assert [fields["sample"] for fields in lines] == ["4", "4", "14", "14", "24"]
+    assert [fields.get("util_step") for fields in lines] == ["4", None, "14", None, "24"]
     for fields in lines:
         assert ms(fields["min"]) <= ms(fields["step"]) <= ms(fields["max"])
         assert fields["device_idle"] == "n/a"  # CPU only: no accelerator streams
@@ -361,8 +364,8 @@ def test_cli_summary_of_a_finished_run(model: Model, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     header, *window_lines, summary = result.output.splitlines()
     assert header.endswith("level 2, every 6 steps, sampled every 10 windows, finished")
-    assert [parse_line(line)["steps"] for line in window_lines] == ["0-5", "6-11"]
-    assert parse_line(summary)["steps"] == "12"
+    assert [parse_line(line)["runs"] for line in window_lines] == ["0-5", "6-11"]
+    assert parse_line(summary)["runs"] == "12"
     result = CliRunner().invoke(monitor_command, [str(tmp_path), "--all", "--json"])
     docs = json.loads(result.output)
     assert [d["windows"] for d in docs] == [3, 2] and all(d["finished"] for d in docs)
@@ -388,7 +391,7 @@ def test_cli_follows_a_live_run(model: Model, tmp_path: Path) -> None:
         printed = follow_lines(str(tmp_path), until_end=True, idle_timeout=60, poll=0.01)
     worker.join()
     lines = lines_of(out.getvalue())
-    assert printed == 8 and [f["steps"] for f in lines][-1] == "35-39"
+    assert printed == 8 and [f["runs"] for f in lines][-1] == "35-39"
     assert list(lines[0]) == LEVEL1_KEYS
     assert out.getvalue().splitlines()[-1].startswith(SUMMARY_PREFIX)
     assert os.path.getsize(tmp_path / "monitor.jsonl") > 0

@@ -193,7 +193,7 @@ def test_monitoring_summary_line(run: Run) -> None:
     ]
     assert len(summaries) == 1
     fields = parse_line(summaries[0])
-    assert fields["steps"] == "200" and fields["windows"] == "2"
+    assert fields["runs"] == "200" and fields["windows"] == "2"
     records = [json.loads(line) for line in (run.out / "monitor.jsonl").read_text().splitlines()]
     assert [r["event"] for r in records] == ["start", "window", "window", "end"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -61,10 +62,12 @@ def test_window_stats() -> None:
 def test_lines_round_trip() -> None:
     rec = record(0, [0.001, 0.003], traced=1)
     line1 = rec.to_line(1)
-    assert line1 == "tfprof_lite monitor: steps=0-2 step=2.000ms util=75.0% util_step=9"
-    fields = parse_line(rec.to_line(2))
-    assert fields == {
-        "steps": "0-2",
+    # the sample (run 9) was taken in an earlier window: util without util_step
+    assert line1 == "tfprof_lite monitor: runs=0-2 step=2.000ms util=75.0%"
+    own = dataclasses.replace(rec, first_step=7, last_step=9)  # the window that took it
+    assert own.to_line(1) == "tfprof_lite monitor: runs=7-9 step=2.000ms util=75.0% util_step=9"
+    assert parse_line(own.to_line(2)) == {
+        "runs": "7-9",
         "step": "2.000ms",
         "min": "1.000ms",
         "max": "3.000ms",
@@ -75,10 +78,23 @@ def test_lines_round_trip() -> None:
         "device_idle": "n/a",
         "input_wait": "10.0%",
         "devices": "1",
-        "sample": "9",
+    }
+    fields = parse_line(rec.to_line(2))
+    assert fields == {
+        "runs": "0-2",
+        "step": "2.000ms",
+        "min": "1.000ms",
+        "max": "3.000ms",
+        "in_run": "50.0%",
+        "util": "75.0%",
+        "host_idle": "25.0%",
+        "device_idle": "n/a",
+        "input_wait": "10.0%",
+        "devices": "1",
     }
     empty = parse_line(record(0, [], traced=2, sample=False).to_line(2))
-    assert empty["step"] == empty["util"] == empty["sample"] == empty["util_step"] == "n/a"
+    assert empty["step"] == empty["util"] == empty["devices"] == "n/a"
+    assert "util_step" not in empty
     with pytest.raises(ValueError):
         parse_line("loss 0.3")
 
@@ -93,8 +109,9 @@ def test_json_round_trip_and_summary() -> None:
     assert summary.mean_ms == pytest.approx((3 * 1.0 + 4 * 4.0) / 7, abs=1e-4)
     assert (summary.min_ms, summary.max_ms, summary.sample) == (1.0, 4.0, SAMPLE)
     assert MonitorSummary.from_dict(json.loads(json.dumps(summary.to_dict()))) == summary
-    assert parse_line(summary.to_line())["steps"] == "8"
+    assert parse_line(summary.to_line())["runs"] == "8"
     assert parse_line(summary.to_line())["util_step"] == str(SAMPLE.step)
+    assert "sample" not in parse_line(summary.to_line())  # util_step names it once
     assert summarize([]).mean_ms is None
 
 

@@ -19,7 +19,7 @@ Contract:
   ``path`` itself: a directory the run has not created yet is waited for, then
   its ``monitor.jsonl``) and re-reading it from the start if it shrinks; it stops
   when ``stop()`` returns true (checked at every poll) or after ``idle_timeout``
-  seconds without data.
+  seconds without data, and calls ``on_idle()`` at every poll that found none.
 
 Files are read through :func:`tfprof_lite.base.reading.read_input` /
 :func:`~tfprof_lite.base.reading.open_input` (regular files only, at most the input
@@ -171,6 +171,7 @@ def follow(
     poll: float = 0.2,
     stop: Callable[[], bool] = lambda: False,
     idle_timeout: float | None = None,
+    on_idle: Callable[[], None] = lambda: None,
 ) -> Iterator[dict[str, Any]]:
     """Yield the records appended to ``path`` as they come (see the module docstring)."""
     target = monitor_path(path)
@@ -200,6 +201,7 @@ def follow(
             elif idle_timeout is not None and time.monotonic() - last_data > idle_timeout:
                 return
             else:
+                on_idle()
                 time.sleep(poll)
     finally:
         if handle is not None:

@@ -20,15 +20,19 @@ Contract:
 * :class:`WindowRecord` is one JSON line of ``monitor.jsonl``
   (``{"event": "window", ...}``, :meth:`WindowRecord.to_dict`) and one printed
   line (:meth:`WindowRecord.to_line`): ``tfprof_lite monitor: key=value ...``,
-  level 1 with ``steps``, ``step`` (mean), ``util`` and ``util_step`` (the
-  monitor's number of the traced step ``util`` was measured on: the latest
-  sample, possibly from an earlier window; ``n/a`` before any); level 2 adds ``min``,
-  ``max``, ``host_idle``, ``device_idle``, ``input_wait``, ``in_run``,
-  ``devices`` and ``sample``. Missing values print as ``n/a``.
-  :func:`parse_line` reads such a line back.
+  level 1 with ``runs`` (the monitor's numbers of the window's runs: it counts
+  ``Session.run`` calls, not training steps), ``step`` (mean time per run),
+  ``util`` (from the latest sample, possibly taken in an earlier window; ``n/a``
+  before any) and, on the line of the window that took the sample only,
+  ``util_step`` (the monitor's number of the traced run ``util`` was measured
+  on); level 2 adds ``min``, ``max``, ``in_run``, ``host_idle``,
+  ``device_idle``, ``input_wait`` and ``devices``. Missing values print as
+  ``n/a``. :func:`parse_line` reads such a line back. The JSON records keep
+  their field names (``steps``, ``first_step``, ``sample.step``).
 * :func:`summarize` folds the window records of one run into a
   :class:`MonitorSummary` (mean weighted by timed steps, extreme min/max, the
-  latest sample), printed by :meth:`MonitorSummary.to_line`.
+  latest sample), printed by :meth:`MonitorSummary.to_line` (``runs=`` the
+  number of runs counted, ``util_step`` once).
 """
 
 from __future__ import annotations
@@ -208,7 +212,7 @@ class WindowRecord:
         sample = self.sample
         parts = [
             LINE_PREFIX,
-            f"steps={self.first_step}-{self.last_step}",
+            f"runs={self.first_step}-{self.last_step}",
             f"step={_ms(self.stats.mean_ms)}",
         ]
         if level >= 2:
@@ -217,35 +221,30 @@ class WindowRecord:
                 f"max={_ms(self.stats.max_ms)}",
                 f"in_run={_pct(self.in_run)}",
             ]
-        parts += _util_parts(sample)
+        new = sample is not None and self.first_step <= sample.step <= self.last_step
+        parts += _util_parts(sample, new)
         if level >= 2:
             parts += _sample_parts(sample)
         return " ".join(parts)
 
 
-def _util_parts(sample: SampleMetrics | None) -> list[str]:
-    """``util`` and ``util_step``, the traced step the utilisation was measured on."""
+def _util_parts(sample: SampleMetrics | None, with_step: bool) -> list[str]:
+    """``util``, and with ``with_step`` ``util_step``: the traced run it was measured on."""
     if sample is None:
-        return ["util=n/a", "util_step=n/a"]
-    return [f"util={_pct(sample.util)}", f"util_step={sample.step}"]
+        return ["util=n/a"]
+    util = f"util={_pct(sample.util)}"
+    return [util, f"util_step={sample.step}"] if with_step else [util]
 
 
 def _sample_parts(sample: SampleMetrics | None) -> list[str]:
-    """The level-2 fields taken from the latest sample (``sample`` last)."""
+    """The level-2 fields taken from the latest sample."""
     if sample is None:
-        return [
-            "host_idle=n/a",
-            "device_idle=n/a",
-            "input_wait=n/a",
-            "devices=n/a",
-            "sample=n/a",
-        ]
+        return ["host_idle=n/a", "device_idle=n/a", "input_wait=n/a", "devices=n/a"]
     return [
         f"host_idle={_pct(sample.host_idle)}",
         f"device_idle={_pct(sample.device_idle)}",
         f"input_wait={_pct(sample.input_wait)}",
         f"devices={sample.devices}",
-        f"sample={sample.step}",
     ]
 
 
@@ -299,14 +298,14 @@ class MonitorSummary:
         sample = self.sample
         parts = [
             SUMMARY_PREFIX,
-            f"steps={self.steps}",
+            f"runs={self.steps}",
             f"windows={self.windows}",
             f"traced={self.traced}",
             f"step={_ms(self.mean_ms)}",
             f"min={_ms(self.min_ms)}",
             f"max={_ms(self.max_ms)}",
             f"in_run={_pct(self.in_run)}",
-            *_util_parts(sample),
+            *_util_parts(sample, sample is not None),
             *_sample_parts(sample),
         ]
         return " ".join(parts)

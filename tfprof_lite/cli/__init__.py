@@ -23,7 +23,8 @@ Contract:
   (no arguments): the full help (usage and command list) on stderr and exit 2,
   as click does for a group called without a command. A closed stdout pipe (``| head``) ends quietly
   with 0. SIGTERM becomes :class:`Terminated` so cleanup runs (temporary files are
-  removed), then one line and exit 143. No traceback is printed for any of these.
+  removed), then one line and exit 143; Ctrl-C (SIGINT) ends with one line and
+  exit 130, the shell's convention. No traceback is printed for any of these.
 * Every command takes ``--max-input-size SIZE``
   (:func:`~tfprof_lite.cli.common.input_limit_option`).
 * Colour: ``--color``/``--no-color`` force it; otherwise output is coloured only on
@@ -49,10 +50,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
 
-__all__ = ["COMMANDS", "TERMINATED_EXIT", "Terminated", "cli", "main"]
+__all__ = ["COMMANDS", "INTERRUPTED_EXIT", "TERMINATED_EXIT", "Terminated", "cli", "main"]
 
 #: The exit code after SIGTERM (128 + 15, as a shell reports a SIGTERM death).
 TERMINATED_EXIT = 128 + signal.SIGTERM
+#: The exit code after Ctrl-C (128 + 2, as a shell reports a SIGINT death).
+INTERRUPTED_EXIT = 128 + signal.SIGINT
 
 
 #: Every command in the order of :data:`COMMANDS`: name -> (module, the module's
@@ -233,6 +236,9 @@ def _color_flag(argv: list[str]) -> bool | None:
     return None
 
 
+_INTERRUPTED = "interrupted (Ctrl-C); nothing was left half-written"
+
+
 def _fail(message: str, code: int, argv: list[str]) -> int:
     from tfprof_lite.cli.common import error_line, use_color
 
@@ -266,7 +272,11 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("terminated (SIGTERM); nothing was left half-written", TERMINATED_EXIT, args)
     except TfprofLiteError as err:
         return _fail(str(err), err.exit_code, args)
-    except click.exceptions.Abort:
+    except KeyboardInterrupt:
+        return _fail(_INTERRUPTED, INTERRUPTED_EXIT, args)
+    except click.exceptions.Abort as err:
+        if isinstance(err.__cause__, KeyboardInterrupt):  # click's wrapping of Ctrl-C
+            return _fail(_INTERRUPTED, INTERRUPTED_EXIT, args)
         return _fail("aborted", 1, args)
     except click.exceptions.NoArgsIsHelpError as err:
         # Bare `tfprof-lite`: the whole help on stderr, as click does, not one line.

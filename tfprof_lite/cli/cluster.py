@@ -8,8 +8,9 @@ is printed: per task and step the wall time split into compute, input, network
 and idle, the stragglers, parameter-server load and the clock correction.
 ``--json`` prints the report as JSON; ``--trace FILE`` also writes the merged
 Chrome trace (:mod:`tfprof_lite.outputs.cluster_trace`) and says on stderr where
-it went and how to open it. Errors are one line
-(exit 1 for bad inputs).
+it went and how to open it. PROFILEs of one task (two runs of one program) are
+no cluster: refused (exit 2, pointing to ``tfprof-lite diff``) unless
+``--merge`` is given. Errors are one line (exit 1 for bad inputs).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import click
 from tfprof_lite.analysis.cluster import cluster_report
 from tfprof_lite.base.writing import check_output_path, write_stdout
 from tfprof_lite.cli.common import TfprofCommand
+from tfprof_lite.cli.inputs import MERGE_HELP, same_task_error
 from tfprof_lite.cli.progress import Spinner
+from tfprof_lite.errors import SameTaskError
 from tfprof_lite.model.cluster_merge import STEP_BASES
 
 __all__ = ["CLUSTER_COMMANDS", "cluster_command"]
@@ -45,6 +48,7 @@ __all__ = ["CLUSTER_COMMANDS", "cluster_command"]
     help="Match steps by recorded global step, by step number, or auto.",
 )
 @click.option("--same-clock", is_flag=True, help="All tasks ran on one host: no clock fix.")
+@click.option("--merge", "allow_same_task", is_flag=True, help=MERGE_HELP)
 def cluster_command(
     profiles: tuple[str, ...],
     as_json: bool,
@@ -52,6 +56,7 @@ def cluster_command(
     by_name: bool,
     steps: str,
     same_clock: bool,
+    allow_same_task: bool,
 ) -> None:
     """Merge the profiles of every task (one PROFILE or directory per task, or a
     shared directory) and show where each task's step time went.
@@ -66,7 +71,16 @@ def cluster_command(
     if trace:
         check_output_path(trace)  # before the profiles are read
     with Spinner("merging the profiles of every task"):
-        prof = merge(profiles, by_name=by_name, steps=steps, same_clock=same_clock)
+        try:
+            prof = merge(
+                profiles,
+                by_name=by_name,
+                steps=steps,
+                same_clock=same_clock,
+                allow_same_task=allow_same_task,
+            )
+        except SameTaskError as err:
+            raise same_task_error(err) from err
         cluster = prof.cluster  # type: ignore[attr-defined]
         report = cluster_report(cluster)
     if trace:

@@ -11,8 +11,10 @@ Contract:
   :class:`~tfprof_lite.options.options.Options` by :func:`query_options`; an invalid
   value is a :class:`~tfprof_lite.errors.UsageError` (exit 2), as click's own. A
   single-dash spelling of a declared long option (``-output x`` for ``--output``)
-  is rewritten for click; any other single-dash word (``-foo``) is a usage error
-  naming it, with a close match when there is one.
+  is rewritten for click; any other single-dash word (``-foo``), and any option
+  click does not know (``--foo``), is a usage error naming it, with the closest
+  option in the spelling used (``--max-dpth``: ``--max-depth``; ``-max_dpth``:
+  ``-max_depth``) when there is one.
 * :func:`input_limit_option` is the ``--max-input-size SIZE`` option added to every
   command: it bounds every file the command reads for the rest of the command
   (:func:`tfprof_lite.base.reading.input_size_limit`).
@@ -59,6 +61,7 @@ __all__ = [
     "query_options",
     "split_tfprof_args",
     "style",
+    "unknown_option",
     "use_color",
     "write_report",
 ]
@@ -109,11 +112,22 @@ def _declared(command: click.Command) -> tuple[dict[str, str], frozenset[str]]:
     return longs, frozenset(shorts)
 
 
-def _unknown_option(piece: str, longs: Mapping[str, str]) -> UsageError:
-    names = [f"-{n}" for n in OPTION_NAMES] + sorted(longs.values())
-    close = difflib.get_close_matches(piece, names, n=1)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    return UsageError(f"no such option: {piece}{hint}")
+def unknown_option(piece: str, longs: Mapping[str, str]) -> UsageError:
+    """The usage error for the unknown option ``piece``, with the closest option.
+
+    Names are compared without dashes, ``-``/``_`` and case (``--max-dpth`` and
+    ``-max_dpth`` are both ``max_dpth``, closest to ``max_depth``); the match is
+    shown in the spelling the user wrote: ``--max-depth`` for a ``--`` word,
+    tfprof's ``-max_depth`` for a ``-`` word, a command's own options as declared.
+    """
+    name = piece.split("=", 1)[0]
+    double = name.startswith("--")
+    spelled = {n: f"--{n.replace('_', '-')}" if double else f"-{n}" for n in OPTION_NAMES}
+    spelled.update(longs)
+    key = name.lstrip("-").replace("-", "_").lower()
+    close = difflib.get_close_matches(key, sorted(spelled), n=1)
+    hint = f" (did you mean {spelled[close[0]]}?)" if close else ""
+    return UsageError(f"no such option: {name}{hint}")
 
 
 def _tfprof_piece_count(name: str, attached: str | None, following: str | None) -> int:
@@ -171,7 +185,7 @@ def split_tfprof_args(
             tfprof.extend(args[i : i + used])
             i += used
         elif match[1] == "-" and len(key) > 1 and key[0] not in own_short:
-            raise _unknown_option(piece, longs)
+            raise unknown_option(piece, longs)
         else:
             rest.append(piece)
             i += 1
@@ -200,7 +214,10 @@ class TfprofCommand(click.Command):
         if tfprof and not self.takes_query_options:
             raise UsageError(f"'{self.name}' takes no tfprof query options (got {tfprof[0]})")
         ctx.meta[_META_KEY] = tfprof
-        return super().parse_args(ctx, rest)
+        try:
+            return super().parse_args(ctx, rest)
+        except click.NoSuchOption as err:  # suggested as for a single-dash word
+            raise unknown_option(err.option_name, longs) from err
 
 
 def query_options(ctx: click.Context, base: Options | None = None) -> Options:

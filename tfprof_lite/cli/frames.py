@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import click
 
+from tfprof_lite.cli.common import unknown_option
 from tfprof_lite.errors import UsageError
 from tfprof_lite.options.user_code import UserCode
 
@@ -104,7 +105,7 @@ def take_frame_flags(pieces: list[str]) -> tuple[list[str], FrameFlags]:
         name, eq, value = pieces[i].partition("=")
         known = name in ("--user-code", "--all-frames") or name in patterns
         if known and pieces[0] != "code":
-            raise UsageError(f"No such option '{name}'.")
+            raise unknown_option(name, {})  # as the command line says it
         if name in ("--user-code", "--all-frames") and not eq:
             flag = name == "--user-code"
         elif name in patterns:

@@ -19,7 +19,10 @@ Contract:
 * Several PROFILEs (files or directories, one or more tasks each) are the tasks
   of one distributed run: they are merged (:func:`tfprof_lite.cluster.merge`,
   ``docs/cluster.md``) into one profile whose nodes keep their task; with
-  ``--by-name`` same-named nodes of every task are added up instead.
+  ``--by-name`` same-named nodes of every task are added up instead. PROFILEs of
+  one task (two runs of one program) are no cluster: that is a
+  :class:`~tfprof_lite.errors.UsageError` (exit 2) pointing to ``tfprof-lite
+  diff A B``, unless ``--merge`` asks for the merge.
 * :func:`load_profiler` returns a :class:`~tfprof_lite.profiler.Profiler`. Every
   failure is an :class:`~tfprof_lite.errors.InvalidInputError` (exit 1) whose one-line
   message starts with the file name and says what is wrong (missing, unreadable,
@@ -46,7 +49,8 @@ from google.protobuf import text_format
 
 from tfprof_lite.base.reading import read_input
 from tfprof_lite.cli.progress import Spinner
-from tfprof_lite.errors import InvalidInputError, UsageError
+from tfprof_lite.errors import InvalidInputError, SameTaskError, UsageError
+from tfprof_lite.model.cluster_merge import describe_task
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import kinds
@@ -55,6 +59,7 @@ from tfprof_lite.proto.codec import parse
 
 __all__ = [
     "TEXT_SUFFIXES",
+    "MERGE_HELP",
     "InputSpec",
     "input_options",
     "load_profiler",
@@ -62,6 +67,7 @@ __all__ = [
     "read_file",
     "require_step",
     "resolve_profile_path",
+    "same_task_error",
     "source_name",
 ]
 
@@ -72,6 +78,7 @@ _NON_BLANK = re.compile(rb"\S")
 _UTF8_CHUNK = 1 << 20
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BY_NAME_KEY = "tfprof_lite.by_name"
+_MERGE_KEY = "tfprof_lite.merge_same_task"
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,8 @@ class InputSpec:
     tasks: tuple[str, ...] = ()
     #: Merge the tasks' same-named nodes into one (``--by-name``).
     by_name: bool = False
+    #: Merge PROFILEs even when they are of one task (``--merge``).
+    merge_same_task: bool = False
 
     @classmethod
     def from_params(
@@ -101,14 +110,15 @@ class InputSpec:
         names = (profile,) if isinstance(profile, str) else tuple(profile or ())
         first = names[0] if names else None
         ctx = click.get_current_context(silent=True)
-        by_name = bool(ctx is not None and ctx.meta.get(_BY_NAME_KEY))
+        meta = ctx.meta if ctx is not None else {}
         return cls(
             profile=first,
             graph=graph,
             run_meta=metas,
             op_log=op_log,
             tasks=names[1:],
-            by_name=by_name,
+            by_name=bool(meta.get(_BY_NAME_KEY)),
+            merge_same_task=bool(meta.get(_MERGE_KEY)),
         )
 
     @property
@@ -132,9 +142,32 @@ def _remember_by_name(ctx: click.Context, _param: click.Parameter, value: bool) 
     return value
 
 
+def _remember_merge(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    ctx.meta[_MERGE_KEY] = value
+    return value
+
+
+#: The help of ``--merge`` (here and on ``tfprof-lite cluster``).
+MERGE_HELP = (
+    "With several PROFILEs of one task (two runs of one program): merge them "
+    "anyway. Without it they are refused; compare runs with 'tfprof-lite diff A B'."
+)
+
+
+def same_task_error(err: SameTaskError) -> UsageError:
+    """The command line's words for ``err``: the ``diff`` to run, or ``--merge``."""
+    first, second = err.sources
+    return UsageError(
+        f"{first} and {second} are both profiles of {describe_task(err.task)}: "
+        "profiles of one task "
+        f"are not a cluster; compare two runs with 'tfprof-lite diff {first} {second}', "
+        "or pass --merge to merge them anyway"
+    )
+
+
 def input_options(func: _F) -> _F:
-    """Adds ``[PROFILE]...``, ``--graph``, ``--run-meta``, ``--op-log`` and
-    ``--by-name`` (kept in ``ctx.meta`` for :meth:`InputSpec.from_params`) to a command."""
+    """Adds ``[PROFILE]...``, ``--graph``, ``--run-meta``, ``--op-log``, ``--by-name``
+    and ``--merge`` (kept in ``ctx.meta`` for :meth:`InputSpec.from_params`) to a command."""
     decorators = (
         click.argument("profile", nargs=-1, metavar="[PROFILE]..."),
         click.option(
@@ -165,6 +198,13 @@ def input_options(func: _F) -> _F:
             expose_value=False,
             callback=_remember_by_name,
             help="With several PROFILEs: add same-named nodes of every task up.",
+        ),
+        click.option(
+            "--merge",
+            is_flag=True,
+            expose_value=False,
+            callback=_remember_merge,
+            help=MERGE_HELP,
         ),
     )
     for decorator in reversed(decorators):
@@ -344,7 +384,8 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
         step: the ``-step`` option; picks ``profile_<step>`` in a directory.
 
     Raises:
-        UsageError: no input, or both a PROFILE and raw files.
+        UsageError: no input, both a PROFILE and raw files, or PROFILEs of one
+            task without ``--merge``.
         InvalidInputError: a file that cannot be used (one line naming it).
     """
     spec.check()
@@ -352,7 +393,14 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
         from tfprof_lite.cluster import merge
 
         with Spinner("merging the profiles of every task"):
-            return merge((spec.profile, *spec.tasks), by_name=spec.by_name)
+            try:
+                return merge(
+                    (spec.profile, *spec.tasks),
+                    by_name=spec.by_name,
+                    allow_same_task=spec.merge_same_task,
+                )
+            except SameTaskError as err:
+                raise same_task_error(err) from err
     if spec.profile:
         path = resolve_profile_path(spec.profile, step)
         with Spinner(f"loading {path}"):

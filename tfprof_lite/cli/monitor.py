@@ -16,7 +16,9 @@ Contract:
   ones). It waits for ``DIR`` and then for its ``monitor.jsonl`` to appear
   (started before the run creates them) and stops on Ctrl-C (exit 0),
   after the next ``end`` record with ``--until-end``, or after
-  ``--idle-timeout`` seconds without new records.
+  ``--idle-timeout`` seconds without new records. When the last record read
+  ended its run and nothing new comes, it says so once on stderr (the run
+  finished; it waits for a new run to append to the file; how to stop).
 * Lines use the run's own level unless ``--level`` is given. A missing file is
   an error (exit 1) without ``--follow``. No TensorFlow is needed.
 
@@ -85,8 +87,12 @@ def follow_lines(
     the number of window lines printed."""
     levels: dict[str, int] = {}
     printed = 0
-    for doc in follow(path, from_start=from_start, poll=poll, idle_timeout=idle_timeout):
+    waiting = _FinishedNote(path)
+    for doc in follow(
+        path, from_start=from_start, poll=poll, idle_timeout=idle_timeout, on_idle=waiting
+    ):
         event, run = doc.get("event"), str(doc.get("run", ""))
+        waiting.record(event, run)
         if event == "start":
             levels[run] = int(doc.get("level", 1))
             write_stdout(run_header(run, doc, None) + "\n")
@@ -99,6 +105,33 @@ def follow_lines(
             if until_end:
                 break
     return printed
+
+
+class _FinishedNote:
+    """Says once on stderr, when following finds nothing new and the last record
+    read ended its run, that the run finished (nothing more comes until a new
+    run starts); an earlier run that stopped without an end record is ignored."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.ended = ""
+        self.said = False
+
+    def record(self, event: object, run: str) -> None:
+        """Notes a record read from the log."""
+        self.ended = run if event == "end" else ""
+        self.said = False
+
+    def __call__(self) -> None:
+        if self.said or not self.ended:
+            return
+        self.said = True
+        click.echo(
+            f"tfprof-lite monitor: run {self.ended} has finished (its end record is in "
+            f"{monitor_path(self.path)}); waiting for a new run to append to it: Ctrl-C "
+            "stops (--until-end stops after a run's end, --idle-timeout SEC when idle)",
+            err=True,
+        )
 
 
 @click.command(

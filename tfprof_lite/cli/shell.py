@@ -49,6 +49,7 @@ from tfprof_lite.cli.common import (
     error_line,
     query_options,
     split_tfprof_args,
+    unknown_option,
     use_color,
 )
 from tfprof_lite.cli.frames import take_frame_flags, user_code_from
@@ -302,7 +303,7 @@ def _check_words(pieces: list[str]) -> None:
     _, rest = split_tfprof_args(pieces[1:])
     for piece in rest:
         if piece.startswith("--"):
-            raise UsageError(f"No such option '{piece.split('=', 1)[0]}'.")
+            raise unknown_option(piece, {})
         raise UsageError(f"Got unexpected extra argument ({piece})")
 
 

@@ -15,6 +15,11 @@ builds one :class:`~tfprof_lite.model.profile.ProfileModel` in which
   (asynchronous between-graph training gives every worker its own global steps);
 * every time is moved onto one clock (:mod:`tfprof_lite.model.clock`).
 
+Inputs are the tasks of one run: two inputs whose client ran the same task
+(two runs of one program, both ``/job:localhost/replica:0/task:0``) are refused
+with :class:`~tfprof_lite.errors.SameTaskError` before anything is built, unless
+``allow_same_task`` asks for the merge.
+
 Two passes: :func:`~tfprof_lite.model.cluster_scan.scan_inputs` reads the raw
 columns for the tasks, transfers and clock constraints; then raw columns go
 into the merged model through the model's own ``add_step`` (names qualified,
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.errors import InvalidInputError, SameTaskError
 from tfprof_lite.model.clock import ClockEstimate, estimate_offsets
 from tfprof_lite.model.cluster import (
     UNKNOWN_TASK,
@@ -48,7 +53,7 @@ from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto.steps import StepColumns
 
-__all__ = ["STEP_BASES", "ClusterProfile", "merge_inputs"]
+__all__ = ["STEP_BASES", "ClusterProfile", "describe_task", "merge_inputs"]
 
 #: How steps of different inputs are matched.
 STEP_BASES = ("auto", "global", "local")
@@ -226,6 +231,30 @@ def _plan(
     )
 
 
+def describe_task(task: str) -> str:
+    """``task /job:...`` for messages; the stand-in for records of no task says so."""
+    if task == UNKNOWN_TASK:
+        return "no known task (their devices name none)"
+    return f"task {task}"
+
+
+def _refuse_same_task(cluster: ClusterProfile) -> None:
+    """Raises :class:`SameTaskError` for the first two inputs of one client task."""
+    seen: dict[str, int] = {}
+    for i, task in enumerate(cluster.own_tasks):
+        if task not in seen:
+            seen[task] = i
+            continue
+        first, second = cluster.sources[seen[task]], cluster.sources[i]
+        raise SameTaskError(
+            f"{first} and {second} are both profiles of {describe_task(task)}: profiles of "
+            "one task are not the tasks of a cluster (compare two runs with "
+            "tfprof_lite.analysis.diff; allow_same_task=True merges them anyway)",
+            (first, second),
+            task,
+        )
+
+
 def _shift(clock: ClockEstimate, tasks: list[str]) -> np.ndarray:
     """Each task's offset, by task index."""
     return np.asarray([clock.offsets.get(t, 0) for t in tasks], dtype=np.int64)
@@ -237,11 +266,13 @@ def merge_inputs(
     by_name: bool = False,
     step_basis: str = "auto",
     same_clock: bool = False,
+    allow_same_task: bool = False,
 ) -> ClusterProfile:
     """Merge the profiles of several tasks (see the module docstring).
 
     Raises:
         InvalidInputError: no inputs, or an unknown ``step_basis``.
+        SameTaskError: two inputs are of one task and ``allow_same_task`` is false.
     """
     if not inputs:
         raise InvalidInputError("nothing to merge: give at least one profile")
@@ -250,6 +281,8 @@ def merge_inputs(
     gc.disable()  # millions of long-lived small objects: no cyclic collection meanwhile
     try:
         cluster = _plan(inputs, maps, basis, same_clock)
+        if not allow_same_task:
+            _refuse_same_task(cluster)
         tasks = cluster.task_index()
         shift = _shift(cluster.clock, cluster.tasks)
         _build(cluster, inputs, tasks, maps, shift)  # per task (add_step: one device per node)

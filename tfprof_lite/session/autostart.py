@@ -37,6 +37,7 @@ import atexit
 import dataclasses
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import logging
 import os
 import runpy
@@ -305,6 +306,22 @@ def outcome(written: Sequence[str]) -> str:
     return "none (Session.run calls were seen, but no dump step was reached)"
 
 
+def _missing_program(argv: list[str]) -> str | None:
+    """Why the program ``argv`` names cannot be run (no such script or module), or None."""
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            return None  # the usage error of _run_program
+        try:
+            found = importlib.util.find_spec(argv[1]) is not None
+        except (ImportError, ValueError):
+            found = False
+        return None if found else f"no module named {argv[1]!r} (-m takes an importable module)"
+    if os.path.isfile(argv[0]) or os.path.isfile(os.path.join(argv[0], "__main__.py")):
+        return None  # a script, a zip file or a directory with __main__.py, as python runs
+    what = "a directory without __main__.py" if os.path.isdir(argv[0]) else "no such file"
+    return f"{argv[0]}: {what} (give a Python script, or -m module)"
+
+
 def _run_program(argv: list[str]) -> None:
     if argv[0] == "-m":
         if len(argv) < 2:
@@ -323,12 +340,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         0 after the program ended normally (its ``sys.exit`` status passes
-        through as ``SystemExit``), 2 on a usage or configuration error.
+        through as ``SystemExit``), 2 on a usage or configuration error or a
+        program that does not exist (one line on stderr, nothing run).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         sys.stderr.write(_USAGE)
         return 2 if not args else 0
+    missing = _missing_program(args)
+    if missing is not None:
+        sys.stderr.write(f"tfprof_lite.run: {missing}\n")
+        return 2
     try:
         settings = settings_from_env()
     except ValueError as err:

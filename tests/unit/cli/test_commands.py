@@ -112,7 +112,7 @@ def test_split_tfprof_args() -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["--foo"], 2, "No such option '--foo'"),
+        (["--foo"], 2, "no such option: --foo"),
         (["-foo", "3"], 2, "no such option: -foo"),
         (["-max_dept", "3"], 2, "did you mean -max_depth?"),
         (["-max_depth", "x"], 2, "Invalid option '-max_depth' value: 'x'"),

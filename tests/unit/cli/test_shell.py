@@ -84,7 +84,8 @@ SAME_ERRORS = [
     ("-output foo", 2, "E.g. Unknown output type: foo"),
     ("-max_depth 1 -foo 3", 2, "no such option: -foo"),
     ("-max_depht 3", 2, "no such option: -max_depht (did you mean -max_depth?)"),
-    ("--user-code", 2, "No such option '--user-code'."),  # a code-view flag
+    ("--user-code", 2, "no such option: --user-code"),  # a code-view flag
+    ("--max-dpth 3", 2, "no such option: --max-dpth (did you mean --max-depth?)"),
     ("-step 9", 1, "PROFILE: no step 9 in this profile (steps: 0, 1, 2)"),
     ("-output file:outfile=/nonexistent/dir/x", 1, "cannot write /nonexistent/dir/x"),
 ]

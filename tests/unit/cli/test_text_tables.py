@@ -59,6 +59,7 @@ def test_monitor_says_which_step_util_comes_from(run: Runner, tmp_path: Path) ->
     log = tmp_path / "monitor.jsonl"
     windows = [record(0, [0.001] * 9, traced=1), record(1, [0.002] * 10), record(2, [0.001] * 10)]
     windows[0] = dataclasses.replace(windows[0], sample=None)
+    windows[1] = dataclasses.replace(windows[1], first_step=0, last_step=9)  # took run 9
     windows[2] = dataclasses.replace(windows[2], first_step=20, last_step=29)
     docs = [{"event": "start", "run": "r1", "level": 1, "every": 10, "sample_every": 5}]
     docs += [w.to_dict() for w in windows]
@@ -66,6 +67,7 @@ def test_monitor_says_which_step_util_comes_from(run: Runner, tmp_path: Path) ->
     result = run("monitor", tmp_path, "--lines")
     assert result.code == 0, result.err
     lines = [line for line in result.out.splitlines() if line.startswith("tfprof_lite monitor")]
-    assert lines[0].endswith("util=n/a util_step=n/a")
-    assert lines[1].endswith(f"util=75.0% util_step={SAMPLE.step}")
+    assert lines[0].endswith("util=n/a")
+    assert lines[1].endswith(f"util=75.0% util_step={SAMPLE.step}")  # its window took it
+    assert lines[2].endswith("runs=20-29 step=1.000ms util=75.0%")  # said once, not again
     assert f"util=75.0% util_step={SAMPLE.step} " in lines[-1]  # the summary
