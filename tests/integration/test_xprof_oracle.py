@@ -24,6 +24,13 @@ from tests.integration.xspace_captures import (
 
 pytestmark = pytest.mark.tf
 
+
+@pytest.fixture(autouse=True)
+def _xprof() -> None:
+    """Skip (fail under CI=true) before any capture is made when XProf is missing."""
+    oracle.require_xprof()
+
+
 #: XProf's kernel-stats totals on the JAX samples: (rows, kernel launches).
 JAX_KERNELS = {"jax_h100_mlp": (37, 304), "jax_h100_transformer_bf16": (96, 2952)}
 
