@@ -59,12 +59,14 @@ class XprofError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class ToolOutput:
-    """What one XProf conversion returned, and how long the conversion took in the child."""
+    """What one XProf conversion returned, and how long each conversion took in the
+    child: wall seconds, and CPU seconds of the child process (all its threads)."""
 
     tool: str
     data: bytes
     content_type: str
     seconds: tuple[float, ...]
+    cpu_seconds: tuple[float, ...]
 
     def json(self) -> Any:
         """The output parsed as JSON."""
@@ -116,7 +118,9 @@ def _run_child(path: Path, tool: str, params: dict[str, Any], repeat: int) -> To
         if not report["ok"]:
             raise XprofError(f"XProf {tool} returned no data for {path}")
         data = out.read_bytes()
-    return ToolOutput(tool, data, report["content_type"], tuple(report["seconds"]))
+    return ToolOutput(
+        tool, data, report["content_type"], tuple(report["seconds"]), tuple(report["cpu_seconds"])
+    )
 
 
 @functools.cache
@@ -138,9 +142,10 @@ def xprof_tool(
     return _cached(key, tool, json.dumps(merged, sort_keys=True))
 
 
-def time_tool(path: Union[str, Path], tool: str, repeat: int = 5) -> tuple[float, ...]:
-    """Seconds of ``repeat`` conversions of ``path`` by ``tool`` in one child (not cached)."""
-    return _run_child(Path(path).resolve(), tool, {"use_saved_result": False}, repeat).seconds
+def time_tool(path: Union[str, Path], tool: str, repeat: int = 5) -> ToolOutput:
+    """``repeat`` conversions of ``path`` by ``tool`` in one child (not cached): the
+    output's ``seconds`` and ``cpu_seconds`` hold one entry per conversion."""
+    return _run_child(Path(path).resolve(), tool, {"use_saved_result": False}, repeat)
 
 
 # ---------------------------------------------------------------- DataTable helpers
@@ -408,16 +413,22 @@ def _child_main(argv: list[str]) -> int:
     from xprof.convert import raw_to_tool_data
 
     params = json.loads(params_json)
-    seconds = []
+    seconds, cpu_seconds = [], []
     data: Any = None
     content_type = ""
     for _ in range(int(repeat)):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         data, content_type = raw_to_tool_data.xspace_to_tool_data([path], tool, params)
         seconds.append(time.perf_counter() - start)
+        cpu_seconds.append(time.process_time() - cpu_start)
     if data is not None:
         Path(out).write_bytes(data.encode() if isinstance(data, str) else data)
-    report = {"ok": data is not None, "content_type": content_type, "seconds": seconds}
+    report = {
+        "ok": data is not None,
+        "content_type": content_type,
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+    }
     print(json.dumps(report))
     return 0
 

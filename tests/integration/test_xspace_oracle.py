@@ -51,8 +51,9 @@ def test_a_file_xprof_cannot_read_is_an_error(xprof: str, tmp_path: Path) -> Non
 
 
 def test_time_tool_repeats_in_one_child(xprof: str) -> None:
-    seconds = oracle.time_tool(tf_capture("session_plain").xplane, "overview_page", repeat=3)
-    assert len(seconds) == 3 and all(s > 0 for s in seconds)
+    timed = oracle.time_tool(tf_capture("session_plain").xplane, "overview_page", repeat=3)
+    assert len(timed.seconds) == len(timed.cpu_seconds) == 3
+    assert all(s > 0 for s in timed.seconds + timed.cpu_seconds)
 
 
 def test_missing_xprof_skips_or_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
