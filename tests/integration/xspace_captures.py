@@ -197,7 +197,9 @@ def _run_input_bound(tf: Any, logdir: str) -> list[dict[str, Any]]:
         out.set_shape([32, 64])
         return out
 
-    dataset = tf.data.Dataset.range(STEPS + 2).map(load)
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = False  # no prefetch at all
+    dataset = tf.data.Dataset.range(STEPS + 2).map(load).with_options(options)
     weights = tf.Variable(tf.ones([64, 16]) / 64.0)
 
     @tf.function
