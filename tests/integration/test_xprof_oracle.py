@@ -84,7 +84,7 @@ def test_marked_tf_steps_lose_the_first_and_the_last(case: str) -> None:
         number = int(step.name.split()[1])
         assert step.micros == pytest.approx(markers[number].duration_ps / 1e6, abs=0.002)
         # the marker encloses the host's own timer: slightly longer, never shorter
-        assert host[number] <= step.micros < host[number] + 2000
+        assert host[number] <= step.micros < host[number] + 5000
 
 
 def test_input_bound_pipeline_is_reported_input_bound() -> None:
