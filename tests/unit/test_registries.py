@@ -223,7 +223,7 @@ CLI_CASES: dict[str, tuple[list[str], str | None]] = {
     "pprof": (["{in}/profile_1", "-o", "{out}/code.pb.gz"], "code.pb.gz"),
     "hlo": (["{in}/xla"], None),
     "help": (["options"], None),
-    "cluster": (["{in}/profile_1", "{in}/before/profile_0"], None),
+    "cluster": (["{in}/profile_1", "{in}/before/profile_0", "--merge"], None),
 }
 
 
