@@ -85,3 +85,58 @@ def hand_space(relative: bool = True) -> Any:
         env = space.planes.add(id=0, name="Task Environment")
         env.stats.append(stat(env, {}, "profile_start_time", uint64_value=start))
     return space
+
+
+class SpaceBuilder:
+    """Builds XSpaces event by event (times in ns from a Task Environment start)."""
+
+    START = 1_700_000_000_000_000_000
+
+    def __init__(self) -> None:
+        self.space = pb.XSpace(hostnames=["box"])
+        self.host = self.space.planes.add(id=0, name="/host:CPU")
+        self.names: dict[Any, dict[str, int]] = {}
+        self.metas: dict[Any, dict[tuple[str, str], int]] = {}
+        env = self.space.planes.add(id=0, name="Task Environment")
+        env.stats.append(stat(env, {}, "profile_start_time", uint64_value=self.START))
+        self.gpu: Any = None
+
+    def line(self, plane: Any, line_id: int, name: str) -> Any:
+        """The line ``line_id`` of ``plane`` (added on first use)."""
+        for line in plane.lines:
+            if line.id == line_id:
+                return line
+        return plane.lines.add(id=line_id, name=name, timestamp_ns=0)
+
+    def gpu_plane(self) -> Any:
+        """The ``/device:GPU:0`` plane (added on first use)."""
+        if self.gpu is None:
+            self.gpu = self.space.planes.add(id=0, name="/device:GPU:0")
+        return self.gpu
+
+    def event(
+        self, plane: Any, line: Any, name: str, start_ns: int, dur_ns: int,
+        display: str = "", **stats: Any,
+    ) -> Any:  # fmt: skip
+        """Add event ``name`` at ``start_ns`` for ``dur_ns`` with ``stats`` (by value type)."""
+        metas = self.metas.setdefault(id(plane), {})
+        key = (name, display)
+        if key not in metas:
+            metas[key] = len(metas) + 1
+            plane.event_metadata[metas[key]].id = metas[key]
+            plane.event_metadata[metas[key]].name = name
+            plane.event_metadata[metas[key]].display_name = display
+        event = line.events.add(
+            metadata_id=metas[key], offset_ps=start_ns * 1000, duration_ps=dur_ns * 1000
+        )
+        names = self.names.setdefault(id(plane), {})
+        for key_name, value in stats.items():
+            if isinstance(value, str):
+                event.stats.append(stat(plane, names, key_name, str_value=value))
+            else:
+                event.stats.append(stat(plane, names, key_name, int64_value=value))
+        return event
+
+    def bytes(self) -> bytes:
+        """The serialized XSpace."""
+        return bytes(self.space.SerializeToString())

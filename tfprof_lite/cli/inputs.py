@@ -72,6 +72,8 @@ _NON_BLANK = re.compile(rb"\S")
 _UTF8_CHUNK = 1 << 20
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BY_NAME_KEY = "tfprof_lite.by_name"
+_RUN_KEY = "tfprof_lite.xspace_run"
+_HOST_KEY = "tfprof_lite.xspace_host"
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,10 @@ class InputSpec:
     tasks: tuple[str, ...] = ()
     #: Merge the tasks' same-named nodes into one (``--by-name``).
     by_name: bool = False
+    #: In a TensorBoard logdir, the profiler run to read (``--run``; default newest).
+    run: str | None = None
+    #: In an XSpace run with several hosts, the one to read (``--host``).
+    host: str | None = None
 
     @classmethod
     def from_params(
@@ -102,6 +108,7 @@ class InputSpec:
         first = names[0] if names else None
         ctx = click.get_current_context(silent=True)
         by_name = bool(ctx is not None and ctx.meta.get(_BY_NAME_KEY))
+        meta = ctx.meta if ctx is not None else {}
         return cls(
             profile=first,
             graph=graph,
@@ -109,6 +116,8 @@ class InputSpec:
             op_log=op_log,
             tasks=names[1:],
             by_name=by_name,
+            run=meta.get(_RUN_KEY),
+            host=meta.get(_HOST_KEY),
         )
 
     @property
@@ -130,6 +139,14 @@ class InputSpec:
 def _remember_by_name(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
     ctx.meta[_BY_NAME_KEY] = value
     return value
+
+
+def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        ctx.meta[key] = value
+        return value
+
+    return callback
 
 
 def input_options(func: _F) -> _F:
@@ -166,6 +183,20 @@ def input_options(func: _F) -> _F:
             callback=_remember_by_name,
             help="With several PROFILEs: add same-named nodes of every task up.",
         ),
+        click.option(
+            "--run",
+            metavar="NAME",
+            expose_value=False,
+            callback=_remember(_RUN_KEY),
+            help="With a TensorBoard logdir: the profiler run to read (default: newest).",
+        ),
+        click.option(
+            "--host",
+            metavar="HOST",
+            expose_value=False,
+            callback=_remember(_HOST_KEY),
+            help="With an XSpace run of several hosts: the host to read (default: all, merged).",
+        ),
     )
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -190,6 +221,7 @@ _CLI_HINTS = {
     "GraphDef": "a GraphDef; pass it with --graph",
     "RunMetadata": "a RunMetadata; pass it with --run-meta",
     "OpLogProto": "an OpLogProto; pass it with --op-log",
+    "XSpace": "a profiler XSpace (*.xplane.pb); pass it as PROFILE",
 }
 
 
@@ -302,7 +334,10 @@ def resolve_profile_path(path: str, step: int = -1) -> str:
         if match and os.path.isfile(os.path.join(path, entry)):
             found[int(match[1])] = os.path.join(path, entry)
     if not found:
-        raise InvalidInputError(f"{path}: no profile_<step> files in this directory")
+        raise InvalidInputError(
+            f"{path}: no profile_<step> files in this directory, nor profiler XSpaces "
+            "(*.xplane.pb, or a TensorBoard logdir with plugins/profile/<run>/)"
+        )
     if step < 0:
         return found[max(found)]
     if step not in found:
@@ -336,6 +371,35 @@ def _load_raw(spec: InputSpec, spinner: Spinner) -> Profiler:
     return prof
 
 
+def _is_xspace(path: str) -> bool:
+    from tfprof_lite.model import xspace_load
+
+    if os.path.isdir(path):
+        return xspace_load.is_xspace_dir(path)
+    return os.path.isfile(path) and xspace_load.is_xspace_file(path)
+
+
+def _load_xspace(spec: InputSpec) -> Profiler:
+    """One host's XSpace, or every host's merged like the tasks of a cluster."""
+    from tfprof_lite.model import xspace_load
+
+    assert spec.profile is not None
+    hosts = xspace_load.pick_host(
+        xspace_load.xspace_hosts(spec.profile, spec.run), spec.host, spec.profile
+    )
+    if len(hosts) == 1:
+        (file,) = hosts.values()
+        return Profiler.load(file)
+    from tfprof_lite.cluster import merge
+    from tfprof_lite.model.cluster import TaskInput
+
+    inputs = [
+        TaskInput(model=xspace_load.load_model(file), label=file, host=name)
+        for name, file in hosts.items()
+    ]
+    return merge(inputs, by_name=spec.by_name)
+
+
 def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
     """Loads the profile ``spec`` names (see the module docstring).
 
@@ -353,6 +417,9 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
 
         with Spinner("merging the profiles of every task"):
             return merge((spec.profile, *spec.tasks), by_name=spec.by_name)
+    if spec.profile and _is_xspace(spec.profile):
+        with Spinner(f"loading {spec.profile}"):
+            return _load_xspace(spec)
     if spec.profile:
         path = resolve_profile_path(spec.profile, step)
         with Spinner(f"loading {path}"):

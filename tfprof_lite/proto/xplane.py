@@ -458,7 +458,7 @@ def parse_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> A
     try:
         space.ParseFromString(data)
     except Exception:  # noqa: BLE001 - protobuf's DecodeError and friends
-        other = kinds.identify(data)
+        other = kinds.identify(data, exclude="XSpace")
         if other is not None:
             raise _other_kind(what, other) from None
         raise InvalidInputError(
@@ -466,7 +466,7 @@ def parse_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> A
             "pass the complete *.xplane.pb file the profiler wrote"
         ) from None
     if kinds.mismatched(space) or not any(p.name for p in space.planes):
-        other = kinds.identify(data)
+        other = kinds.identify(data, exclude="XSpace")
         if other is not None:
             raise _other_kind(what, other)
         raise InvalidInputError(

@@ -1,0 +1,138 @@
+"""XSpace into the profile model: ops, kernels and their attribution, steps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests import xspace_files
+from tests.xspace_files import SpaceBuilder
+from tfprof_lite.model import xspace
+from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.proto import xplane
+
+DETAILS = "regs:32 static_shared:0 dynamic_shared:0 grid:4,1,1 block:128,1,1 occ_pct:50"
+
+
+def _tf_space(markers: bool = True) -> SpaceBuilder:
+    """Two TF steps: host ops on an executor thread, a kernel each launched by
+    tf_op, by correlation_id only, and a copy."""
+    b = SpaceBuilder()
+    main = b.line(b.host, 1, "python")
+    pool = b.line(b.host, 2, "tf_Compute/2")
+    gpu = b.gpu_plane()
+    stream = b.line(gpu, 7, "Stream #7(Compute)")
+    for step in range(2):
+        t0 = 1_000_000 + step * 100_000
+        if markers:
+            b.event(b.host, main, "train", t0, 50_000, step_num=10 + step, _r=1)
+        b.event(b.host, pool, "dense/MatMul:MatMul", t0 + 1_000, 5_000, "MatMul")
+        b.event(b.host, pool, "cuLaunchKernel", t0 + 2_000, 100, correlation_id=step * 10 + 1)
+        b.event(b.host, pool, "dense/Relu:Relu", t0 + 8_000, 2_000, "Relu")
+        b.event(b.host, pool, "cuLaunchKernel", t0 + 9_000, 100, correlation_id=step * 10 + 2)
+        b.event(gpu, stream, "gemm_kernel", t0 + 20_000, 7_000, kernel_details=DETAILS,
+                correlation_id=step * 10 + 1, tf_op="dense/MatMul:MatMul")  # fmt: skip
+        b.event(gpu, stream, "relu_kernel", t0 + 30_000, 3_000, kernel_details=DETAILS,
+                correlation_id=step * 10 + 2)  # fmt: skip
+        b.event(gpu, b.line(gpu, 8, "Stream #8(MemcpyD2H)"), "MemcpyD2H", t0 + 40_000, 2_000,
+                memcpy_details="kind_src:device kind_dst:pinned size:4 dest:0 async:0")  # fmt: skip
+    return b
+
+
+def _model(raw: bytes) -> tuple[ProfileModel, xspace.XSpaceSteps]:
+    model = ProfileModel()
+    plan = xspace.convert(xplane.decode_xspace(raw), model)
+    return model, plan
+
+
+def test_tf_ops_become_typed_nodes_and_kernels_go_to_their_ops() -> None:
+    model, plan = _model(_tf_space().bytes())
+    assert model.steps_source == "step markers (train)"
+    assert model.sorted_steps() == [10, 11]
+    assert model.ops[model.index["dense/MatMul"]] == "MatMul"
+    assert model.ops[model.index["dense/Relu"]] == "Relu"
+    cols = plan.columns[0]
+    rows = list(zip((cols.devices[d] for d in cols.dev.tolist()), cols.name, cols.label))
+    assert ("/device:GPU:0/stream:7", "dense/MatMul", f"gemm_kernel {DETAILS}") in rows
+    assert ("/device:GPU:0/stream:all", "dense/MatMul", f"gemm_kernel {DETAILS}") in rows
+    # No tf_op on the second kernel: correlation_id -> the launch -> the op around it.
+    assert ("/device:GPU:0/stream:all", "dense/Relu", f"relu_kernel {DETAILS}") in rows
+    copy = "MemcpyD2H kind_src:device kind_dst:pinned size:4 dest:0 async:0"
+    assert ("/device:GPU:0/stream:8<MemcpyD2H>", "MemcpyD2H", copy) in rows
+    assert ("/device:GPU:0/memcpy", "MemcpyD2H", copy) in rows
+    assert (xspace.CPU_DEVICE, "dense/MatMul", "dense/MatMul") in rows
+    stats = model.stats(10)
+    matmul = model.index["dense/MatMul"]
+    assert int(stats.accelerator_exec_micros[matmul]) == 7
+    assert int(stats.cpu_exec_micros[matmul]) == 5
+
+
+def test_step_spans_from_the_previous_end_to_the_last_device_end() -> None:
+    model, plan = _model(_tf_space().bytes())
+    first, second = (c.start.min() for c in plan.columns)
+    spans = {s: model.steps[s].wall_span() for s in model.sorted_steps()}
+    start10, end10 = spans[10]
+    start11, end11 = spans[11]
+    # Step 10: its marker's start to the end of its copy (t0 + 42 us).
+    assert end10 - start10 == 50  # the marker (50 us) outlasts the copy
+    # Step 11 starts where step 10 ended.
+    assert start11 == end10 and end11 - start11 == 100
+    assert first < second
+
+
+@pytest.mark.parametrize(
+    ("root", "stats", "source"),
+    [
+        ("multi_step_on_iterator", {}, "inferred: one Keras multi_step_on_iterator call per step"),
+        ("EagerExecute", {"eager_op": "__inference_multi_step_on_iterator_123"},
+         "inferred: one Keras multi_step_on_iterator call per step"),
+        ("jit_step:XLA GPU module", {}, "inferred: one execution of XLA program jit_step per step"),
+        ("SessionRun", {}, "inferred: one SessionRun per step"),
+        ("something_else", {}, "no steps found: the whole profile is one step"),
+    ],
+)  # fmt: skip
+def test_inferred_steps(root: str, stats: dict[str, str], source: str) -> None:
+    b = _tf_space(markers=False)
+    main = b.line(b.host, 1, "python")
+    for step in range(2):
+        b.event(b.host, main, root, 1_000_000 + step * 100_000, 50_000, **stats)
+    model, _ = _model(b.bytes())
+    assert model.steps_source == source
+    assert model.sorted_steps() == ([0] if source.startswith("no") else [0, 1])
+
+
+def test_hlo_ops_name_kernels_and_command_buffers_use_the_kernel_name() -> None:
+    b = SpaceBuilder()
+    gpu = b.gpu_plane()
+    stream = b.line(gpu, 3, "Stream #3")
+    common = {"kernel_details": DETAILS, "hlo_module": "jit_f", "tf_op": "XlaModule:"}
+    b.event(gpu, stream, "loop_add_fusion_3", 10, 5, hlo_op="command_buffer_1", **common)
+    b.event(gpu, stream, "void cutlass::Kernel2<x>(y)", 20, 5, hlo_op="command_buffer_1", **common)
+    b.event(gpu, stream, "nvjet_gemm", 30, 5, hlo_op="custom-call.2", **common)
+    model, _ = _model(b.bytes())
+    assert {"jit_f/loop_add_fusion_3", "jit_f/command_buffer_1", "jit_f/custom-call.2"} <= set(
+        model.names
+    )
+    assert model.ops[model.index["jit_f/loop_add_fusion_3"]] == "loop_add_fusion"
+    assert model.steps_source.startswith("no steps found")
+
+
+@pytest.mark.parametrize("case", xspace_files.jax_cases())
+def test_jax_step_times_match_the_host_measured_times(case: str) -> None:
+    from tfprof_lite.analysis.steptime import step_times
+
+    meta = json.loads((xspace_files.data_dir() / case / "meta.json").read_text())
+    model, _ = _model(xspace_files.jax_file(case).read_bytes())
+    assert model.sorted_steps() == meta["traced_steps"]
+    assert model.steps_source == "step markers (train)"
+    walls = {s.step: s.wall_micros for s in step_times(model).steps}
+    host = meta["host_step_s"]
+    # The host timed each step from the end of the previous one: every traced
+    # step after the first lies wholly in the file.
+    for step in meta["traced_steps"][1:]:
+        assert walls[step] == pytest.approx(host[step] * 1e6, rel=0.01), step
+    first = meta["traced_steps"][0]
+    assert walls[first] < host[first] * 1e6  # the trace started inside it
+    names = set(model.names)
+    assert any(n.startswith("jit_train_step/") and "fusion" in n for n in names)
