@@ -87,3 +87,35 @@ def test_tf_capture_reads_as_tf_reads_it(tf_profile: Path) -> None:
     cols = xplane.decode_xspace(raw)
     assert cols.relative
     assert cols.hostnames and cols.plane_name[0] == "/host:CPU"
+
+
+@pytest.mark.parametrize(
+    ("mode", "source", "steps"),
+    [
+        ("markers", "step markers (train)", list(range(xspace_tf_small.STEPS))),
+        ("keras", "inferred: one Keras multi_step_on_iterator call per step",
+         list(range(xspace_tf_small.KERAS_STEPS))),
+        ("session", "inferred: one SessionRun per step", list(range(xspace_tf_small.STEPS))),
+    ],
+)  # fmt: skip
+def test_tf_capture_steps_and_ops(
+    tmp_path_factory: pytest.TempPathFactory, mode: str, source: str, steps: list[int]
+) -> None:
+    pytest.importorskip("tensorflow")
+    from tfprof_lite.analysis.steptime import step_times
+    from tfprof_lite.profiler import Profiler
+
+    path = xspace_tf_small.capture(tmp_path_factory.mktemp(f"xspace_{mode}") / "logdir", mode)
+    prof = Profiler.load(path.parents[3])  # the logdir
+    model = prof.model
+    assert model.steps_source == source
+    assert model.sorted_steps() == steps
+    walls = [s.wall_micros for s in step_times(model).steps]
+    assert len(walls) == len(steps) and all(w > 0 for w in walls)
+    ops = {model.ops[i] for i in range(len(model.names))}
+    assert ("BiasAddGrad" if mode == "keras" else "Relu") in ops
+    # Every op's CPU time lies inside its step.
+    for step in steps:
+        start, end = model.steps[step].wall_span()
+        execs = model.steps[step]
+        assert all(start <= s and s + d <= end for s, d in zip(execs.t_start, execs.t_dur))
