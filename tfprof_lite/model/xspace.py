@@ -18,7 +18,8 @@ advisor read an XSpace as they read TF1 profiles:
   StepStats conversion);
 * a device event belongs to the op that launched it: its ``tf_op`` stat, else
   ``<hlo_module>/<hlo_op>`` (inside a command buffer, the kernel's own name
-  when it is an HLO instruction name), else, through ``correlation_id``, the
+  when XLA named it after its HLO instruction: a fusion or a wrapped op),
+  else, through ``correlation_id``, the
   TF op around the host launch, else the event's own name;
 * each step's root (marker or inferred call) is a record of its own name on
   ``/host:CPU/steps``, a device that carries no time: it spans the step, from
@@ -59,7 +60,9 @@ STEPS_DEVICE = "/host:CPU/steps"
 
 _TF_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*")
 _TF_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
-_HLO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+# XLA's own kernels are named after their HLO instruction (fusions, wrapped
+# single ops); library kernels (cuBLAS, cuDNN, CUTLASS) are not.
+_HLO_KERNEL = re.compile(r"(?:[a-z0-9_]*fusion[a-z0-9_.\-]*|wrapped_[a-z0-9_.\-]+)")
 _TRAILING_NUMBER = re.compile(r"[._]\d+$")
 
 
@@ -176,7 +179,7 @@ class _Attribution:
         hlo_op = text["hlo_op"][event]
         if hlo_op:
             kernel = self.table.names[event]
-            if hlo_op.startswith("command_buffer") and _HLO_NAME.fullmatch(kernel):
+            if hlo_op.startswith("command_buffer") and _HLO_KERNEL.fullmatch(kernel):
                 hlo_op = kernel
             module = text["hlo_module"][event]
             node = f"{module}/{hlo_op}" if module else hlo_op
