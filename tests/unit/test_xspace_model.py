@@ -134,5 +134,7 @@ def test_jax_step_times_match_the_host_measured_times(case: str) -> None:
         assert walls[step] == pytest.approx(host[step] * 1e6, rel=0.01), step
     first = meta["traced_steps"][0]
     assert walls[first] < host[first] * 1e6  # the trace started inside it
-    names = set(model.names)
-    assert any(n.startswith("jit_train_step/") and "fusion" in n for n in names)
+    # Kernels go to their HLO instruction's framework scope: time per layer.
+    layers = {n for n in model.names if "/dense0/" in n or "/attn/" in n}
+    assert layers, sorted(model.names)[:20]
+    assert all(n.startswith("jit(train_step)/") for n in layers)

@@ -17,6 +17,9 @@ advisor read an XSpace as they read TF1 profiles:
   other GPU event one on ``/device:GPU:<n>/stream:`` (TensorFlow's own XSpace to
   StepStats conversion);
 * a device event belongs to the op that launched it: its ``tf_op`` stat, else
+  for an XLA program the framework scope of its HLO instruction (from the
+  ``/host:metadata`` plane's HLO protos, :mod:`tfprof_lite.model.xspace_xla`;
+  op type: the framework op with the HLO category), else
   ``<hlo_module>/<hlo_op>`` (inside a command buffer, the kernel's own name
   when XLA named it after its HLO instruction: a fusion or a wrapped op),
   else, through ``correlation_id``, the
@@ -45,6 +48,7 @@ from tfprof_lite.model.xspace_events import (
     gpu_ordinal,
 )
 from tfprof_lite.model.xspace_steps import StepRoots, find_steps, step_of
+from tfprof_lite.model.xspace_xla import xla_ops
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
 
@@ -145,6 +149,7 @@ class _Attribution:
         host = table.host_events()
         self.launch = {int(corr[e]): int(e) for e in host[has[host]].tolist()}
         self.node_types: dict[str, str] = {name: kind for name, kind in self.tf_ops.values()}
+        self.hlo = xla_ops(table)
 
     def launch_of(self, event: int) -> int:
         """The host launch event of device event ``event``, or -1."""
@@ -176,6 +181,10 @@ class _Attribution:
         if name and name != "XlaModule":
             self.node_types.setdefault(name, kind or name)
             return name
+        mapped = self.hlo.get(event)
+        if mapped is not None:
+            self.node_types.setdefault(mapped.scope, mapped.type_label)
+            return mapped.scope
         hlo_op = text["hlo_op"][event]
         if hlo_op:
             kernel = self.table.names[event]

@@ -5,7 +5,7 @@ what the conversion asks of every event, in columns: its plane kind (host,
 GPU), start and end in ps from the file's origin, its name, and the values of
 the few stats the conversion reads (``correlation_id``, ``tf_op``, ``hlo_op``,
 ``hlo_module``, ``kernel_details``, ``memcpy_details``, ``_r``, ``step_num``,
-``eager_op``), looked up once for all events by stat name.
+``eager_op``, ``program_id``), looked up once for all events by stat name.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ DERIVED_LINES = frozenset(
 
 _GPU_PLANE = re.compile(r"/device:GPU:(\d+)")
 _TEXT_STATS = ("tf_op", "hlo_op", "hlo_module", "kernel_details", "memcpy_details", "eager_op")
-_INT_STATS = ("correlation_id", "_r", "step_num")
+_INT_STATS = ("correlation_id", "_r", "step_num", "program_id")
 _TEXT_KINDS = (KIND_STR, KIND_REF, KIND_COMPRESSED)
 _INT_KINDS = (KIND_INT64, KIND_UINT64)
 

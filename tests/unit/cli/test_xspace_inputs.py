@@ -41,7 +41,10 @@ def test_cli_overview_json_and_commands(run: Runner, logdir: Path, tmp_path: Pat
         result = run(*args, logdir)
         assert result.code == 0, (args, result.err)
         assert "Traceback" not in result.err
-    assert "jit_train_step" in run("scope", "-max_depth", "2", logdir).out
+    scope = run("scope", "-max_depth", "5", logdir).out
+    assert "jit(train_step)/jvp(MLP)/mlp/dense0 (" in scope
+    ops = run("op", "-select", "accelerator_micros", logdir).out
+    assert "dot_general (matmul)" in ops
 
 
 def test_cli_hosts_merge_and_pick(run: Runner, logdir: Path) -> None:
