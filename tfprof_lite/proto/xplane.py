@@ -345,7 +345,12 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
                 build, events, line, line_row, line_starts[line_row] * 1000, meta_rows, names
             )
             line_row += 1
-    _fill(cols, build, planes, lines, events, metas, smetas)
+    try:
+        _fill(cols, build, planes, lines, events, metas, smetas)
+    except OverflowError:
+        raise InvalidInputError(
+            f"{what}: event times beyond 64 bits of picoseconds; the file is corrupt"
+        ) from None
     return cols
 
 
