@@ -157,6 +157,11 @@ def test_jax_step_times_match_the_host_measured_times(case: str) -> None:
     layers = {n for n in model.names if "/dense0/" in n or "/attn/" in n}
     assert layers, sorted(model.names)[:20]
     assert all(n.startswith("jit(train_step)/") for n in layers)
+    # The host side of each program execution (dispatch, launch): op type XlaModule.
+    program = model.index["jit_train_step"]
+    assert model.ops[program] == "XlaModule"
+    assert int(model.stats(23).cpu_exec_micros[program]) > 0
+    assert int(model.stats(23).run_count[program]) == 1
 
 
 def test_allocator_events_give_the_memory_profile() -> None:
