@@ -153,24 +153,39 @@ class Profiler:
         source: str | os.PathLike[str] | bytes | bytearray,
         *,
         max_input_size: int | str | None = None,
+        run: str | None = None,
+        host: str | None = None,
     ) -> Profiler:
-        """A profiler on a saved profile: a ``profile_<step>`` file path or its bytes.
+        """A profiler on a saved profile or on a profiler XSpace.
+
+        ``source`` is a ``profile_<step>`` file (ProfileProto), an XSpace
+        (``*.xplane.pb``, written by TensorFlow 2, Keras or JAX; told apart by
+        content), a run directory (``plugins/profile/<run>/``), a TensorBoard
+        logdir (its newest run, or ``run``), or the bytes of one file. The
+        steps of an XSpace are found as ``docs/xspace.md`` says;
+        ``prof.model.steps_source`` says how.
 
         Args:
-            source: the file (a regular file, read once) or its bytes.
+            source: the file or directory, or the bytes of a file.
             max_input_size: the largest file accepted, in bytes or as ``"8GiB"``;
                 default ``$TFPROF_LITE_MAX_INPUT_SIZE``, else 2 GiB.
+            run: in a logdir, the run directory to read (default: the newest).
+            host: the host whose XSpace to read when the run has several.
 
         Raises:
             InvalidInputError: the file is missing, not a regular file, over the
-                size limit, empty or not a ProfileProto.
+                size limit, empty, neither a ProfileProto nor an XSpace; a
+                directory without profiles; several hosts and no ``host``.
             InvalidOptionError: ``max_input_size`` is not a size.
         """
         from tfprof_lite.base.reading import read_input
+        from tfprof_lite.model import xspace_load
 
         what = "profile"
         if isinstance(source, (str, os.PathLike)):
             what = os.fspath(source)
+            if os.path.isdir(what) or what.endswith(xspace_load.SUFFIX):
+                return cls._from_model(_xspace_model(what, max_input_size, run, host))
             source = read_input(what, "a saved profile", max_input_size)
             if not source:
                 raise InvalidInputError(f"{what}: the file is empty, expected a ProfileProto")
@@ -178,10 +193,40 @@ class Profiler:
         if raw is None:
             parse(pb.ProfileProto, source, what)  # raises: not bytes nor a message
             raise InvalidInputError(f"{what}: expected a ProfileProto or its bytes")
+        try:
+            prof = cls._from_model(ProfileModel())
+            profile_io.load_bytes(raw, prof.model, lambda data: parse(pb.ProfileProto, data, what))
+            if not len(prof.model):
+                raise InvalidInputError(f"{what}: the profile has no nodes; is it a ProfileProto?")
+        except InvalidInputError:
+            from tfprof_lite.proto.kinds import looks_like_xspace
+
+            if not looks_like_xspace(raw):
+                raise
+            return cls._from_model(xspace_load.model_from_bytes(raw, what))
+        return prof
+
+    @classmethod
+    def _from_model(cls, model: ProfileModel) -> Profiler:
+        """A profiler on ``model`` as it is."""
         prof = cls.__new__(cls)
         prof._ingest = Ingest()
+        prof._ingest.model = model
         prof._views = {}
-        profile_io.load_bytes(raw, prof.model, lambda data: parse(pb.ProfileProto, data, what))
-        if not len(prof.model):
-            raise InvalidInputError(f"{what}: the profile has no nodes; is it a ProfileProto?")
         return prof
+
+
+def _xspace_model(
+    path: str, max_input_size: int | str | None, run: str | None, host: str | None
+) -> ProfileModel:
+    """The model of one host's XSpace under ``path`` (a file, run directory or logdir)."""
+    from tfprof_lite.model import xspace_load
+
+    hosts = xspace_load.pick_host(xspace_load.xspace_hosts(path, run), host, path)
+    if len(hosts) > 1:
+        raise InvalidInputError(
+            f"{path}: profiles of several hosts ({', '.join(hosts)}); pass host=NAME, "
+            "or merge them with tfprof_lite.cluster.merge()"
+        )
+    (file,) = hosts.values()
+    return xspace_load.load_model(file, max_input_size)

@@ -156,7 +156,7 @@ def test_descriptors_live_in_private_pool_under_own_packages() -> None:
         ).file.package
         for name in EXPORTED
     }
-    assert packages == {"tfprof_lite.tf", "tfprof_lite.pprof"}
+    assert packages == {"tfprof_lite.tf", "tfprof_lite.pprof", "tfprof_lite.xplane"}
     with pytest.raises(KeyError):
         descriptor_pool.Default().FindMessageTypeByName("tfprof_lite.tf.RunMetadata")
 
@@ -170,7 +170,8 @@ def test_exports() -> None:
         "ProfileProto", "ProfileNode", "ExecProfile", "ExecTime", "ExecMemory", "Tuple",
         "Memory", "GraphNodeProto", "MultiGraphNodeProto", "AdviceProto", "OptionsProto",
         "AdvisorOptionsProto", "PprofProfile", "PprofSample", "PprofLocation", "PprofLine",
-        "PprofFunction", "PprofValueType", "PprofLabel",
+        "PprofFunction", "PprofValueType", "PprofLabel", "XSpace", "XPlane", "XLine",
+        "XEvent", "XStat", "XEventMetadata", "XStatMetadata",
     }  # fmt: skip
     assert set(EXPORTED) == expected
     for name in EXPORTED:

@@ -79,6 +79,8 @@ _UTF8_CHUNK = 1 << 20
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BY_NAME_KEY = "tfprof_lite.by_name"
 _MERGE_KEY = "tfprof_lite.merge_same_task"
+_RUN_KEY = "tfprof_lite.xspace_run"
+_HOST_KEY = "tfprof_lite.xspace_host"
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,10 @@ class InputSpec:
     by_name: bool = False
     #: Merge PROFILEs even when they are of one task (``--merge``).
     merge_same_task: bool = False
+    #: In a TensorBoard logdir, the profiler run to read (``--run``; default newest).
+    run: str | None = None
+    #: In an XSpace run with several hosts, the one to read (``--host``).
+    host: str | None = None
 
     @classmethod
     def from_params(
@@ -119,6 +125,8 @@ class InputSpec:
             tasks=names[1:],
             by_name=bool(meta.get(_BY_NAME_KEY)),
             merge_same_task=bool(meta.get(_MERGE_KEY)),
+            run=meta.get(_RUN_KEY),
+            host=meta.get(_HOST_KEY),
         )
 
     @property
@@ -165,6 +173,14 @@ def same_task_error(err: SameTaskError) -> UsageError:
     )
 
 
+def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        ctx.meta[key] = value
+        return value
+
+    return callback
+
+
 def input_options(func: _F) -> _F:
     """Adds ``[PROFILE]...``, ``--graph``, ``--run-meta``, ``--op-log``, ``--by-name``
     and ``--merge`` (kept in ``ctx.meta`` for :meth:`InputSpec.from_params`) to a command."""
@@ -206,6 +222,20 @@ def input_options(func: _F) -> _F:
             callback=_remember_merge,
             help=MERGE_HELP,
         ),
+        click.option(
+            "--run",
+            metavar="NAME",
+            expose_value=False,
+            callback=_remember(_RUN_KEY),
+            help="With a TensorBoard logdir: the profiler run to read (default: newest).",
+        ),
+        click.option(
+            "--host",
+            metavar="HOST",
+            expose_value=False,
+            callback=_remember(_HOST_KEY),
+            help="With an XSpace run of several hosts: the host to read (default: all, merged).",
+        ),
     )
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -230,6 +260,7 @@ _CLI_HINTS = {
     "GraphDef": "a GraphDef; pass it with --graph",
     "RunMetadata": "a RunMetadata; pass it with --run-meta",
     "OpLogProto": "an OpLogProto; pass it with --op-log",
+    "XSpace": "a profiler XSpace (*.xplane.pb); pass it as PROFILE",
 }
 
 
@@ -246,7 +277,7 @@ def _looks_like(data: bytes | bytearray, expected: str, text: bool = False) -> s
 
 def _a(name: str) -> str:
     """``name`` with its indefinite article (``an OpLogProto``, ``a GraphDef``)."""
-    return f"an {name}" if name[0] in "AEIOU" else f"a {name}"
+    return f"an {name}" if name[0] in "AEIOUX" else f"a {name}"
 
 
 def _is_text_path(path: str) -> bool:
@@ -342,7 +373,10 @@ def resolve_profile_path(path: str, step: int = -1) -> str:
         if match and os.path.isfile(os.path.join(path, entry)):
             found[int(match[1])] = os.path.join(path, entry)
     if not found:
-        raise InvalidInputError(f"{path}: no profile_<step> files in this directory")
+        raise InvalidInputError(
+            f"{path}: no profile_<step> files in this directory, nor profiler XSpaces "
+            "(*.xplane.pb, or a TensorBoard logdir with plugins/profile/<run>/)"
+        )
     if step < 0:
         return found[max(found)]
     if step not in found:
@@ -376,6 +410,30 @@ def _load_raw(spec: InputSpec, spinner: Spinner) -> Profiler:
     return prof
 
 
+def _is_xspace(path: str) -> bool:
+    from tfprof_lite.model import xspace_load
+
+    if os.path.isdir(path):
+        return xspace_load.is_xspace_dir(path)
+    return os.path.isfile(path) and xspace_load.is_xspace_file(path)
+
+
+def _load_xspace(spec: InputSpec) -> Profiler:
+    """One host's XSpace, or every host's merged like the tasks of a cluster."""
+    from tfprof_lite.model import xspace_load
+
+    assert spec.profile is not None
+    hosts = xspace_load.pick_host(
+        xspace_load.xspace_hosts(spec.profile, spec.run), spec.host, spec.profile
+    )
+    if len(hosts) == 1:
+        (file,) = hosts.values()
+        return Profiler.load(file)
+    from tfprof_lite.cluster import merge, xspace_tasks
+
+    return merge(xspace_tasks(hosts), by_name=spec.by_name)
+
+
 def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
     """Loads the profile ``spec`` names (see the module docstring).
 
@@ -401,6 +459,9 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
                 )
             except SameTaskError as err:
                 raise same_task_error(err) from err
+    if spec.profile and _is_xspace(spec.profile):
+        with Spinner(f"loading {spec.profile}"):
+            return _load_xspace(spec)
     if spec.profile:
         path = resolve_profile_path(spec.profile, step)
         with Spinner(f"loading {path}"):

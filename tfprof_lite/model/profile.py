@@ -82,6 +82,9 @@ class ProfileModel:
         self.id_to_string: dict[int, str] = {}
         self.has_trace = False
         self.miss_accelerator_stream = False
+        #: How the steps were found, for profiles read from XSpace files
+        #: ("step markers (train)", "inferred: ..."); empty otherwise.
+        self.steps_source = ""
         self.covered: set[int] = set()
         self.graph_version = 0
         self.data_version = 0

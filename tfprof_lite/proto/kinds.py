@@ -2,8 +2,9 @@
 
 Protobuf parses almost any bytes as almost any message, so a GraphDef passed as
 an op log, or a RunMetadata loaded as a saved profile, would be accepted and
-silently give an empty or absurd profile. This module tells the four input kinds
-apart — ``GraphDef``, ``RunMetadata``, ``OpLogProto`` and ``ProfileProto`` — for
+silently give an empty or absurd profile. This module tells the five input kinds
+apart — ``GraphDef``, ``RunMetadata``, ``OpLogProto``, ``ProfileProto`` and the
+profiler's ``XSpace`` — for
 :func:`tfprof_lite.proto.codec.parse` (the API) and the command line alike:
 
 * :func:`plausible`: the message holds the data its kind is made of (nodes with
@@ -32,13 +33,14 @@ __all__ = [
     "KINDS",
     "article",
     "identify",
+    "looks_like_xspace",
     "mismatched",
     "plausible",
     "wrong_kind_error",
 ]
 
 #: The input kinds, in the order :func:`identify` tries them.
-KINDS: tuple[str, ...] = ("ProfileProto", "GraphDef", "RunMetadata", "OpLogProto")
+KINDS: tuple[str, ...] = ("ProfileProto", "GraphDef", "RunMetadata", "OpLogProto", "XSpace")
 
 #: Where each kind goes in the Python API.
 API_PLACES: Mapping[str, str] = {
@@ -46,6 +48,7 @@ API_PLACES: Mapping[str, str] = {
     "GraphDef": "pass it as graph=",
     "RunMetadata": "pass it to Profiler.add_step() or as run_meta=",
     "OpLogProto": "pass it as op_log=",
+    "XSpace": "load it with Profiler.load()",
 }
 
 _SAMPLE = 50  # entries looked at by the plausibility checks
@@ -70,17 +73,27 @@ def _op_log(m: Any) -> bool:
     return len(m.log_entries) > 0 and all(e.name for e in m.log_entries[:_SAMPLE])
 
 
+def _xspace(m: Any) -> bool:
+    return any(
+        p.name.startswith(_XSPACE_PLANES) or p.name == "Task Environment"
+        for p in m.planes[:_SAMPLE]
+    )
+
+
+_XSPACE_PLANES = ("/host:", "/device:", "/virtualdevice:")
+
 _PLAUSIBLE: Mapping[str, Callable[[Any], bool]] = {
     "ProfileProto": _named_nodes,
     "GraphDef": _graph,
     "RunMetadata": _run_meta,
     "OpLogProto": _op_log,
+    "XSpace": _xspace,
 }
 
 
 def article(name: str) -> str:
     """``name`` with its indefinite article (``an OpLogProto``, ``a GraphDef``)."""
-    return f"an {name}" if name[0] in "AEIOU" else f"a {name}"
+    return f"an {name}" if name[0] in "AEIOUX" else f"a {name}"
 
 
 def plausible(kind: str, message: Any) -> bool:
@@ -151,6 +164,13 @@ def identify(data: bytes | bytearray, exclude: str = "", text: bool = False) -> 
         if message is not None and plausible(kind, message) and not mismatched(message):
             return kind
     return None
+
+
+def looks_like_xspace(data: bytes | bytearray) -> bool:
+    """Whether ``data`` plausibly is an XSpace (``*.xplane.pb``): it parses, holds
+    a host, device or Task Environment plane and no field of a wrong wire type."""
+    message = _parsed("XSpace", data, False)
+    return message is not None and _xspace(message) and not mismatched(message)
 
 
 def wrong_kind_error(

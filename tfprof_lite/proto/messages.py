@@ -9,7 +9,9 @@ Contract:
   TensorFlow, whose own descriptors use the ``tensorflow`` package names.
 * The messages are wire-compatible with TensorFlow 2.21's (same field numbers,
   types, labels and enum values) and live in proto package ``tfprof_lite.tf``; the
-  pprof messages mirror ``perftools.profiles`` and live in ``tfprof_lite.pprof``.
+  pprof messages mirror ``perftools.profiles`` and live in ``tfprof_lite.pprof``; the
+  XSpace messages mirror ``tensorflow.profiler`` (xplane.proto) and live in
+  ``tfprof_lite.xplane``.
   Bytes written by TensorFlow parse with these classes and re-serialize to equal
   messages; fields unknown to these schemas are kept as unknown fields.
 * Nested messages are attributes of their parent (``CodeDef.Trace``,
@@ -69,6 +71,13 @@ __all__ = [
     "TensorProto",
     "TensorShapeProto",
     "Tuple",
+    "XEvent",
+    "XEventMetadata",
+    "XLine",
+    "XPlane",
+    "XSpace",
+    "XStat",
+    "XStatMetadata",
 ]
 
 _DESCRIPTORS = "descriptors.binpb"
@@ -114,6 +123,7 @@ def _cls(full_name: str) -> Any:
 
 _TF = "tfprof_lite.tf."
 _PPROF = "tfprof_lite.pprof."
+_XPLANE = "tfprof_lite.xplane."
 
 # RunMetadata and step statistics.
 RunMetadata: Any = _cls(_TF + "RunMetadata")
@@ -160,3 +170,12 @@ PprofLine: Any = _cls(_PPROF + "Line")
 PprofFunction: Any = _cls(_PPROF + "Function")
 PprofValueType: Any = _cls(_PPROF + "ValueType")
 PprofLabel: Any = _cls(_PPROF + "Label")
+
+# XSpace (the profiler's ``*.xplane.pb``).
+XSpace: Any = _cls(_XPLANE + "XSpace")
+XPlane: Any = _cls(_XPLANE + "XPlane")
+XLine: Any = _cls(_XPLANE + "XLine")
+XEvent: Any = _cls(_XPLANE + "XEvent")
+XStat: Any = _cls(_XPLANE + "XStat")
+XEventMetadata: Any = _cls(_XPLANE + "XEventMetadata")
+XStatMetadata: Any = _cls(_XPLANE + "XStatMetadata")

@@ -1,0 +1,104 @@
+"""Profiler.load and the command line on XSpace files, run directories and
+logdirs; several hosts; one-line errors on bad input."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests import xspace_files
+from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.profiler import Profiler
+from tfprof_lite.proto import messages as pb
+
+MLP = "jax_h100_mlp"
+
+
+@pytest.fixture(scope="module")
+def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A logdir with two runs: ``2020_old`` (the transformer, hosts a and b) and
+    ``2099_new`` (the MLP, host vm)."""
+    root = tmp_path_factory.mktemp("xspace_logdir")
+    old = root / "plugins" / "profile" / "2020_old"
+    old.mkdir(parents=True)
+    for host in ("a", "b"):
+        shutil.copy(xspace_files.jax_file("jax_h100_transformer_bf16"), old / f"{host}.xplane.pb")
+    new = root / "plugins" / "profile" / "2099_new"
+    new.mkdir()
+    shutil.copy(xspace_files.jax_file(MLP), new / "vm.xplane.pb")
+    return root
+
+
+def test_load_file_run_dir_and_logdir(logdir: Path) -> None:
+    file = xspace_files.jax_file(MLP)
+    by_file = Profiler.load(file)
+    assert by_file.model.sorted_steps() == list(range(22, 30))
+    assert by_file.model.steps_source == "step markers (train)"
+    by_dir = Profiler.load(file.parent)
+    newest = Profiler.load(logdir)
+    assert by_dir.model.names == by_file.model.names == newest.model.names
+    old = Profiler.load(logdir, run="2020_old", host="b")
+    assert old.model.names != by_file.model.names
+    assert Profiler.load(file.read_bytes()).model.names == by_file.model.names
+
+
+def test_content_detection_without_the_suffix(tmp_path: Path) -> None:
+    renamed = tmp_path / "capture.bin"
+    shutil.copy(xspace_files.jax_file(MLP), renamed)
+    assert Profiler.load(renamed).model.sorted_steps() == list(range(22, 30))
+
+
+def test_bad_inputs_are_one_line(tmp_path: Path, logdir: Path) -> None:
+    raw = xspace_files.jax_file(MLP).read_bytes()
+    cut = tmp_path / "cut.xplane.pb"
+    cut.write_bytes(raw[: len(raw) // 2])
+    profile = pb.ProfileProto(has_trace=True)
+    profile.nodes[1].name = "a/b"
+    as_xspace = tmp_path / "p.xplane.pb"
+    as_xspace.write_bytes(profile.SerializeToString())
+    empty_run = tmp_path / "logdir" / "plugins" / "profile" / "run1"
+    empty_run.mkdir(parents=True)
+    no_lines = pb.XSpace()
+    no_lines.planes.add(name="/host:CPU")
+    no_events = tmp_path / "none.xplane.pb"
+    no_events.write_bytes(no_lines.SerializeToString())
+    cases = {
+        cut: "not a readable XSpace (truncated or corrupt)",
+        as_xspace: "expected an XSpace (*.xplane.pb), but it looks like a ProfileProto",
+        tmp_path / "logdir": "no *.xplane.pb here nor under plugins/profile/<run>/",
+        no_events: "the profile holds no events (planes: /host:CPU)",
+    }
+    for path, message in cases.items():
+        with pytest.raises(InvalidInputError, match=re.escape(message)) as err:
+            Profiler.load(path)
+        assert "\n" not in str(err.value)
+    with pytest.raises(InvalidInputError, match="no run 'nope' with profiles"):
+        Profiler.load(logdir, run="nope")
+    with pytest.raises(InvalidInputError, match=r"several hosts \(a, b\); pass host=NAME"):
+        Profiler.load(logdir, run="2020_old")
+    with pytest.raises(InvalidInputError, match=r"no host 'c' in this profile \(hosts: a, b\)"):
+        Profiler.load(logdir, run="2020_old", host="c")
+
+
+def test_cluster_merge_takes_a_run_of_several_hosts(logdir: Path) -> None:
+    from tfprof_lite.cluster import merge
+
+    run = logdir / "plugins" / "profile" / "2020_old"
+    merged = merge([run])
+    tasks = merged.cluster.tasks  # type: ignore[attr-defined]
+    assert len(tasks) == 2
+    one = Profiler.load(run, host="a")
+    assert len(merged.model.names) >= len(one.model.names)
+
+
+def test_an_xspace_given_as_another_message_is_named() -> None:
+    import tfprof_lite
+
+    raw = xspace_files.jax_file(MLP).read_bytes()
+    with pytest.raises(
+        InvalidInputError, match=r"looks like an XSpace; load it with Profiler\.load"
+    ):
+        tfprof_lite.Profiler().add_step(0, raw)

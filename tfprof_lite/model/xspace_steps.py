@@ -1,0 +1,159 @@
+"""Where the steps of an XSpace are: step markers, or steps inferred from calls.
+
+:func:`find_steps` returns the step roots of a file, host events that each mark
+one step, and a sentence saying how they were found:
+
+1. step markers: host events with integer ``_r`` and ``step_num`` stats (what
+   ``tf.profiler.experimental.Trace(name, step_num=i, _r=1)`` and JAX's
+   ``StepTraceAnnotation`` write), or named ``TraceContext`` (the legacy
+   marker; TensorFlow's ``FunctionRun`` has ``_r`` alone and is no step); their
+   ``step_num`` numbers the steps;
+2. Keras' own batch markers: ``Profiled batch`` events with ``step_num`` (no
+   ``_r``), which its TensorBoard callback writes around each profiled batch;
+3. otherwise inferred, first of: one Keras ``multi_step_on_iterator`` call (the
+   function's event, or ``EagerExecute`` with that ``eager_op``); one execution
+   of the XLA program that runs most often; one ``SessionRun``.
+
+Roots nested in an earlier root are dropped. A root's step then covers the
+events launched inside it and those launched in the gap before it (the host's
+work for that step before it entered the marker: input, dispatch); see
+:func:`tfprof_lite.model.xspace.convert`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfprof_lite.model.xspace_events import EventTable
+
+__all__ = ["StepRoots", "find_steps", "outermost", "program_of", "step_of"]
+
+_KERAS = "multi_step_on_iterator"
+_KERAS_BATCH = "Profiled batch"
+_KERAS_EAGER = "__inference_multi_step_on_iterator"
+_PROGRAM = (
+    re.compile(r"(?P<m>[^\s:]+):XLA \w+ module"),
+    re.compile(r".*Execute \((?P<m>[^)]+)\)"),
+)
+
+
+@dataclass
+class StepRoots:
+    """The step roots (event rows, by start), their step numbers and how found."""
+
+    events: list[int]
+    numbers: list[int]
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+
+def outermost(table: EventTable, rows: list[int]) -> list[int]:
+    """``rows`` by start, without those that start inside an earlier one."""
+    kept: list[int] = []
+    last_end = None
+    for row in sorted(rows, key=lambda r: (int(table.start[r]), -int(table.end[r]))):
+        if last_end is not None and int(table.start[row]) < last_end:
+            continue
+        kept.append(row)
+        last_end = int(table.end[row])
+    return kept
+
+
+def _markers(table: EventTable, host: list[int]) -> list[int]:
+    has_r, has_num = table.has_int["_r"], table.has_int["step_num"]
+    return [e for e in host if (has_r[e] and has_num[e]) or table.names[e] == "TraceContext"]
+
+
+def _keras(table: EventTable, host: list[int]) -> list[int]:
+    eager = table.text["eager_op"]
+    return [
+        e
+        for e in host
+        if table.names[e] == _KERAS
+        or (table.names[e] == "EagerExecute" and eager[e].startswith(_KERAS_EAGER))
+    ]
+
+
+def program_of(name: str) -> str:
+    """The XLA module an execution event runs (``jit_f:XLA GPU module``,
+    ``...Execute (jit_f)``), or ``""``."""
+    for pattern in _PROGRAM:
+        found = pattern.fullmatch(name)
+        if found:
+            return found.group("m")
+    return ""
+
+
+def _programs(table: EventTable, host: list[int]) -> tuple[list[int], str]:
+    modules = {e: program_of(table.names[e]) for e in host}
+    modules = {e: m for e, m in modules.items() if m}
+    if not modules:
+        return [], ""
+    # The program that runs most often, counted on its outermost executions.
+    counts = Counter(modules[e] for e in outermost(table, list(modules)))
+    best = max(sorted(counts), key=lambda m: counts[m])
+    return [e for e, m in modules.items() if m == best], best
+
+
+def _numbers(table: EventTable, roots: list[int]) -> list[int]:
+    present = table.has_int["step_num"]
+    values = table.ints["step_num"]
+    numbers = [int(values[r]) for r in roots]
+    if all(present[r] for r in roots) and len(set(numbers)) == len(numbers):
+        return numbers
+    return list(range(len(roots)))
+
+
+def find_steps(table: EventTable) -> StepRoots:
+    """The step roots of the file (empty when it has none; the source says so)."""
+    host = table.host_events().tolist()
+    marked = outermost(table, _markers(table, host))
+    if marked:
+        names = sorted({table.names[e] for e in marked})
+        return StepRoots(marked, _numbers(table, marked), f"step markers ({', '.join(names)})")
+    batches = outermost(
+        table, [e for e in host if table.names[e] == _KERAS_BATCH and table.has_int["step_num"][e]]
+    )
+    if batches:
+        return StepRoots(batches, _numbers(table, batches), f"Keras batch markers ({_KERAS_BATCH})")
+    keras = outermost(table, _keras(table, host))
+    if keras:
+        return StepRoots(
+            keras, list(range(len(keras))), f"inferred: one Keras {_KERAS} call per step"
+        )
+    runs, module = _programs(table, host)
+    runs = outermost(table, runs)
+    if len(runs) > 1:
+        return StepRoots(
+            runs,
+            list(range(len(runs))),
+            f"inferred: one execution of XLA program {module} per step",
+        )
+    sessions = outermost(table, [e for e in host if table.names[e] == "SessionRun"])
+    if sessions:
+        return StepRoots(sessions, list(range(len(sessions))), "inferred: one SessionRun per step")
+    return StepRoots([], [], "no steps found: the whole profile is one step")
+
+
+def step_of(starts: np.ndarray, ends: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """For each time, the step it belongs to (-1: none).
+
+    A time inside root ``i`` belongs to step ``i``; a time in the gap after root
+    ``i`` and before root ``i + 1`` belongs to step ``i + 1`` (the host's work
+    for the next step); times before the first root or after the last one end
+    belong to none.
+    """
+    if not len(starts):
+        return np.zeros(len(times), dtype=np.int64)
+    before = np.searchsorted(starts, times, side="right") - 1
+    inside = (before >= 0) & (times <= ends[np.maximum(before, 0)])
+    out = np.where(inside, before, before + 1)
+    out[(out >= len(starts)) | (out < 0)] = -1
+    out[times < starts[0]] = -1
+    return out.astype(np.int64)
