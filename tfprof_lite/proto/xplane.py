@@ -491,4 +491,10 @@ def decode_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> 
     Raises:
         InvalidInputError: see :func:`parse_xspace` and :func:`columns_from_message`.
     """
-    return columns_from_message(parse_xspace(raw, what), what)
+    data = raw if isinstance(raw, bytes) else bytes(raw)
+    from tfprof_lite.proto.xplane_native import native_columns
+
+    native = native_columns(data)
+    if native is not None:
+        return native
+    return columns_from_message(parse_xspace(data, what), what)
