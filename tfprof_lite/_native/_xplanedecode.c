@@ -296,9 +296,12 @@ static int entry_cmp(const void *a, const void *b) {
     return x->order < y->order ? -1 : (x->order > y->order ? 1 : 0);
 }
 
+typedef int (*Check)(Span);
+
 /* The entries of spans [range[0], range[1]) into ``out``, sorted by key, the
-   last entry of each key kept. */
-static int sorted_entries(const WireBuf *spans, const size_t *range, WireBuf *out) {
+   last entry of each key kept; the values of the others only go through
+   ``check`` (protobuf parses them before replacing them). */
+static int sorted_entries(const WireBuf *spans, const size_t *range, Check check, WireBuf *out) {
     size_t i, n = 0, count;
     Entry e;
     out->len = 0;
@@ -312,6 +315,7 @@ static int sorted_entries(const WireBuf *spans, const size_t *range, WireBuf *ou
         qsort(all, count, sizeof *all, entry_cmp);
         for (i = 0; i < count; i++) {
             if (i + 1 < count && all[i + 1].key == all[i].key) {
+                TRY(check(all[i].value));
                 continue;
             }
             all[n++] = all[i];
@@ -360,11 +364,16 @@ static int parse_stat_meta(Span m, Span *name) {
     return OK;
 }
 
-/* The current plane's stat metadata (State.sm), each value's name in ``text``
-   after checking it. */
+static int check_stat_meta(Span m) {
+    Span name;
+    return parse_stat_meta(m, &name);
+}
+
+/* The current plane's stat metadata (State.sm), each value replaced by its
+   name after checking it. */
 static int load_stat_meta(State *st, const Plane *pl) {
     size_t i;
-    TRY(sorted_entries(&st->sm_spans, pl->smeta, &st->sm));
+    TRY(sorted_entries(&st->sm_spans, pl->smeta, check_stat_meta, &st->sm));
     for (i = 0; i < COUNT(st->sm, Entry); i++) {
         Entry *e = &AT(st->sm, Entry, i);
         TRY(parse_stat_meta(e->value, &e->value));
@@ -743,6 +752,40 @@ static int add_meta(State *st, Entry *e, int32_t plane) {
     return add_text(st, L_META_DNAME, dname);
 }
 
+/* An XEventMetadata that a later map entry replaces: checked only. */
+static int check_event_meta(Span m) {
+    Ptr p = m.p;
+    while (p < m.end) {
+        uint32_t number, wire;
+        uint64_t v;
+        Span s;
+        Stat stat;
+        TRY(wire_tag(&p, m.end, &number, &wire));
+        switch (number) {
+        case 1:
+            TRY(read_u64(&p, m.end, wire, &v));
+            break;
+        case 2:
+        case 4:
+            TRY(read_str(&p, m.end, wire, &s));
+            break;
+        case 3:
+            TRY(read_span(&p, m.end, wire, &s));
+            break;
+        case 5:
+            TRY(read_span(&p, m.end, wire, &s));
+            TRY(parse_stat(s, &stat));
+            break;
+        case 6:
+            TRY(wire_repeated_i64(&p, m.end, wire, NULL));
+            break;
+        default:
+            return DECLINE;
+        }
+    }
+    return OK;
+}
+
 static int add_plane(State *st, const Plane *pl, int32_t plane, int32_t *line_row) {
     size_t i;
     TRY(load_stat_meta(st, pl));
@@ -758,7 +801,7 @@ static int add_plane(State *st, const Plane *pl, int32_t plane, int32_t *line_ro
     for (i = pl->stats[0]; i < pl->stats[1]; i++) {
         TRY(add_stat(st, T_PLANE, AT(st->stat_spans, Span, i)));
     }
-    TRY(sorted_entries(&st->em_spans, pl->emeta, &st->em));
+    TRY(sorted_entries(&st->em_spans, pl->emeta, check_event_meta, &st->em));
     for (i = 0; i < COUNT(st->em, Entry); i++) {
         Entry *e = &AT(st->em, Entry, i);
         e->text = (int32_t)COUNT(st->col[C_META_ID], int64_t); /* its row */
