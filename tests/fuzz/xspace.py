@@ -17,6 +17,7 @@ keys and lengths, split messages, cut packed fields, invalid UTF-8).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
 from typing import Optional
@@ -42,10 +43,8 @@ FILE = "xspace"
 def _seeds() -> tuple[tuple[bytes, Optional[MessageIndex]], ...]:
     seeds = [make().SerializeToString() for make in xspace_cases.MESSAGES.values()]
     seeds += list(xspace_cases.WIRE.values())
-    try:
+    with contextlib.suppress(pytest.skip.Exception):  # the shared data may be absent
         seeds.append(xspace_files.jax_file("jax_h100_mlp").read_bytes())
-    except pytest.skip.Exception:  # the shared data is not on this machine
-        pass
     return tuple((bytes(data), _index(bytes(data))) for data in seeds)
 
 

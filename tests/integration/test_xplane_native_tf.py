@@ -39,4 +39,3 @@ def test_tf_capture_mutations_agree(tf_capture: bytes) -> None:
     rng = random.Random(len(tf_capture))
     outcomes = {check_xspace(mutate(tf_capture, rng)) for _ in range(MUTATIONS)}
     assert "declined" in outcomes
-
