@@ -63,6 +63,23 @@ def _missing_metadata() -> Any:
     return space
 
 
+def _sparse_ids() -> Any:
+    """Negative and huge metadata ids (looked up by search, not by a dense table)."""
+    space = pb.XSpace()
+    plane = space.planes.add(name="/host:CPU")
+    for key in (-5, 3, 1 << 40):
+        plane.event_metadata[key].name = f"e{key}"
+    for key in (-2, 1 << 33):
+        plane.stat_metadata[key].name = f"s{key}"
+    line = plane.lines.add(id=1, timestamp_ns=1)
+    for mid in (-5, 3, 1 << 40, 4, -6, 1 << 41):
+        event = line.events.add(metadata_id=mid, offset_ps=mid & 0xFFFF)
+        event.stats.add(metadata_id=-2, ref_value=1 << 33)
+        event.stats.add(metadata_id=1 << 33, int64_value=mid)
+        event.stats.add(metadata_id=7, ref_value=(1 << 64) - 2)
+    return space
+
+
 def _metadata_stats() -> Any:
     space = pb.XSpace()
     plane = space.planes.add(name="/host:metadata")
@@ -118,6 +135,7 @@ MESSAGES: dict[str, Callable[[], Any]] = {
     "empty_planes": _empty_planes,
     "missing_metadata": _missing_metadata,
     "metadata_stats": _metadata_stats,
+    "sparse_ids": _sparse_ids,
     "compressed": _compressed,
     "start_int64": _start_variants({"int64_value": START}, (5, START + 5, 100)),
     "start_negative": _start_variants({"int64_value": -50}, (-60, -40, I64_MAX // 1000 - 100)),

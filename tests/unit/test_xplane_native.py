@@ -90,6 +90,12 @@ def test_compressed_strings_and_timestamps() -> None:
         assert not cols.relative and cols.origin_ns == int(cols.line_timestamp_ns.min())
 
 
+def test_sparse_ids_resolve() -> None:
+    cols = xplane.decode_xspace(xspace_cases.MESSAGES["sparse_ids"]().SerializeToString())
+    assert [cols.event_name(e) for e in range(6)] == ["e-5", "e3", f"e{1 << 40}", "", "", ""]
+    assert cols.event_stat_dict(1) == {"s-2": f"s{1 << 33}", f"s{1 << 33}": 3, "": ""}
+
+
 def test_pure_python_env_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
     data = xspace_files.hand_space().SerializeToString()
     assert xplane_native.native_columns(data) is not None
@@ -122,7 +128,7 @@ def test_seeded_mutations_agree() -> None:
             outcomes[check_xspace(data)] += 1
         except XSpaceMismatch as err:
             raise AssertionError(f"mutation {i}: {err}; input {data.hex()}") from None
-    assert outcomes["decoded"] > MUTATIONS // 10 and outcomes["declined"] > MUTATIONS // 10
+    assert outcomes["decoded"] > MUTATIONS // 20 and outcomes["declined"] > MUTATIONS // 20
 
 
 def test_real_capture_mutations_agree() -> None:

@@ -112,6 +112,13 @@ typedef struct {
     int32_t text; /* interned name (stat metadata), -1 until first used */
 } Entry;
 
+/* Entry rows by key (index + 1; 0 = none) when the keys are small: ids are
+   usually 0..n, and the binary search is then the decoder's largest cost. */
+typedef struct {
+    int32_t *rows;
+    size_t n;
+} Dense;
+
 typedef struct {
     int64_t mid;
     int kind;
@@ -126,6 +133,7 @@ typedef struct {
     PyObject *keep; /* UTF-8 bytes of gunzipped strings, alive while interned */
     WireBuf planes, plane_rows, lines, line_spans, em_spans, sm_spans, stat_spans;
     WireBuf sm, em; /* the current plane's map entries, sorted */
+    Dense sm_dense, em_dense;
     /* interned strings: spans and an open-addressing table of index + 1 */
     WireBuf text;
     int32_t *slots;
@@ -325,9 +333,43 @@ static int sorted_entries(const WireBuf *spans, const size_t *range, Check check
     return OK;
 }
 
-static Entry *find_entry(const WireBuf *entries, int64_t key) {
+#define DENSE_MAX ((int64_t)1 << 20)
+
+/* Fill ``dense`` for sorted ``entries`` when their keys are in [0, DENSE_MAX)
+   and not too sparse; else leave it empty (n = 0). */
+static int index_entries(const WireBuf *entries, Dense *dense) {
+    size_t i, count = COUNT(*entries, Entry), n;
+    const Entry *all = (const Entry *)entries->data;
+    int32_t *rows;
+    dense->n = 0;
+    if (count == 0 || all[0].key < 0 || all[count - 1].key >= DENSE_MAX ||
+        (size_t)all[count - 1].key > 8 * count + 1024) {
+        return OK;
+    }
+    n = (size_t)all[count - 1].key + 1;
+    rows = (int32_t *)realloc(dense->rows, n * sizeof *rows);
+    if (rows == NULL) {
+        PyErr_NoMemory();
+        return FAIL;
+    }
+    memset(rows, 0, n * sizeof *rows);
+    for (i = 0; i < count; i++) {
+        rows[all[i].key] = (int32_t)(i + 1);
+    }
+    dense->rows = rows;
+    dense->n = n;
+    return OK;
+}
+
+static Entry *find_entry(const WireBuf *entries, const Dense *dense, int64_t key) {
     size_t lo = 0, hi = COUNT(*entries, Entry);
     Entry *all = (Entry *)entries->data;
+    if (dense->n) {
+        if (key < 0 || (uint64_t)key >= dense->n || dense->rows[key] == 0) {
+            return NULL;
+        }
+        return &all[dense->rows[key] - 1];
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (all[mid].key == key) {
@@ -374,6 +416,7 @@ static int check_stat_meta(Span m) {
 static int load_stat_meta(State *st, const Plane *pl) {
     size_t i;
     TRY(sorted_entries(&st->sm_spans, pl->smeta, check_stat_meta, &st->sm));
+    TRY(index_entries(&st->sm, &st->sm_dense));
     for (i = 0; i < COUNT(st->sm, Entry); i++) {
         Entry *e = &AT(st->sm, Entry, i);
         TRY(parse_stat_meta(e->value, &e->value));
@@ -383,7 +426,7 @@ static int load_stat_meta(State *st, const Plane *pl) {
 
 /* The interned name of stat metadata ``key`` ("" when the plane has none). */
 static int stat_name(State *st, int64_t key, int32_t *out) {
-    Entry *e = find_entry(&st->sm, key);
+    Entry *e = find_entry(&st->sm, &st->sm_dense, key);
     if (e == NULL) {
         *out = 0;
         return OK;
@@ -589,7 +632,7 @@ static int start_time(State *st, const Plane *planes, size_t n, int64_t *start) 
             Stat s;
             Entry *e;
             TRY(parse_stat(AT(st->stat_spans, Span, j), &s));
-            e = find_entry(&st->sm, s.mid);
+            e = find_entry(&st->sm, &st->sm_dense, s.mid);
             if (e == NULL || !span_is(e->value, "profile_start_time") ||
                 (s.kind != KIND_UINT64 && s.kind != KIND_INT64)) {
                 continue;
@@ -632,7 +675,7 @@ static void line_starts(State *st, int64_t start, int64_t *origin) {
 
 /* ------------------------------------------------------------------ second pass */
 
-static int add_event(State *st, Span m, int32_t row, const Line *ln, const WireBuf *metas) {
+static int add_event(State *st, Span m, int32_t row, const Line *ln) {
     Ptr p = m.p;
     int64_t mid = 0, offset = 0, occ = 0, dur = 0, at, start;
     int32_t meta = -1;
@@ -672,7 +715,7 @@ static int add_event(State *st, Span m, int32_t row, const Line *ln, const WireB
     if ((offset > 0 && start > INT64_MAX - offset) || (offset < 0 && start < INT64_MIN - offset)) {
         return DECLINE;
     }
-    e = find_entry(metas, mid);
+    e = find_entry(&st->em, &st->em_dense, mid);
     if (e != NULL) {
         meta = e->text;
     }
@@ -703,7 +746,7 @@ static int add_line(State *st, const Line *ln, int32_t plane, int32_t row) {
         TRY(wire_tag(&p, ln->body.end, &number, &wire));
         if (number == 4) {
             TRY(read_span(&p, ln->body.end, wire, &s));
-            TRY(add_event(st, s, row, ln, &st->em));
+            TRY(add_event(st, s, row, ln));
         } else if (wire == WIRE_VARINT) { /* checked by scan_line */
             TRY(wire_varint(&p, ln->body.end, &v));
         } else {
@@ -802,6 +845,7 @@ static int add_plane(State *st, const Plane *pl, int32_t plane, int32_t *line_ro
         TRY(add_stat(st, T_PLANE, AT(st->stat_spans, Span, i)));
     }
     TRY(sorted_entries(&st->em_spans, pl->emeta, check_event_meta, &st->em));
+    TRY(index_entries(&st->em, &st->em_dense));
     for (i = 0; i < COUNT(st->em, Entry); i++) {
         Entry *e = &AT(st->em, Entry, i);
         e->text = (int32_t)COUNT(st->col[C_META_ID], int64_t); /* its row */
@@ -869,6 +913,8 @@ static void state_free(State *st) {
     wire_buf_free(&st->stat_spans);
     wire_buf_free(&st->sm);
     wire_buf_free(&st->em);
+    free(st->sm_dense.rows);
+    free(st->em_dense.rows);
     wire_buf_free(&st->text);
     free(st->slots);
 }
