@@ -67,10 +67,10 @@ def _sparse_ids() -> Any:
     """Negative and huge metadata ids (looked up by search, not by a dense table)."""
     space = pb.XSpace()
     plane = space.planes.add(name="/host:CPU")
-    for key in (-5, 3, 1 << 40):
-        plane.event_metadata[key].name = f"e{key}"
-    for key in (-2, 1 << 33):
-        plane.stat_metadata[key].name = f"s{key}"
+    for mid in (-5, 3, 1 << 40):
+        plane.event_metadata[mid].name = f"e{mid}"
+    for mid in (-2, 1 << 33):
+        plane.stat_metadata[mid].name = f"s{mid}"
     line = plane.lines.add(id=1, timestamp_ns=1)
     for mid in (-5, 3, 1 << 40, 4, -6, 1 << 41):
         event = line.events.add(metadata_id=mid, offset_ps=mid & 0xFFFF)
