@@ -8,7 +8,12 @@ mutations. The TF 2.21 captures are compared in
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +25,7 @@ from tests.xspacecols import (
     column_differences,
     require_xspace_native,
 )
-from tfprof_lite._native import PURE_PYTHON_ENV
+from tfprof_lite._native import PURE_PYTHON_ENV, load
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto import xplane, xplane_native
 
@@ -138,3 +143,83 @@ def test_real_capture_mutations_agree() -> None:
     for _ in range(REAL_MUTATIONS):
         seen.add(check_xspace(mutate(data, rng)))
     assert seen == {"decoded", "declined"}
+
+
+OUT_OF_MEMORY = textwrap.dedent(
+    """
+    import os, resource
+    from tfprof_lite._native._xplanedecode import decode
+    from tfprof_lite.proto.wire import len_field
+    event = len_field(4, b"\\x08\\x01\\x10\\x02")  # XLine.events: metadata 1, offset 2
+    data = len_field(1, len_field(2, b"p") + len_field(3, event * 5_000_000))
+    used = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (used + (100 << 20),) * 2)
+    try:
+        decode(data, str)
+    except MemoryError:
+        print("MemoryError")
+    print(decode(len_field(1, len_field(2, b"cpu")), str)[5])
+    """
+)
+
+
+def test_out_of_memory_is_a_memory_error() -> None:
+    """A buffer that cannot grow is a MemoryError (the error path frees what it
+    holds), and the next call works: 5M events need ~240 MB of columns, the
+    process may use 100 MB more than it does."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", OUT_OF_MEMORY], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["MemoryError", "['cpu']"]
+
+
+class _Stop(BaseException):
+    """Not an Exception: a decoder must let it through, not decline."""
+
+
+def test_gunzip_callback_errors() -> None:
+    """A failing or odd ``gunzip`` declines (the pure path then reports the
+    string); an interrupt-like BaseException propagates."""
+    module = load("_xplanedecode")
+    data = xspace_cases.MESSAGES["compressed"]().SerializeToString()
+
+    def fails(raw: bytes) -> str:
+        raise ValueError("bad")
+
+    def stops(raw: bytes) -> str:
+        raise _Stop
+
+    assert module.decode(data, fails) is None
+    assert module.decode(data, lambda raw: b"not text") is None
+    with pytest.raises(_Stop):
+        module.decode(data, stops)
+    assert module.decode(data, xplane_native.gunzip_text) is not None
+    with pytest.raises(TypeError):
+        module.decode(bytearray(data), xplane_native.gunzip_text)
+
+
+def test_no_python_objects_leak() -> None:
+    """Decoding and declining, over and over, leaves no Python allocation behind
+    (every path releases the lists, strings, bytes and buffers it made)."""
+    import gc
+    import tracemalloc
+
+    decode = load("_xplanedecode").decode
+    inputs = xspace_cases.all_inputs()
+    for data in inputs:  # warm-up: interned strings, caches
+        decode(data, xplane_native.gunzip_text)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(30):
+            for data in inputs:
+                decode(data, xplane_native.gunzip_text)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 4096, grown
