@@ -105,11 +105,14 @@ typedef struct {
     int start_ok;    /* start fits in int64 */
 } Line;
 
+/* A map entry. For stat metadata, ``value`` becomes the name once checked and
+   ``text`` is the name's interned index (-1 until first used); for event
+   metadata, ``text`` is the entry's row in the event metadata table. */
 typedef struct {
     int64_t key;
     Span value;
     size_t order;
-    int32_t text; /* interned name (stat metadata), -1 until first used */
+    int32_t text;
 } Entry;
 
 /* Entry rows by key (index + 1; 0 = none) when the keys are small: ids are
