@@ -54,7 +54,8 @@ tools:
 docs: $(STAMP)
 	TFPROF_LITE_REGEN_DOCS=1 $(BIN)/python -m pytest -q tests/integration/test_docs_examples.py
 
-# The suites that feed add_step, run a second time on the pure-Python step decoder
+# The suites that feed add_step and the XSpace reader's, run a second time on the
+# pure-Python decoders
 # (TFPROF_LITE_PURE_PYTHON=1); the first run uses the native one, built in place
 # first (optional: without a compiler it warns, and under CI=true
 # tests/unit/test_native_decoder.py fails). See docs/native.md.
@@ -63,7 +64,7 @@ PURE_PATH_TESTS := $(addprefix tests/integration/,test_differential.py \
 	$(addprefix tests/unit/,test_advisor.py test_analysis_unit.py \
 	test_api_message_types.py test_extreme_values.py test_invariants.py \
 	test_memory_kernels.py test_regex_re2.py test_registries.py test_steps_trace.py \
-	test_table_edge.py test_xla_timing.py cli/test_analysis_commands.py \
+	test_table_edge.py test_xla_timing.py test_xplane_reader.py cli/test_analysis_commands.py \
 	cli/test_usability.py)
 
 test: lint $(STAMP) tools

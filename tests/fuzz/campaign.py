@@ -6,8 +6,9 @@ Usage::
     python -m tests.fuzz.campaign --replay /tmp/fuzz_repro/<signature>/<case>
 
 ``--n`` mutated inputs are shared evenly by the targets (``profile``, ``build``,
-``cli``), and ``--native`` more go to the native decoder target (``native``,
-:mod:`tests.fuzz.native`; thousands of times faster per input); then
+``cli``), ``--native`` more go to the native decoder target (``native``,
+:mod:`tests.fuzz.native`; thousands of times faster per input) and ``--xspace``
+more to the native XSpace decoder target (``xspace``, :mod:`tests.fuzz.xspace`); then
 ``--subprocess`` CLI cases that were rejected are re-run as real
 processes. It prints accepted / clean rejection / other per target and every
 ``other`` signature (marked ``known`` when it is in ``tests.fuzz.test_fuzz.KNOWN``)
@@ -27,12 +28,13 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.fuzz import native
+from tests.fuzz import native, xspace
 from tests.fuzz.cases import TARGETS, Case, Corpus, make_case, seed_cases
 from tests.fuzz.repro import minimize, replay, save_reproducer
 from tests.fuzz.runner import RunConfig, run_cases, run_cli_subprocess
 from tests.fuzz.targets import Outcome
 from tfprof_lite.proto.steps import native_available
+from tfprof_lite.proto.xplane_native import available as xspace_available
 
 __all__ = ["Tally", "main", "run_campaign"]
 
@@ -148,10 +150,19 @@ def run_campaign(args: argparse.Namespace) -> int:
         if os.environ.get("CI", "") == "true":
             return 1
         args.native = 0
+    if args.xspace and not xspace_available():
+        print("the native XSpace decoder is not built: xspace target skipped", file=sys.stderr)
+        if os.environ.get("CI", "") == "true":
+            return 1
+        args.xspace = 0
     specs = _specs(args.n, targets) + [("native", i) for i in range(args.native)]
+    specs += [("xspace", i) for i in range(args.xspace)]
     if args.native:
         native.warm(corpus)
         tally.counts["native"] = Counter()
+    if args.xspace:
+        xspace.warm(corpus)
+        tally.counts["xspace"] = Counter()
     cli_outcomes = []
     total = len(specs)
     for done, outcome in enumerate(run_cases(specs, corpus, config), 1):
@@ -182,7 +193,7 @@ def _report(
     known = _known()
     print(
         f"fuzz campaign: seed {args.seed}, {args.n} mutated inputs "
-        f"(+{args.native} native decoder), {seconds:.0f} s"
+        f"(+{args.native} native decoder, +{args.xspace} XSpace decoder), {seconds:.0f} s"
     )
     print(tally.table())
     new = 0
@@ -198,6 +209,7 @@ def _report(
         "seed": args.seed,
         "n": args.n,
         "native": args.native,
+        "xspace": args.xspace,
         "counts": {t: dict(c) for t, c in tally.counts.items()},
         "signatures": {
             s: {
@@ -224,6 +236,12 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=int(env.get("FUZZ_NATIVE_N") or 30_000),
         help="inputs of the native decoder target, on top of --n (0: none)",
+    )
+    parser.add_argument(
+        "--xspace",
+        type=int,
+        default=int(env.get("FUZZ_XSPACE_N") or 5_000),
+        help="inputs of the native XSpace decoder target, on top of --n (0: none)",
     )
     parser.add_argument("--seed", type=int, default=int(env.get("FUZZ_SEED") or 0))
     parser.add_argument("--out", default=env.get("FUZZ_OUT") or "/tmp/fuzz_repro")

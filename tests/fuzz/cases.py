@@ -284,11 +284,16 @@ _MAKERS = {"profile": _profile_case, "build": _build_case, "cli": _cli_case}
 
 def make_case(corpus: Corpus, target: str, index: int, seed: int) -> Case:
     """Case ``index`` of ``target`` for campaign seed ``seed`` (deterministic); the
-    ``native`` target's cases are made by :mod:`tests.fuzz.native`."""
+    ``native`` and ``xspace`` targets' cases are made by :mod:`tests.fuzz.native`
+    and :mod:`tests.fuzz.xspace`."""
     if target == "native":
         from tests.fuzz.native import native_case
 
         return native_case(corpus, index, seed)
+    if target == "xspace":
+        from tests.fuzz.xspace import xspace_case
+
+        return xspace_case(corpus, index, seed)
     rng = random.Random(f"{seed}/{target}/{index}")
     return _MAKERS[target](rng, corpus, index)
 

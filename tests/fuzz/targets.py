@@ -222,6 +222,10 @@ def run_target(case: Case, out_dir: Path) -> Outcome:
         from tests.fuzz.native import run_native
 
         return Outcome(case.target, case.index, run_native(case))
+    if case.target == "xspace":
+        from tests.fuzz.xspace import run_xspace
+
+        return Outcome(case.target, case.index, run_xspace(case))
     _API[case.target](case, out_dir)
     return Outcome(case.target, case.index, "accepted")
 

@@ -466,9 +466,15 @@ def _fill(
 
 
 def decode_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> XSpaceColumns:
-    """The columns of serialized XSpace ``raw`` (``what`` names it in errors).
+    """The columns of XSpace ``raw`` (``what`` names it in errors), natively when built.
 
     Raises:
-        InvalidInputError: see :func:`parse_xspace` and :func:`columns_from_message`.
-    """
-    return columns_from_message(parse_xspace(raw, what), what)
+        InvalidInputError: see :func:`parse_xspace`, :func:`columns_from_message`;
+            an event start beyond int64 picoseconds from the origin."""
+    from tfprof_lite.proto.xplane_native import native_columns
+
+    data = raw if isinstance(raw, bytes) else bytes(raw)
+    try:
+        return native_columns(data) or columns_from_message(parse_xspace(data, what), what)
+    except OverflowError:  # numpy: a time beyond int64
+        raise InvalidInputError(f"{what}: event times beyond int64; capture it again") from None

@@ -1,0 +1,102 @@
+"""Checks shared by the native XSpace decoder's tests and fuzz target.
+
+:func:`check_xspace` runs one input through the three readers: upb's parse
+(:func:`tfprof_lite.proto.xplane.parse_xspace`), the pure walk of that parse
+(:func:`~tfprof_lite.proto.xplane.columns_from_message`) and the native decoder
+(:func:`tfprof_lite.proto.xplane_native.native_columns`), and requires that they
+agree: bytes upb or the pure walk rejects are declined by the native decoder, the
+columns it returns equal the pure walk's, and :func:`~tfprof_lite.proto.xplane.decode_xspace`
+gives the pure path's columns or its error.
+:func:`column_differences` names the columns that differ (values and dtypes).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from tests.stepcols import skip_or_fail
+from tfprof_lite._native import PURE_PYTHON_ENV
+from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.proto import xplane, xplane_native
+
+__all__ = ["XSpaceMismatch", "check_xspace", "column_differences", "require_xspace_native"]
+
+
+class XSpaceMismatch(AssertionError):
+    """The native XSpace decoder disagrees with protobuf and the pure walk."""
+
+
+def require_xspace_native() -> None:
+    """Skip (fail under CI) unless the native XSpace decoder is built."""
+    if not xplane_native.available():
+        skip_or_fail("the native XSpace decoder is not built (python setup.py build_ext --inplace)")
+
+
+def column_differences(a: xplane.XSpaceColumns, b: xplane.XSpaceColumns) -> list[str]:
+    """The names of the columns (and stat table parts) that differ."""
+    out = []
+    for f in fields(a):
+        left, right = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(left, xplane.StatColumns):
+            out.extend(
+                f"{f.name}.{part}"
+                for part in ("key", "kind", "value")
+                if not _same_array(getattr(left, part), getattr(right, part))
+            )
+        elif isinstance(left, np.ndarray):
+            if not _same_array(left, right):
+                out.append(f.name)
+        elif type(left) is not type(right) or left != right:
+            out.append(f.name)
+    return out
+
+
+def _same_array(a: Any, b: Any) -> bool:
+    return bool(a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b))
+
+
+def _pure(data: bytes) -> xplane.XSpaceColumns | str:
+    """The pure path's columns (upb's parse walked in Python), or its error."""
+    saved = os.environ.get(PURE_PYTHON_ENV)
+    os.environ[PURE_PYTHON_ENV] = "1"
+    try:
+        return xplane.decode_xspace(data)
+    except InvalidInputError as err:
+        return str(err)
+    finally:
+        if saved is None:
+            del os.environ[PURE_PYTHON_ENV]
+        else:
+            os.environ[PURE_PYTHON_ENV] = saved
+
+
+def _public(data: bytes) -> xplane.XSpaceColumns | str:
+    """What :func:`~tfprof_lite.proto.xplane.decode_xspace` gives: columns or its error."""
+    try:
+        return xplane.decode_xspace(data)
+    except InvalidInputError as err:
+        return str(err)
+
+
+def check_xspace(data: bytes) -> str:
+    """``"decoded"`` when the native decoder gave the pure walk's columns,
+    ``"declined"`` when it declined; raises :class:`XSpaceMismatch` otherwise."""
+    pure = _pure(data)
+    native = xplane_native.native_columns(data)
+    if native is not None:
+        if isinstance(pure, str):
+            raise XSpaceMismatch(f"native decoded what the pure path rejects: {pure}")
+        diff = column_differences(pure, native)
+        if diff:
+            raise XSpaceMismatch(f"native and pure columns differ: {diff}")
+    public = _public(data)
+    if isinstance(public, str) or isinstance(pure, str):
+        if public != pure:
+            raise XSpaceMismatch(f"errors differ: {public!r} / {pure!r}")
+    elif column_differences(public, pure):
+        raise XSpaceMismatch(f"decode_xspace differs: {column_differences(public, pure)}")
+    return "declined" if native is None else "decoded"
