@@ -47,6 +47,7 @@ from tfprof_lite.model.xspace_events import (
     event_table,
     gpu_ordinal,
 )
+from tfprof_lite.model.xspace_memory import add_memory
 from tfprof_lite.model.xspace_steps import StepRoots, find_steps, step_of
 from tfprof_lite.model.xspace_xla import xla_ops
 from tfprof_lite.proto.steps import StepColumns
@@ -321,6 +322,7 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     numbers = roots.numbers if roots.events else [0]
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
     columns = [_columns(rows, cols.origin_ns) for rows in groups]
+    add_memory(table, attribution.tf_ops, roots.events, columns, nodes)
     return XSpaceSteps(numbers, columns, nodes, roots.source, groups)
 
 
