@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.records import NodeSpec
+from tfprof_lite.model.records import CodeFrame, NodeSpec
+from tfprof_lite.model.xspace_code import add_code_stacks, code_stacks
 from tfprof_lite.model.xspace_events import (
     PLANE_GPU,
     EventTable,
@@ -89,6 +90,7 @@ class XSpaceSteps:
     nodes: list[NodeSpec]
     source: str
     rows: list[list[_Row]] = field(default_factory=list)
+    code: dict[str, list[CodeFrame]] = field(default_factory=dict)
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
@@ -323,7 +325,8 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
     columns = [_columns(rows, cols.origin_ns) for rows in groups]
     add_memory(table, attribution.tf_ops, roots.events, columns, nodes)
-    return XSpaceSteps(numbers, columns, nodes, roots.source, groups)
+    code = code_stacks(table, attribution)
+    return XSpaceSteps(numbers, columns, nodes, roots.source, groups, code)
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
@@ -335,5 +338,6 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
     for number, step_cols in zip(plan.numbers, plan.columns):
         if len(step_cols):
             model.add_step(number, step_cols)
+    add_code_stacks(model, plan.code)
     model.steps_source = plan.source
     return plan
