@@ -205,9 +205,9 @@ def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame
         node = attribution.op_of(event, launch)
         mapped = attribution.hlo.get(event)
         if mapped is not None and node not in from_hlo:
-            stack = hlo_by_module.get(mapped.module, {}).get(mapped.scope)
-            if stack:
-                from_hlo[node] = stack
+            built = hlo_by_module.get(mapped.module, {}).get(mapped.scope)
+            if built:
+                from_hlo[node] = built
         if python and launch >= 0 and node not in from_python:
             stack = python.at(table.line_of(launch), int(table.start[launch]))
             if stack:
