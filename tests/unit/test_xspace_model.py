@@ -157,3 +157,28 @@ def test_jax_step_times_match_the_host_measured_times(case: str) -> None:
     layers = {n for n in model.names if "/dense0/" in n or "/attn/" in n}
     assert layers, sorted(model.names)[:20]
     assert all(n.startswith("jit(train_step)/") for n in layers)
+
+
+def test_allocator_events_give_the_memory_profile() -> None:
+    from tfprof_lite.analysis.memory import memory_profile
+
+    b = _tf_space()
+    main = b.line(b.host, 1, "python")
+    t0 = 1_000_000
+    for at, kind, size, op in [
+        (1_000, "MemoryAllocation", 4096, "dense/MatMul:MatMul"),
+        (2_000, "MemoryAllocation", 1024, "dense/Relu:Relu"),
+        (3_000, "MemoryDeallocation", 4096, "dense/MatMul:MatMul"),
+        (4_000, "MemoryAllocation", 512, ""),
+    ]:
+        stats = {"allocator_name": "GPU_0_bfc", "allocation_bytes": size, "bytes_allocated": 9}
+        if op:
+            stats["tf_op"] = op
+        b.event(b.host, main, kind, t0 + at, 0, **stats)
+    model, _ = _model(b.bytes())
+    report = memory_profile(model, step=10)
+    (step,) = report.steps
+    (alloc,) = [a for a in step.allocators if a.allocator == "GPU_0_bfc"]
+    assert alloc.peak_bytes == 5120  # 4096 + 1024, before the MatMul's free
+    assert {op.name for op in alloc.by_op} == {"dense/MatMul", "dense/Relu"}
+    assert "GPU_0_bfc (no op)" in model.names

@@ -15,8 +15,9 @@ memory columns, the report and the advisor read them unchanged:
   executing on its thread around it (node ``<module>``, op type
   :data:`PROGRAM_TYPE`), else node ``<allocator> (no op)`` (op type
   :data:`NO_OP_TYPE`); a free belongs to the node that made the allocation at
-  its address (same allocator), and to the allocator's no-op node when the
-  allocation came before the profile;
+  its address (same allocator), else (no address) to the op its ``tf_op``
+  names, else to the allocator's no-op node (an allocation made before the
+  profile);
 * per step and node, one ``NodeExecStats`` with one ``AllocatorMemoryUsed`` per
   allocator: ``allocation_records`` (µs, bytes; frees negative),
   ``total_bytes`` (allocated), ``peak_bytes`` (highest running net),
@@ -168,10 +169,13 @@ def memory_events(
         start = int(table.start[event])
         if names[event] == MEMORY_EVENTS[0]:
             node = _owner(table, event, stats, ops, programs, known, new_nodes)
-            live[(allocator, addr)] = node
+            if addr:
+                live[(allocator, addr)] = node
             delta = nbytes
         else:
-            node = live.pop((allocator, addr), "")
+            node = live.pop((allocator, addr), "") if addr else ""
+            if not node and stats.get("tf_op"):
+                node = _owner(table, event, stats, ops, programs, known, new_nodes)
             if not node:
                 node = f"{allocator} (no op)"
                 new_nodes.setdefault(node, NO_OP_TYPE)
