@@ -60,9 +60,16 @@ def python_frame(name: str) -> CodeFrame | None:
 # ------------------------------------------------------------------ HLO stacks
 
 
-def _frames(index: Any, frame_id: int) -> list[CodeFrame]:
+def _frames(
+    index: Any, frame_id: int, memo: dict[int, list[CodeFrame]] | None = None
+) -> list[CodeFrame]:
     """The stack ending at ``frame_id`` (1-based) of a StackFrameIndexProto,
-    outermost first; [] when the ids do not resolve."""
+    outermost first; [] when the ids do not resolve. ``memo`` keeps the stacks
+    already resolved in one index."""
+    if memo is not None:
+        if frame_id not in memo:
+            memo[frame_id] = _frames(index, frame_id)
+        return memo[frame_id]
     out: list[CodeFrame] = []
     seen: set[int] = set()
     while 0 < frame_id <= len(index.stack_frames) and frame_id not in seen:
@@ -84,6 +91,7 @@ def _module_stacks(module: Any) -> dict[str, list[CodeFrame]]:
     """Framework scope (``op_name`` without outer ``/``) -> the stack of the first
     instruction of the module (fused ones included) that has one."""
     index = module.stack_frame_index
+    memo: dict[int, list[CodeFrame]] = {}
     out: dict[str, list[CodeFrame]] = {}
     for comp in module.computations:
         for instr in comp.instructions:
@@ -91,7 +99,7 @@ def _module_stacks(module: Any) -> dict[str, list[CodeFrame]]:
             scope = str(meta.op_name).strip("/")
             if not scope or scope in out:
                 continue
-            frames = _frames(index, int(meta.stack_frame_id)) if meta.stack_frame_id else []
+            frames = _frames(index, int(meta.stack_frame_id), memo) if meta.stack_frame_id else []
             if not frames and meta.source_file:
                 frames = [CodeFrame(str(meta.source_file), int(meta.source_line), "")]
             if frames:
@@ -99,10 +107,15 @@ def _module_stacks(module: Any) -> dict[str, list[CodeFrame]]:
     return out
 
 
-def hlo_stacks(table: EventTable) -> dict[str, dict[str, list[CodeFrame]]]:
-    """Module name -> framework scope -> call stack, for every HLO program of the file."""
+def hlo_stacks(
+    table: EventTable, programs: set[int] | None = None
+) -> dict[str, dict[str, list[CodeFrame]]]:
+    """Module name -> framework scope -> call stack, for the HLO programs of the
+    file (those of ``programs`` only when given; programs without an id always)."""
     out: dict[str, dict[str, list[CodeFrame]]] = {}
-    for _, data in hlo_protos(table):
+    for program, data in hlo_protos(table):
+        if programs is not None and program is not None and program not in programs:
+            continue
         try:
             module = parse_hlo_proto(data).hlo_module
         except InvalidInputError as err:
@@ -187,7 +200,8 @@ def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame
     ``op_of``.
     """
     python = PythonStacks(table)
-    hlo_by_module = hlo_stacks(table) if attribution.hlo else {}
+    programs = {op.program_id for op in attribution.hlo.values()}
+    hlo_by_module = hlo_stacks(table, programs) if attribution.hlo else {}
     if not python and not hlo_by_module:
         return {}
     from_hlo: dict[str, list[CodeFrame]] = {}

@@ -46,6 +46,7 @@ from tfprof_lite.model.xspace_events import EventTable
 from tfprof_lite.model.xspace_steps import step_of
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.steps import StepColumns, columns_from_message
+from tfprof_lite.proto.xplane import KIND_COMPRESSED, KIND_INT64, KIND_REF, KIND_STR, KIND_UINT64
 
 __all__ = [
     "MEMORY_EVENTS",
@@ -65,6 +66,8 @@ NO_OP_TYPE = "AllocatorEvents"
 
 _HOST_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 _GPU_ALLOCATOR = re.compile(r"GPU_(\d+)_")
+_TEXT_KINDS = (KIND_STR, KIND_REF, KIND_COMPRESSED)
+_INT_KINDS = (KIND_INT64, KIND_UINT64)
 _PROGRAM = (
     re.compile(r"(?P<m>[^\s:]+):XLA \w+ module"),
     re.compile(r".*Execute \((?P<m>[^)]+)\)"),
@@ -114,21 +117,38 @@ class _Enclosing:
         return ""
 
 
-def _enclosing(table: EventTable, tf_ops: dict[int, tuple[str, str]]) -> tuple[_Enclosing, ...]:
+def _enclosing(
+    table: EventTable, tf_ops: dict[int, tuple[str, str]], lines: set[int]
+) -> tuple[_Enclosing, ...]:
+    """The TF ops and XLA program executions of host ``lines``."""
     ops, programs = _Enclosing(), _Enclosing()
-    host = table.host_events().tolist()
-    for event in sorted(host, key=lambda e: int(table.start[e])):
-        line, start, end = table.line_of(event), int(table.start[event]), int(table.end[event])
+    host = table.host_events()
+    on_lines = host[np.isin(table.cols.event_line[host], list(lines))].tolist()
+    module_of: dict[str, str] = {}
+    starts = table.start
+    for event in sorted(on_lines, key=lambda e: int(starts[e])):
         found = tf_ops.get(event)
+        name = table.names[event]
+        if found is None:
+            if name not in module_of:
+                module_of[name] = _program_of(name)
+            if not module_of[name]:
+                continue
+        line, start, end = table.line_of(event), int(starts[event]), int(table.end[event])
         if found is not None:
             ops.add(line, found[0], start, end)
-            continue
-        for pattern in _PROGRAM:
-            match = pattern.fullmatch(table.names[event])
-            if match:
-                programs.add(line, match.group("m"), start, end)
-                break
+        else:
+            programs.add(line, module_of[name], start, end)
     return ops, programs
+
+
+def _program_of(name: str) -> str:
+    """The XLA module an execution event runs (``""``: not one)."""
+    for pattern in _PROGRAM:
+        match = pattern.fullmatch(name)
+        if match:
+            return match.group("m")
+    return ""
 
 
 def _shape(text: Any) -> tuple[int, ...] | None:
@@ -142,9 +162,34 @@ def _shape(text: Any) -> tuple[int, ...] | None:
         return None
 
 
-def _int(stats: dict[str, Any], key: str) -> int:
-    value = stats.get(key, 0)
-    return int(value) if isinstance(value, (int, float)) else 0
+_INT_STATS = ("allocation_bytes", "requested_bytes", "addr", "bytes_allocated",
+              "bytes_reserved", "data_type")  # fmt: skip
+_TEXT_STATS = ("allocator_name", "tf_op", "shape")
+
+
+def _stat_columns(table: EventTable, rows: list[int]) -> dict[str, list[Any]]:
+    """The memory stats of events ``rows``, one list per stat name (0 or "" when
+    absent), read from the stat columns at once."""
+    cols = table.cols
+    stats = cols.event_stats
+    at = cols.event_stat_at
+    ev = np.asarray(rows, dtype=np.int64)
+    lengths = (at[ev + 1] - at[ev]).astype(np.int64)
+    owner = np.repeat(np.arange(len(rows)), lengths)
+    idx = np.repeat(at[ev] - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+    keys, kinds, values = stats.key[idx], stats.kind[idx], stats.value[idx]
+    out: dict[str, list[Any]] = {}
+    for name in _INT_STATS + _TEXT_STATS:
+        key = cols.key_of(name)
+        text = name in _TEXT_STATS
+        column: list[Any] = ["" if text else 0] * len(rows)
+        if key >= 0:
+            wanted = _TEXT_KINDS if text else _INT_KINDS
+            sel = (keys == key) & np.isin(kinds, wanted)
+            for row, value in zip(owner[sel].tolist(), values[sel].tolist()):
+                column[row] = cols.strings[value] if text else value
+        out[name] = column
+    return out
 
 
 def memory_events(
@@ -157,57 +202,49 @@ def memory_events(
     rows.sort(key=lambda e: (int(table.start[e]), e))
     if not rows:
         return [], {}
-    ops, programs = _enclosing(table, tf_ops)
+    ops, programs = _enclosing(table, tf_ops, {table.line_of(e) for e in rows})
     live: dict[tuple[str, int], str] = {}
     new_nodes: dict[str, str] = {}
     out: list[MemoryEvent] = []
-    for event in rows:
-        stats = table.cols.event_stat_dict(event)
-        allocator = str(stats.get("allocator_name", "")) or "unknown allocator"
-        nbytes = _int(stats, "allocation_bytes") or _int(stats, "requested_bytes")
-        addr = _int(stats, "addr")
-        start = int(table.start[event])
+    stats = _stat_columns(table, rows)
+    for i, event in enumerate(rows):
+        allocator = stats["allocator_name"][i] or "unknown allocator"
+        tf_op = stats["tf_op"][i]
+        nbytes = stats["allocation_bytes"][i] or stats["requested_bytes"][i]
+        addr = stats["addr"][i]
         if names[event] == MEMORY_EVENTS[0]:
-            node = _owner(table, event, stats, ops, programs, known, new_nodes)
+            node = _owner(table, event, allocator, tf_op, ops, programs, known, new_nodes)
             if addr:
                 live[(allocator, addr)] = node
             delta = nbytes
         else:
             node = live.pop((allocator, addr), "") if addr else ""
-            if not node and stats.get("tf_op"):
-                node = _owner(table, event, stats, ops, programs, known, new_nodes)
+            if not node and tf_op:
+                node = _owner(table, event, allocator, tf_op, ops, programs, known, new_nodes)
             if not node:
                 node = f"{allocator} (no op)"
                 new_nodes.setdefault(node, NO_OP_TYPE)
             delta = -nbytes
+        in_use = stats["bytes_allocated"][i] + stats["bytes_reserved"][i]
         out.append(
-            MemoryEvent(
-                event,
-                start,
-                allocator,
-                delta,
-                _int(stats, "bytes_allocated") + _int(stats, "bytes_reserved"),
-                addr,
-                node,
-                _int(stats, "requested_bytes"),
-                _int(stats, "data_type"),
-                _shape(stats.get("shape")),
-            )
-        )
+            MemoryEvent(event, int(table.start[event]), allocator, delta, in_use, addr, node,
+                        stats["requested_bytes"][i], stats["data_type"][i],
+                        _shape(stats["shape"][i]))
+        )  # fmt: skip
     return out, new_nodes
 
 
 def _owner(
     table: EventTable,
     event: int,
-    stats: dict[str, Any],
+    allocator: str,
+    tf_op: str,
     ops: _Enclosing,
     programs: _Enclosing,
     known: set[str],
     new_nodes: dict[str, str],
 ) -> str:
     """The node an allocation belongs to (see the module docstring)."""
-    tf_op = str(stats.get("tf_op", ""))
     name, _, kind = tf_op.rpartition(":")
     if not name:
         name, kind = tf_op, ""
@@ -224,7 +261,6 @@ def _owner(
     if program:
         new_nodes.setdefault(program, PROGRAM_TYPE)
         return program
-    allocator = str(stats.get("allocator_name", "")) or "unknown allocator"
     node = f"{allocator} (no op)"
     new_nodes.setdefault(node, NO_OP_TYPE)
     return node
