@@ -174,3 +174,18 @@ def test_memory_command_on_an_xspace() -> None:
     assert len(steps) == 8
     names = {a["allocator"] for s in steps for a in s["allocators"]}
     assert names == {"GPU_0_bfc", "xla_gpu_host_bfc"}
+
+
+def test_report_memory_section_and_memory_checker_read_allocator_events() -> None:
+    from tfprof_lite.advisor.memory import MemoryChecker
+    from tfprof_lite.report.memory import memory_fragment
+
+    model = load_model(str(jax_sample("jax_h100_mlp").xplane))
+    html = memory_fragment(model)
+    assert html is not None and "GPU_0_bfc" in html and "jit_train_step" in html
+    assert "<svg" in html and "No memory records" not in html
+    checker = MemoryChecker()
+    checker.configure({})
+    lines = checker.check(model) or []
+    assert any(line.startswith("step 22, GPU_0_bfc: peak 68.54MB") for line in lines)
+    assert any("live op jit_train_step (XlaProgram)" in line for line in lines)
