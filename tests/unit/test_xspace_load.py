@@ -81,3 +81,14 @@ def test_bad_inputs_are_one_line(tmp_path: Path, logdir: Path) -> None:
         Profiler.load(logdir, run="2020_old")
     with pytest.raises(InvalidInputError, match=r"no host 'c' in this profile \(hosts: a, b\)"):
         Profiler.load(logdir, run="2020_old", host="c")
+
+
+def test_cluster_merge_takes_a_run_of_several_hosts(logdir: Path) -> None:
+    from tfprof_lite.cluster import merge
+
+    run = logdir / "plugins" / "profile" / "2020_old"
+    merged = merge([run])
+    tasks = merged.cluster.tasks  # type: ignore[attr-defined]
+    assert len(tasks) == 2
+    one = Profiler.load(run, host="a")
+    assert len(merged.model.names) >= len(one.model.names)

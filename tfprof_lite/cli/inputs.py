@@ -390,14 +390,9 @@ def _load_xspace(spec: InputSpec) -> Profiler:
     if len(hosts) == 1:
         (file,) = hosts.values()
         return Profiler.load(file)
-    from tfprof_lite.cluster import merge
-    from tfprof_lite.model.cluster import TaskInput
+    from tfprof_lite.cluster import merge, xspace_tasks
 
-    inputs = [
-        TaskInput(model=xspace_load.load_model(file), label=file, host=name)
-        for name, file in hosts.items()
-    ]
-    return merge(inputs, by_name=spec.by_name)
+    return merge(xspace_tasks(hosts), by_name=spec.by_name)
 
 
 def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:

@@ -57,6 +57,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.proto.xplane_parse import parse_xspace
 
 __all__ = [
     "KIND_BYTES",
@@ -221,6 +222,7 @@ class _Builder:
         self.strings: list[str] = [""]
         self.index: dict[str, int] = {"": 0}
         self.blobs: list[bytes] = []
+        self.key_cache: dict[int, int] = {}
         self.tables: dict[str, tuple[list[int], list[int], list[int]]] = {
             name: ([], [], []) for name in ("plane", "meta", "event")
         }
@@ -234,16 +236,31 @@ class _Builder:
 
     def add_stats(self, table: str, stats: Any, names: dict[int, str]) -> None:
         keys, kinds, values = self.tables[table]
+        cache = self.key_cache  # stat metadata id -> interned name, for this plane
         for stat in stats:
             which = stat.WhichOneof("value")
-            keys.append(self.intern(names.get(stat.metadata_id, "")))
-            if which is None:
+            mid = stat.metadata_id
+            key = cache.get(mid)
+            if key is None:
+                key = cache[mid] = self.intern(names.get(mid, ""))
+            keys.append(key)
+            if which == "int64_value":
+                kinds.append(KIND_INT64)
+                values.append(stat.int64_value)
+            elif which == "ref_value":
+                ref = stat.ref_value
+                at = cache.get(ref)
+                if at is None:
+                    at = cache[ref] = self.intern(names.get(ref, ""))
+                kinds.append(KIND_REF)
+                values.append(at)
+            elif which is None:
                 kinds.append(KIND_NONE)
                 values.append(0)
-                continue
-            kind = _KINDS[which]
-            kinds.append(kind)
-            values.append(self._bits(kind, getattr(stat, which), names))
+            else:
+                kind = _KINDS[which]
+                kinds.append(kind)
+                values.append(self._bits(kind, getattr(stat, which), names))
 
     def _bits(self, kind: int, raw: Any, names: dict[int, str]) -> int:
         if kind == KIND_INT64:
@@ -330,6 +347,7 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
     line_row = 0
     for p_row, plane in enumerate(space.planes):
         names = {key: meta.name for key, meta in plane.stat_metadata.items()}
+        build.key_cache = {}
         for key in sorted(names):
             smetas["plane"].append(p_row)
             smetas["id"].append(key)
@@ -345,7 +363,12 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
                 build, events, line, line_row, line_starts[line_row] * 1000, meta_rows, names
             )
             line_row += 1
-    _fill(cols, build, planes, lines, events, metas, smetas)
+    try:
+        _fill(cols, build, planes, lines, events, metas, smetas)
+    except OverflowError:
+        raise InvalidInputError(
+            f"{what}: event times beyond 64 bits of picoseconds; the file is corrupt"
+        ) from None
     return cols
 
 
@@ -440,49 +463,6 @@ def _fill(
     cols.meta_stats = build.stat_columns("meta")
     cols.stat_meta_plane, cols.stat_meta_id = _i32(smetas["plane"]), _i64(smetas["id"])
     cols.stat_meta_name = smetas["name"]
-
-
-def parse_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> Any:
-    """``raw`` parsed as an XSpace message, refusing what is not one.
-
-    Raises:
-        InvalidInputError: the bytes do not parse (truncated or corrupt), hold
-            another kind of message (a ProfileProto, a RunMetadata...), or hold
-            no plane.
-    """
-    from tfprof_lite.proto import kinds
-    from tfprof_lite.proto.messages import XSpace
-
-    data = raw if isinstance(raw, bytes) else bytes(raw)
-    space = XSpace()
-    try:
-        space.ParseFromString(data)
-    except Exception:  # noqa: BLE001 - protobuf's DecodeError and friends
-        other = kinds.identify(data, exclude="XSpace")
-        if other is not None:
-            raise _other_kind(what, other) from None
-        raise InvalidInputError(
-            f"{what}: not a readable XSpace (truncated or corrupt); "
-            "pass the complete *.xplane.pb file the profiler wrote"
-        ) from None
-    if kinds.mismatched(space) or not any(p.name for p in space.planes):
-        other = kinds.identify(data, exclude="XSpace")
-        if other is not None:
-            raise _other_kind(what, other)
-        raise InvalidInputError(
-            f"{what}: not an XSpace (no named plane); pass a *.xplane.pb file "
-            "written by the TensorFlow or JAX profiler"
-        )
-    return space
-
-
-def _other_kind(what: str, other: str) -> InvalidInputError:
-    from tfprof_lite.proto import kinds
-
-    return InvalidInputError(
-        f"{what}: expected an XSpace (*.xplane.pb), but it looks like "
-        f"{kinds.article(other)}; {kinds.API_PLACES[other]}"
-    )
 
 
 def decode_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> XSpaceColumns:
