@@ -135,6 +135,10 @@ def test_program_buffers_and_frees_on_other_threads_belong_to_the_program() -> N
     assert (gpu.allocations, gpu.frees, gpu.peak_bytes) == (1, 1, 4096)
     assert gpu.timeline[-1][1] == 0  # the free on the callback thread is the program's
     assert [op.name for op in by_allocator["xla_gpu_host_bfc"].by_op] == ["jit_f"]
+    nid = model.index["jit_f"]  # a memory-only record adds no time and no run
+    stats = model.stats(0)
+    assert (stats.cpu_exec_micros[nid], stats.exec_micros[nid], stats.run_count[nid]) == (0, 0, 0)
+    assert stats.requested_bytes[nid] == 4096 + 1024
 
 
 def test_take_rows_and_concat_keep_sparse_columns_with_their_rows() -> None:
@@ -148,13 +152,16 @@ def test_take_rows_and_concat_keep_sparse_columns_with_their_rows() -> None:
         o_bytes=np.asarray([5, 7]), o_ptr=np.asarray([50, 70], np.uint64),
         r_row=np.asarray([1, 2], np.int32), raw=[b"y", b"z"],
     )  # fmt: skip
+    cols.untimed = np.asarray([False, True, False])
     kept = take_rows(cols, np.asarray([True, False, True]))
+    assert kept.untimed.tolist() == [False, False]
     assert kept.name == ["x", "z"] and kept.total.tolist() == [0, 7]
     assert kept.o_row.tolist() == [1] and kept.o_bytes.tolist() == [7] and kept.raw == [b"z"]
     both = concat_columns(kept, cols)
     assert both.devices == ["a", "b", "a", "b"] and both.dev.tolist() == [0, 1, 2, 3, 3]
     assert both.o_row.tolist() == [1, 3, 4] and both.r_row.tolist() == [1, 3, 4]
     assert both.raw == [b"z", b"y", b"z"] and len(both) == 5
+    assert both.untimed.tolist() == [False, False, False, True, False]
 
 
 # ------------------------------------------------------------------ code

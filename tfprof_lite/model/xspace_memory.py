@@ -28,8 +28,8 @@ memory columns, the report and the advisor read them unchanged:
 * that record takes the place of the node's first record on its canonical
   device in the step (a TF op's host record keeps its times), or is new: on
   ``.../device:GPU:<n>`` for a ``GPU_<n>_...`` allocator, else on the host
-  device, at the node's first event with no duration (counted as 1 µs, as
-  tfprof counts such records).
+  device, at the node's first event, marked ``untimed`` in the step columns so
+  that it adds no time and no run.
 """
 
 from __future__ import annotations
@@ -342,6 +342,7 @@ def _step_memory(
     meta = pb.RunMetadata()
     dev_stats: dict[str, Any] = {}
     replaced: list[int] = []
+    untimed: dict[str, list[bool]] = {}
     for node, node_events in by_node.items():
         first_us = _micros(origin_ns, node_events[0].start_ps)
         place, row = _place(cols, node, first_us, devices[node])
@@ -357,6 +358,7 @@ def _step_memory(
         ns.all_start_micros = place.start
         ns.op_end_rel_micros = place.rel
         ns.all_end_rel_micros = place.rel
+        untimed.setdefault(place.device, []).append(row < 0)
         per_allocator: dict[str, list[MemoryEvent]] = {}
         for ev in node_events:
             per_allocator.setdefault(ev.allocator, []).append(ev)
@@ -365,7 +367,11 @@ def _step_memory(
         _outputs(ns, node_events)
     keep = np.ones(len(cols), dtype=bool)
     keep[replaced] = False
-    return concat_columns(take_rows(cols, keep), columns_from_message(meta))
+    memory = columns_from_message(meta)
+    memory.untimed = np.asarray(
+        [flag for d in meta.step_stats.dev_stats for flag in untimed[d.device]], dtype=bool
+    )
+    return concat_columns(take_rows(cols, keep), memory)
 
 
 def add_memory(
@@ -426,6 +432,7 @@ def take_rows(cols: StepColumns, keep: np.ndarray) -> StepColumns:
     )
     for name in _ROW_FIELDS:
         setattr(out, name, getattr(cols, name)[keep])
+    out.untimed = cols.untimed[keep] if cols.untimed.size else cols.untimed
     for row_field, fields in _SPARSE:
         rows = getattr(cols, row_field)
         sel = keep[rows] if rows.size else np.zeros(0, dtype=bool)
@@ -450,6 +457,8 @@ def concat_columns(a: StepColumns, b: StepColumns) -> StepColumns:
     )
     for name in _ROW_FIELDS:
         setattr(out, name, np.concatenate([getattr(a, name), getattr(b, name)]))
+    if a.untimed.size or b.untimed.size:
+        out.untimed = np.concatenate([_untimed(a), _untimed(b)])
     for row_field, fields in (*_SPARSE, ("r_row", ())):
         rows = np.concatenate([getattr(a, row_field), getattr(b, row_field) + n])
         setattr(out, row_field, rows.astype(np.int32))
@@ -457,3 +466,7 @@ def concat_columns(a: StepColumns, b: StepColumns) -> StepColumns:
             setattr(out, name, np.concatenate([getattr(a, name), getattr(b, name)]))
     out.raw = a.raw + b.raw
     return out
+
+
+def _untimed(cols: StepColumns) -> np.ndarray:
+    return cols.untimed if cols.untimed.size else np.zeros(len(cols), dtype=bool)
