@@ -188,4 +188,4 @@ def test_report_memory_section_and_memory_checker_read_allocator_events() -> Non
     checker.configure({})
     lines = checker.check(model) or []
     assert any(line.startswith("step 22, GPU_0_bfc: peak 68.54MB") for line in lines)
-    assert any("live op jit_train_step (XlaProgram)" in line for line in lines)
+    assert any("live op jit_train_step (XlaModule)" in line for line in lines)

@@ -92,3 +92,13 @@ def test_cluster_merge_takes_a_run_of_several_hosts(logdir: Path) -> None:
     assert len(tasks) == 2
     one = Profiler.load(run, host="a")
     assert len(merged.model.names) >= len(one.model.names)
+
+
+def test_an_xspace_given_as_another_message_is_named() -> None:
+    import tfprof_lite
+
+    raw = xspace_files.jax_file(MLP).read_bytes()
+    with pytest.raises(
+        InvalidInputError, match=r"looks like an XSpace; load it with Profiler\.load"
+    ):
+        tfprof_lite.Profiler().add_step(0, raw)

@@ -238,7 +238,7 @@ def _looks_like(data: bytes | bytearray, expected: str, text: bool = False) -> s
 
 def _a(name: str) -> str:
     """``name`` with its indefinite article (``an OpLogProto``, ``a GraphDef``)."""
-    return f"an {name}" if name[0] in "AEIOU" else f"a {name}"
+    return f"an {name}" if name[0] in "AEIOUX" else f"a {name}"
 
 
 def _is_text_path(path: str) -> bool:

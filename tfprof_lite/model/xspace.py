@@ -50,7 +50,7 @@ from tfprof_lite.model.xspace_events import (
     gpu_ordinal,
 )
 from tfprof_lite.model.xspace_memory import add_memory
-from tfprof_lite.model.xspace_steps import StepRoots, find_steps, step_of
+from tfprof_lite.model.xspace_steps import StepRoots, find_steps, outermost, program_of, step_of
 from tfprof_lite.model.xspace_xla import xla_ops
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
@@ -146,6 +146,10 @@ class _Attribution:
             if found is not None:
                 self.tf_ops[event] = found
                 by_line.setdefault(table.line_of(event), []).append(event)
+        # JAX: each execution of an XLA program on a host thread is the host side
+        # of its kernels (dispatch, launch), a node of op type XlaModule.
+        programs = [e for e in table.host_events().tolist() if no_tf and program_of(table.names[e])]
+        self.programs = {e: program_of(table.names[e]) for e in outermost(table, programs)}
         self.lines = {
             line: sorted(events, key=lambda e: int(table.start[e]))
             for line, events in by_line.items()
@@ -158,6 +162,8 @@ class _Attribution:
         host = table.host_events()
         self.launch = {int(corr[e]): int(e) for e in host[has[host]].tolist()}
         self.node_types: dict[str, str] = {name: kind for name, kind in self.tf_ops.values()}
+        for module in self.programs.values():
+            self.node_types.setdefault(module, "XlaModule")
         self.hlo = xla_ops(table)
 
     def launch_of(self, event: int) -> int:
@@ -299,10 +305,9 @@ def _grouped(table: EventTable, roots: StepRoots, attribution: _Attribution) -> 
     for event, step in zip(device.tolist(), dev_steps):
         if step >= 0:
             groups[step].extend(_device_rows(table, attribution, event))
-    ops = [
-        (attribution.tf_ops[e][0], int(table.start[e]), int(table.end[e]))
-        for e in sorted(attribution.tf_ops)
-    ]
+    named = {e: op for e, (op, _) in attribution.tf_ops.items()}
+    named.update(attribution.programs)
+    ops = [(named[e], int(table.start[e]), int(table.end[e])) for e in sorted(named)]
     if not roots.events:
         groups[0].extend(_Row(CPU_DEVICE, name, name, s, e) for name, s, e in ops)
     windows = _add_roots(table, roots, groups)
@@ -396,7 +401,8 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
     columns = [_columns(rows, cols.origin_ns) for rows in groups]
     tracer = [_tracer_ns(rows) for rows in groups]
-    add_memory(table, attribution.tf_ops, roots.events, columns, nodes)
+    programs = set(attribution.programs.values())
+    add_memory(table, attribution.tf_ops, roots.events, columns, nodes, programs)
     code = code_stacks(table, attribution)
     return XSpaceSteps(numbers, columns, nodes, roots.source, groups, tracer, code)
 

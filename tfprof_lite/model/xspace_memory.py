@@ -60,7 +60,7 @@ __all__ = [
 #: The allocator events' names: an allocation, a free.
 MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
 #: Op type of a node standing for an XLA program's buffers.
-PROGRAM_TYPE = "XlaProgram"
+PROGRAM_TYPE = "XlaModule"
 #: Op type of the node holding an allocator's events outside any op.
 NO_OP_TYPE = "AllocatorEvents"
 
@@ -259,7 +259,8 @@ def _owner(
         return name
     program = programs.around(line, t)
     if program:
-        new_nodes.setdefault(program, PROGRAM_TYPE)
+        if program not in known:
+            new_nodes.setdefault(program, PROGRAM_TYPE)
         return program
     node = f"{allocator} (no op)"
     new_nodes.setdefault(node, NO_OP_TYPE)
@@ -380,19 +381,22 @@ def add_memory(
     roots: list[int],
     columns: list[StepColumns],
     nodes: list[NodeSpec],
+    host_nodes: set[str] | frozenset[str] = frozenset(),
 ) -> list[MemoryEvent]:
     """Add the allocator events of ``table`` to the step columns (in place) and the
     nodes they need to ``nodes``; returns the events (by time).
 
     ``roots`` are the step roots (event rows, by start); an event's step is the
     one :func:`~tfprof_lite.model.xspace_steps.step_of` gives its time.
+    ``host_nodes`` are nodes other than the TF ops that have host records (XLA
+    program executions): their memory goes on the host device, beside those.
     """
     known = {spec.name for spec in nodes}
     events, new_nodes = memory_events(table, tf_ops, known)
     if not events:
         return events
     nodes.extend(NodeSpec(name=name, op=kind) for name, kind in new_nodes.items())
-    op_names = {name for name, _ in tf_ops.values()}
+    op_names = {name for name, _ in tf_ops.values()} | set(host_nodes)
     devices: dict[str, str] = {}
     for ev in events:
         if ev.node not in devices:
