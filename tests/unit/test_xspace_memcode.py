@@ -258,3 +258,19 @@ def test_user_code_mode_cuts_library_frames_of_hlo_stacks() -> None:
     assert "linear.py:294:Dense.__call__" in full
     assert "linear.py:294:Dense.__call__" not in user
     assert any(name.startswith("train.py:126:<module>") for name in user)
+
+
+def test_jax_program_execution_takes_the_frames_around_it() -> None:
+    from tests.xspace_files import stat
+
+    b = SpaceBuilder()
+    names = b.names.setdefault(id(b.host), {})
+    b.host.stats.append(stat(b.host, names, "jax_version", str_value="0.11.2"))
+    line = b.line(b.host, 1, "python3")
+    b.event(b.host, line, "train", 1_000_000, 100_000, step_num=0, _r=1)
+    b.event(b.host, line, "$loop.py:5 run", 1_001_000, 60_000)
+    b.event(b.host, line, "CommonPjRtLoadedExecutable::Execute (jit_f)", 1_010_000, 20_000)
+    model = _model(b)
+    nid = model.index["jit_f"]
+    assert model.ops[nid] == PROGRAM_TYPE
+    assert model.traces[nid] == [CodeFrame("loop.py", 5, "run")]

@@ -12,10 +12,11 @@ as an op log's code trace does for a TF1 graph (:func:`code_stacks`):
   instruction with only ``source_file``/``source_line`` gives a one-frame stack.
 * **The Python tracer** (JAX's ``jax.profiler`` and TensorFlow's
   ``python_tracer_level=1`` write it): events ``$<file>:<line> <function>`` on a
-  host thread, nested as the calls were. A TF op takes the frames open on its
-  thread when it started; a device event (kernel, copy) the frames open around
-  its host launch (the event with its ``correlation_id``: a TF op's launch, an
-  XLA program's ``cuGraphLaunch``/``cuLaunchKernel``). Events of C functions
+  host thread, nested as the calls were. A TF op or an XLA program's host
+  execution takes the frames open on its thread when it started; a device
+  event (kernel, copy) the frames open around its host launch (the event
+  with its ``correlation_id``: a TF op's launch, an XLA program's
+  ``cuGraphLaunch``/``cuLaunchKernel``). Events of C functions
   (``$builtins isinstance``, ``$<unknown> view``) carry no file and line and
   are left out. The tracer writes file base names only, so user-code mode
   (``Options.user_code``) cannot tell library files from the user's by path
@@ -196,8 +197,9 @@ def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame
     """Node name -> its call stack (see the module docstring).
 
     ``attribution`` is the conversion's op attribution: its ``tf_ops`` (host
-    event -> (name, type)), ``hlo`` (device event -> HLO op), ``launch_of`` and
-    ``op_of``.
+    event -> (name, type)), ``programs`` (host execution of an XLA program ->
+    its node, when present), ``hlo`` (device event -> HLO op), ``launch_of``
+    and ``op_of``.
     """
     python = PythonStacks(table)
     programs = {op.program_id for op in attribution.hlo.values()}
@@ -207,8 +209,10 @@ def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame
     from_hlo: dict[str, list[CodeFrame]] = {}
     from_python: dict[str, list[CodeFrame]] = {}
     if python:
-        for event in sorted(attribution.tf_ops, key=lambda e: int(table.start[e])):
-            name = attribution.tf_ops[event][0]
+        host_ops = {e: name for e, (name, _) in attribution.tf_ops.items()}
+        host_ops.update(getattr(attribution, "programs", {}))
+        for event in sorted(host_ops, key=lambda e: int(table.start[e])):
+            name = host_ops[event]
             if name not in from_python:
                 stack = python.at(table.line_of(event), int(table.start[event]))
                 if stack:
