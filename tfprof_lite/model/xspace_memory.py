@@ -10,8 +10,9 @@ memory columns, the report and the advisor read them unchanged:
 
 * each event belongs to a step as the ops do (inside a step root, or in the gap
   before it; events before the first root or after the last one belong to
-  none) and to a node: the op its ``tf_op`` stat names (``name:type`` or a
-  name), else the TF op running on its thread around it, else the XLA program
+  none) and to a node: the node its ``tf_op`` stat names (``name:type`` or a
+  name), else the TF op running on its thread around it, else a new node
+  named by ``tf_op`` (eager ops name their type), else the XLA program
   executing on its thread around it (node ``<module>``, op type
   :data:`PROGRAM_TYPE`), else node ``<allocator> (no op)`` (op type
   :data:`NO_OP_TYPE`); a free belongs to the node that made the allocation at
@@ -26,7 +27,8 @@ memory columns, the report and the advisor read them unchanged:
   output per allocation whose event names a shape (dtype, shape, requested and
   allocated bytes, address);
 * that record takes the place of the node's first record on its canonical
-  device in the step (a TF op's host record keeps its times), or is new: on
+  device in the step (a TF op's or a program execution's host record keeps
+  its times), or is new: on the host device for nodes with host records, else on
   ``.../device:GPU:<n>`` for a ``GPU_<n>_...`` allocator, else on the host
   device, at the node's first event, marked ``untimed`` in the step columns so
   that it adds no time and no run.
