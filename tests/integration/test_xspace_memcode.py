@@ -189,3 +189,16 @@ def test_report_memory_section_and_memory_checker_read_allocator_events() -> Non
     lines = checker.check(model) or []
     assert any(line.startswith("step 22, GPU_0_bfc: peak 68.54MB") for line in lines)
     assert any("live op jit_train_step (XlaModule)" in line for line in lines)
+
+
+@pytest.mark.tf
+def test_tf_capture_without_allocator_events_has_no_memory_in_either_tool() -> None:
+    from tests.integration.xspace_captures import tf_capture
+    from tfprof_lite.analysis.memory import NO_XSPACE_MEMORY
+
+    oracle.require_xprof()
+    path = tf_capture("keras_fit").xplane
+    assert oracle.memory_profile(oracle.xprof_tool(path, "memory_profile")) == {}
+    report = memory_profile(load_model(str(path)))
+    assert not any(step.allocators for step in report.steps)
+    assert report.notes == [NO_XSPACE_MEMORY]

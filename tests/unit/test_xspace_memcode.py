@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from tests.xspace_files import SpaceBuilder
-from tfprof_lite.analysis.memory import memory_profile
+from tfprof_lite.analysis.memory import NO_MEMORY, NO_XSPACE_MEMORY, memory_profile
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import CodeFrame
 from tfprof_lite.model.xspace_code import _frames, _module_stacks, python_frame
@@ -274,3 +274,11 @@ def test_jax_program_execution_takes_the_frames_around_it() -> None:
     nid = model.index["jit_f"]
     assert model.ops[nid] == PROGRAM_TYPE
     assert model.traces[nid] == [CodeFrame("loop.py", 5, "run")]
+
+
+def test_no_allocator_events_says_how_to_get_them() -> None:
+    report = memory_profile(_model(_space(memory=False)))
+    assert [len(s.allocators) for s in report.steps] == [0, 0]
+    assert report.notes == [NO_XSPACE_MEMORY]
+    assert "TF_CPU_ALLOCATOR_USE_BFC=true" in NO_XSPACE_MEMORY
+    assert memory_profile(ProfileModel()).notes == [NO_MEMORY]
