@@ -29,7 +29,7 @@ from tfprof_lite.model.xspace_load import load_model
 from tfprof_lite.options.options import Options
 from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.views.query import run_view
-from tfprof_lite.views.stats import ACC
+from tfprof_lite.views.stats import ACC, CPU
 
 #: XProf samples an allocator's timeline down to this many snapshots.
 XPROF_MAX_SNAPSHOTS = 1000
@@ -127,6 +127,14 @@ def test_jax_code_view_shows_the_training_script_with_device_time(case: str) -> 
     assert not [n for n in user if n.name.startswith(("linear.py:", "_combining"))]
     user_script = [n for n in user if n.name.startswith("capture_jax.py:126:<module>")]
     assert user_script[0].total[ACC] == script[0].total[ACC]
+    # the program's host execution (dispatch) hangs on the line that calls it
+    (site,) = model.traces[model.index["jit_train_step"]] or []
+    assert (site.file.rsplit("/", 1)[-1], site.lineno, site.function) == (
+        "capture_jax.py",
+        126,
+        "<module>",
+    )
+    assert script[0].self_[CPU] > 0
 
 
 @pytest.mark.parametrize("case", JAX_CASES)

@@ -11,7 +11,7 @@ from tests.xspace_files import SpaceBuilder
 from tfprof_lite.analysis.memory import NO_MEMORY, NO_XSPACE_MEMORY, memory_profile
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import CodeFrame
-from tfprof_lite.model.xspace_code import _frames, _module_stacks, python_frame
+from tfprof_lite.model.xspace_code import _frames, _module_stacks, call_site, python_frame
 from tfprof_lite.model.xspace_load import model_from_bytes
 from tfprof_lite.model.xspace_memory import NO_OP_TYPE, PROGRAM_TYPE, concat_columns, take_rows
 from tfprof_lite.options.options import Options
@@ -282,3 +282,14 @@ def test_no_allocator_events_says_how_to_get_them() -> None:
     assert report.notes == [NO_XSPACE_MEMORY]
     assert "TF_CPU_ALLOCATOR_USE_BFC=true" in NO_XSPACE_MEMORY
     assert memory_profile(ProfileModel()).notes == [NO_MEMORY]
+
+
+def test_call_site_is_the_shared_start_of_a_programs_stacks() -> None:
+    main, f, g = (
+        CodeFrame("m.py", 9, "<module>"),
+        CodeFrame("m.py", 3, "f"),
+        CodeFrame("m.py", 4, "g"),
+    )
+    assert call_site({"a": [main, f], "b": [main, g], "c": [main, f, g]}) == [main]
+    assert call_site({"a": [main, f]}) == [main, f]
+    assert call_site({"a": [f], "b": [g]}) == [] and call_site({}) == []

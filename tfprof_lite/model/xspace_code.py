@@ -18,7 +18,9 @@ as an op log's code trace does for a TF1 graph (:func:`code_stacks`):
   with its ``correlation_id``: a TF op's launch, an XLA program's
   ``cuGraphLaunch``/``cuLaunchKernel``). Events of C functions
   (``$builtins isinstance``, ``$<unknown> view``) carry no file and line and
-  are left out. The tracer writes file base names only, so user-code mode
+  are left out. A program execution with no tracer frame around it takes the
+  frames all of the program's instruction stacks start with (the call site of
+  the traced function). The tracer writes file base names only, so user-code mode
   (``Options.user_code``) cannot tell library files from the user's by path
   there; the HLO stacks have full paths.
 """
@@ -42,7 +44,14 @@ from tfprof_lite.proto.hlo import parse_hlo_proto
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["PythonStacks", "add_code_stacks", "code_stacks", "hlo_stacks", "python_frame"]
+__all__ = [
+    "PythonStacks",
+    "add_code_stacks",
+    "call_site",
+    "code_stacks",
+    "hlo_stacks",
+    "python_frame",
+]
 
 log = logging.getLogger("tfprof_lite")
 
@@ -230,7 +239,31 @@ def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame
             stack = python.at(table.line_of(launch), int(table.start[launch]))
             if stack:
                 from_python[node] = stack
+    for module in set(getattr(attribution, "programs", {}).values()):
+        if module not in from_python and module not in from_hlo:
+            site = call_site(hlo_by_module.get(module, {}))
+            if site:
+                from_hlo[module] = site
     return {**from_python, **from_hlo}
+
+
+def call_site(stacks: dict[str, list[CodeFrame]]) -> list[CodeFrame]:
+    """The frames every stack of a program starts with (where the traced
+    function was called from), outermost first; [] when none is shared."""
+    common: list[CodeFrame] | None = None
+    for stack in stacks.values():
+        if common is None:
+            common = list(stack)
+            continue
+        size = 0
+        for mine, theirs in zip(common, stack):
+            if mine != theirs:
+                break
+            size += 1
+        del common[size:]
+        if not common:
+            break
+    return common or []
 
 
 def add_code_stacks(model: ProfileModel, stacks: dict[str, list[CodeFrame]]) -> None:
