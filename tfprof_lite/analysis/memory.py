@@ -50,6 +50,14 @@ __all__ = [
     "step_ranges",
 ]
 
+#: The note when no step has memory records (RunMetadata, saved profiles).
+NO_MEMORY = "no memory records: trace steps with FULL_TRACE (RunOptions.trace_level=3)"
+#: The note when an XSpace (a model whose ``steps_source`` is set) has none.
+NO_XSPACE_MEMORY = (
+    "no memory records: the profile has no allocator events (GPU allocators write "
+    "them; TensorFlow's CPU allocator only with TF_CPU_ALLOCATOR_USE_BFC=true)"
+)
+
 #: Label of the top-level name scope (nodes whose names have no ``/``).
 TOP_SCOPE = "(top level)"
 
@@ -450,9 +458,7 @@ def memory_profile(
         which = step_ranges(numbers)
         report.notes.append(f"step{'s' if len(numbers) > 1 else ''} {which}: {note}")
     if not any(s.allocators for s in report.steps):
-        report.notes.append(
-            "no memory records: trace steps with FULL_TRACE (RunOptions.trace_level=3)"
-        )
+        report.notes.append(NO_XSPACE_MEMORY if model.steps_source else NO_MEMORY)
     return report
 
 

@@ -10,7 +10,8 @@
   records of the node on other canonical devices are ignored;
 * records with a positive start add a time (accelerator devices: accelerator
   time, canonical devices: CPU time and a run; others only move start and end)
-  with a zero duration counted as 1;
+  with a zero duration counted as 1; records marked ``untimed`` (memory-only
+  records of an XSpace) only move start and end;
 * records on the node's canonical device add a memory record (tfprof's
   ExecMemory) when they have a positive start.
 
@@ -151,6 +152,7 @@ def _add_times(
 ) -> None:
     start = cols.start[rows]
     started = start > 0
+    untimed = cols.untimed[rows][started] if cols.untimed.size else None
     rel = cols.rel[rows][started]
     dur = np.where(rel == 0, 1, rel)
     start = start[started]
@@ -163,6 +165,8 @@ def _add_times(
         np.where(classes[started] == DEVICE_CANONICAL, KIND_CPU, 0),
     )
     timed = kind != 0
+    if untimed is not None:
+        timed &= ~untimed
     execs.times.append(
         node=nodes[timed],
         kind=kind[timed],

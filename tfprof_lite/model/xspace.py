@@ -41,15 +41,15 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.devices import is_tracer_device
-from tfprof_lite.model.records import NodeSpec
-from tfprof_lite.model.xspace_columns import add_memory_columns
+from tfprof_lite.model.records import CodeFrame, NodeSpec
+from tfprof_lite.model.xspace_code import add_code_stacks, code_stacks
 from tfprof_lite.model.xspace_events import (
     PLANE_GPU,
     EventTable,
     event_table,
     gpu_ordinal,
 )
-from tfprof_lite.model.xspace_memory import MemoryRecord, memory_records
+from tfprof_lite.model.xspace_memory import add_memory
 from tfprof_lite.model.xspace_steps import StepRoots, find_steps, outermost, program_of, step_of
 from tfprof_lite.model.xspace_xla import xla_ops
 from tfprof_lite.proto.steps import StepColumns
@@ -63,7 +63,6 @@ __all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "convert", "plan_steps"]
 I64 = npt.NDArray[np.int64]
 
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
-MEMORY_GPU_DEVICE = "/job:localhost/replica:0/task:0/device:GPU:0"
 STEPS_DEVICE = "/host:CPU/steps"
 
 _TF_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*")
@@ -81,7 +80,6 @@ class _Row:
     label: str
     start_ps: int
     end_ps: int
-    memory: MemoryRecord | None = None
 
 
 @dataclass
@@ -98,6 +96,7 @@ class XSpaceSteps:
     source: str
     rows: list[list[_Row]] = field(default_factory=list)
     tracer_ns: list[list[int]] = field(default_factory=list)
+    code: dict[str, list[CodeFrame]] = field(default_factory=dict)
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
@@ -272,7 +271,7 @@ def _columns(rows: list[_Row], origin_ns: int) -> StepColumns:
     start = _micros(origin_ns, np.asarray([r.start_ps for r in ordered], dtype=np.int64))
     end = _micros(origin_ns, np.asarray([r.end_ps for r in ordered], dtype=np.int64))
     zeros = np.zeros(n, dtype=np.int64)
-    cols = StepColumns(
+    return StepColumns(
         devices=devices,
         dev=np.asarray([index[r.device] for r in ordered], dtype=np.int32),
         name=[r.name for r in ordered],
@@ -288,10 +287,6 @@ def _columns(rows: list[_Row], origin_ns: int) -> StepColumns:
         persist=zeros.copy(),
         has_step_stats=True,
     )
-    memory = [(i, r.memory) for i, r in enumerate(ordered) if r.memory is not None]
-    if memory:
-        add_memory_columns(cols, memory, origin_ns)
-    return cols
 
 
 def _grouped(table: EventTable, roots: StepRoots, attribution: _Attribution) -> list[list[_Row]]:
@@ -310,13 +305,6 @@ def _grouped(table: EventTable, roots: StepRoots, attribution: _Attribution) -> 
     for event, step in zip(device.tolist(), dev_steps):
         if step >= 0:
             groups[step].extend(_device_rows(table, attribution, event))
-    for step, records in enumerate(memory_records(table, starts, ends, len(groups))):
-        for record in records:
-            first = record.records[0][0]
-            allocator = record.allocator.lower()
-            on_gpu = "gpu" in allocator and "host" not in allocator
-            where = MEMORY_GPU_DEVICE if on_gpu else CPU_DEVICE
-            groups[step].append(_Row(where, record.node, record.node, first, first, record))
     named = {e: op for e, (op, _) in attribution.tf_ops.items()}
     named.update(attribution.programs)
     ops = [(named[e], int(table.start[e]), int(table.end[e])) for e in sorted(named)]
@@ -413,7 +401,10 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
     columns = [_columns(rows, cols.origin_ns) for rows in groups]
     tracer = [_tracer_ns(rows) for rows in groups]
-    return XSpaceSteps(numbers, columns, nodes, roots.source, groups, tracer)
+    programs = set(attribution.programs.values())
+    add_memory(table, attribution.tf_ops, roots.events, columns, nodes, programs)
+    code = code_stacks(table, attribution)
+    return XSpaceSteps(numbers, columns, nodes, roots.source, groups, tracer, code)
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
@@ -431,5 +422,6 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
             kernels = model.steps[number].kernels
             if len(kernels) == before + len(exact):
                 kernels.dur_ns[before:] = exact
+    add_code_stacks(model, plan.code)
     model.steps_source = plan.source
     return plan

@@ -113,6 +113,9 @@ class StepColumns:
     r_row: I32 = field(default_factory=_i32)
     raw: list[bytes] = field(default_factory=list)
     has_step_stats: bool = False
+    #: Rows that add no time (records of memory only, made from XSpace allocator
+    #: events); empty when none. No RunMetadata decoder sets it.
+    untimed: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def __len__(self) -> int:
         return len(self.name)
