@@ -110,7 +110,7 @@ def test_pure_python_env_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_out_of_range_times_are_one_line_errors() -> None:
-    with pytest.raises(InvalidInputError, match="event times beyond int64"):
+    with pytest.raises(InvalidInputError, match="event times beyond 64 bits of picoseconds"):
         xplane.decode_xspace(xspace_cases.DECLINED["event_start_overflow"], "f.xplane.pb")
 
 

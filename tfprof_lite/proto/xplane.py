@@ -474,7 +474,4 @@ def decode_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> 
     from tfprof_lite.proto.xplane_native import native_columns
 
     data = raw if isinstance(raw, bytes) else bytes(raw)
-    try:
-        return native_columns(data) or columns_from_message(parse_xspace(data, what), what)
-    except OverflowError:  # numpy: a time beyond int64
-        raise InvalidInputError(f"{what}: event times beyond int64; capture it again") from None
+    return native_columns(data) or columns_from_message(parse_xspace(data, what), what)
