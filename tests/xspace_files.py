@@ -3,37 +3,17 @@
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.xspace_data import JAX_CASES, data_dir, jax_file
 from tfprof_lite.proto import messages as pb
 
-#: The JAX captures made on an H100 (shared data, outside the repository).
-DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data" / "xspace"
-_FALLBACK = Path("/work/shared/data/xspace")
-
-
-def data_dir() -> Path:
-    """The folder holding the real JAX captures; skips the test when absent."""
-    for root in (DATA.resolve(), _FALLBACK):
-        if (root / "jax_h100_mlp").is_dir():
-            return root
-    pytest.skip("the real XSpace captures are not on this machine")
-    raise AssertionError  # unreachable
+__all__ = ["data_dir", "jax_cases", "jax_file", "stat"]
 
 
 def jax_cases() -> list[str]:
     """The names of the JAX capture folders."""
-    return ["jax_h100_mlp", "jax_h100_transformer_bf16"]
-
-
-def jax_file(case: str) -> Path:
-    """The ``*.xplane.pb`` of JAX capture ``case``."""
-    found = sorted((data_dir() / case).glob("plugins/profile/*/*.xplane.pb"))
-    assert found, case
-    return found[0]
+    return list(JAX_CASES)
 
 
 def stat(plane: Any, names: dict[str, int], name: str, **value: Any) -> Any:

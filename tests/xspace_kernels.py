@@ -11,40 +11,21 @@ the ``tf_op`` stat, else the event name; times are microseconds, truncated.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.xspace_data import JAX_CASES, data_dir, jax_file
 from tfprof_lite.proto import messages as pb
 
 __all__ = ["DeviceEvent", "data_root", "device_events", "jax_file", "run_meta_of", "JAX_CASES"]
 
-#: The JAX captures made on an H100.
-JAX_CASES = ("jax_h100_mlp", "jax_h100_transformer_bf16")
-_REPO = Path(__file__).resolve().parents[1]
-
 
 def data_root() -> Path:
-    """``shared/data/xspace`` (``TFPROF_LITE_SHARED_DATA`` names ``shared/data``);
-    skips the test where the captures are not on the machine."""
-    configured = os.environ.get("TFPROF_LITE_SHARED_DATA")
-    bases = [Path(configured)] if configured else []
-    bases += [_REPO / "shared" / "data", _REPO.parent / "shared" / "data"]
-    bases += [_REPO.parent.parent / "shared" / "data"]
-    for base in bases:
-        if (base / "xspace" / JAX_CASES[0]).is_dir():
-            return base / "xspace"
-    pytest.skip("the JAX XSpace captures (shared/data/xspace) are not on this machine")
-    raise AssertionError
-
-
-def jax_file(case: str) -> Path:
-    """The ``*.xplane.pb`` of one JAX capture."""
-    (found,) = sorted((data_root() / case).glob("plugins/profile/*/*.xplane.pb"))
-    return found
+    """``shared/data/xspace`` (see :mod:`tests.xspace_data`)."""
+    return data_dir()
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 
+from tests.xspace_data import data_dir
 from tfprof_lite.model import xla_align
 from tfprof_lite.model.xla_ops import KernelRef, Resolution, XlaOpIndex
 
-DATA = Path(__file__).resolve().parents[2] / ".." / ".." / "shared" / "data" / "xspace"
-_FALLBACK = Path("/work/shared/data/xspace")
 CASES = ["jax_h100_mlp", "jax_h100_transformer_bf16"]
 #: Per case: (program, custom calls = library GEMM kernels per step, kernels per step).
 EXPECTED = {"jax_h100_mlp": (84048, 3, 38), "jax_h100_transformer_bf16": (713131, 28, 369)}
@@ -32,11 +31,7 @@ STEPS = 8
 
 
 def _case_dir(case: str) -> Path:
-    for root in (DATA.resolve(), _FALLBACK):
-        if (root / case).is_dir():
-            return root / case
-    pytest.skip("the real XSpace captures are not on this machine")
-    raise AssertionError  # unreachable
+    return data_dir() / case
 
 
 @dataclass

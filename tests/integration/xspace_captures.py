@@ -50,11 +50,11 @@ from typing import Any, Callable
 import pytest
 
 from tests.stepcols import skip_or_fail
+from tests.xspace_data import JAX_CASES, shared_xspace_dir
 
 #: The TensorFlow capture cases, in the order the tests use them.
 TF_CASES = ("keras_fit", "session_markers", "session_plain", "input_bound")
 #: The JAX GPU samples in ``shared/data/xspace``.
-JAX_CASES = ("jax_h100_mlp", "jax_h100_transformer_bf16")
 #: Steps each Session / tf.data case runs under the profiler.
 STEPS = 8
 #: Keras: batches in the epoch, and the traced range of the TensorBoard callback.
@@ -311,28 +311,6 @@ def tf_capture(case: str) -> XCapture:
             _make(case, out_dir)
     _CACHE[case] = load_capture(case, out_dir)
     return _CACHE[case]
-
-
-def _checkouts() -> list[Path]:
-    """This checkout, and the main one when this is a git worktree (``.git`` is a file)."""
-    found = [REPO_ROOT]
-    marker = REPO_ROOT / ".git"
-    if marker.is_file():
-        text = marker.read_text().strip()
-        if text.startswith("gitdir:"):
-            gitdir = Path(text.split(":", 1)[1].strip())
-            if gitdir.parent.name == "worktrees":
-                found.append(gitdir.parents[2])
-    return found
-
-
-def shared_xspace_dir() -> Path:
-    """``shared/data/xspace`` beside the checkout (``TFPROF_LITE_SHARED_DATA`` overrides)."""
-    configured = os.environ.get("TFPROF_LITE_SHARED_DATA")
-    if configured:
-        return Path(configured) / "xspace"
-    candidates = [root.parent / "shared" / "data" / "xspace" for root in _checkouts()]
-    return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
 def jax_sample(case: str) -> XCapture:
