@@ -249,6 +249,28 @@ def test_loaded_profile_matches_tf(tmp_path: Any) -> None:
     assert len(got["AcceleratorUtilizationChecker"]) == 2
 
 
+def test_cli_tf_default_prints_tfs_sections(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tfprof-lite advise --tf-default`` prints TF's sections; the default adds ours."""
+    from tfprof_lite.cli import main
+
+    capture = gpu_capture()
+    path = os.path.join(tmp_path, "profile_3")
+    with open(path, "wb") as handle:
+        handle.write(ours_for(capture).serialize_to_string())
+    expected = sections(tf_oracle.oracle_for(capture).advise_stdout(ALL_ADVICE))
+    capsys.readouterr()
+    assert main(["advise", path, "--tf-default"]) == 0
+    ours = sections(capsys.readouterr().out)
+    assert ours == expected  # TF's print order varies per process: compared per section
+    assert list(ours) == list(TF_CHECKERS)
+    assert main(["advise", path]) == 0
+    every = sections(capsys.readouterr().out)
+    assert {name: every[name] for name in TF_CHECKERS} == expected
+    assert list(every) == [name for name in CHECKER_ORDER if name != "JobChecker"]
+
+
 # ----------------------------------------------------------------------- JobChecker
 def _tf_task_times(capture: Any) -> dict[str, tuple[int, int]]:
     """Per task, (ops, exec micros at step -1) summed from TF's scope-view nodes."""

@@ -16,6 +16,9 @@ Contract:
   fixed order; TF's order varies per process). It prints nothing; the facade
   (``Profiler.advise``, ``tfprof_lite.advise``) and the CLI print the text. See
   :mod:`tfprof_lite.advisor.runner` and ``docs/advisor/``.
+* :data:`TF_DEFAULT_CHECKERS` names TensorFlow's own default set (its
+  ``ALL_ADVICE``); ``tfprof-lite advise``, its shell command and the HTML report
+  run every registered checker unless asked for that set.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from tfprof_lite.advisor.operation import OperationChecker
 from tfprof_lite.advisor.runner import (
     CHECKER_ORDER,
     CHECKERS,
+    TF_DEFAULT_CHECKERS,
     AdvisorResult,
     advisor_options,
     render_advice,
@@ -45,6 +49,7 @@ __all__ = [
     "JobChecker",
     "MemoryChecker",
     "OperationChecker",
+    "TF_DEFAULT_CHECKERS",
     "advisor_options",
     "render_advice",
     "run_advisor",

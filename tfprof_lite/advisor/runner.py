@@ -44,6 +44,7 @@ from tfprof_lite.proto.codec import parse
 __all__ = [
     "CHECKERS",
     "CHECKER_ORDER",
+    "TF_DEFAULT_CHECKERS",
     "AdvisorResult",
     "advisor_options",
     "render_advice",
@@ -67,6 +68,16 @@ CHECKERS: dict[str, type[Checker]] = {
 
 #: The order checkers run in and their entries print in.
 CHECKER_ORDER: tuple[str, ...] = tuple(CHECKERS)
+
+#: TensorFlow's own default set (the names of its ``ALL_ADVICE``), in CHECKER_ORDER.
+#: TF produces no entry for ``JobChecker``; ours reports only multi-task profiles,
+#: so on a single-task profile these give TF's three sections.
+TF_DEFAULT_CHECKERS: tuple[str, ...] = (
+    "AcceleratorUtilizationChecker",
+    "OperationChecker",
+    "ExpensiveOperationChecker",
+    "JobChecker",
+)
 
 
 def _unknown_checker(name: object) -> InvalidOptionError:

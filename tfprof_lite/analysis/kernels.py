@@ -1,4 +1,4 @@
-"""GPU kernel statistics: per kernel and launching op, how often and how long.
+"""GPU kernel statistics per kernel, launch configuration and launching op.
 
 Reads the GPU tracer's records as a RunMetadata carries them (kept per step in
 :class:`~tfprof_lite.model.execs.KernelColumns`):
@@ -12,9 +12,17 @@ Reads the GPU tracer's records as a RunMetadata carries them (kept per step in
 
 Names follow TensorFlow's GPU tracer: ``node_name`` is the launching op's
 annotation (``name:Type``) or, without one, the kernel name; ``timeline_label``
-is ``<kernel> regs:R shm:S grid:X,Y,Z block:X,Y,Z@@<annotation>`` for kernels
-(TF 2.x), ``<name> bytes:N`` (TF 2.x) or ``MEMCPYHtoD N bytes (...)`` (TF 1.x)
-for copies, and empty for TF 1.x kernels (the kernel is then "not recorded").
+is ``<kernel> regs:R static_shared:S dynamic_shared:D grid:X,Y,Z block:X,Y,Z
+occ_pct:P`` for kernels (TF 2.21, the XSpace's ``kernel_details``; older TF 2.x:
+``<kernel> regs:R shm:S grid:X,Y,Z block:X,Y,Z@@<annotation>``),
+``MemcpyH2D kind_src:… size:N …`` (TF 2.21), ``<name> bytes:N`` (older TF 2.x)
+or ``MEMCPYHtoD N bytes (...)`` (TF 1.x) for copies, and empty for TF 1.x
+kernels (the kernel is then "not recorded").
+
+Kernel rows are keyed by kernel name, launch configuration
+(:class:`~tfprof_lite.analysis.kernel_launch.LaunchConfig`) and launching op,
+like XProf's GPU Kernel Stats, and say whether the op is tensor-core eligible
+and whether the kernel uses tensor cores.
 
 A profile loaded from a ProfileProto keeps accelerator times per op but no
 kernel names: the report then lists one row per op and says so. A CPU-only
@@ -27,6 +35,15 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tfprof_lite.analysis.kernel_launch import (
+    LAUNCH_HEAD,
+    TC_LEGEND,
+    LaunchConfig,
+    launch_text,
+    split_label,
+    tensor_core_eligible,
+    uses_tensor_core,
+)
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KernelColumns
 from tfprof_lite.model.profile import ProfileModel
@@ -59,7 +76,7 @@ KERNEL_NAME_WIDTH = 80
 _DEVICE_RE = re.compile(r"(.*?)/(stream:[^/]*|memcpy|sync)", re.IGNORECASE)
 _GPU_RE = re.compile(r"gpu:(\d+)", re.IGNORECASE)
 _DIRECTION_RE = re.compile(r"(HtoD|H2D|DtoH|D2H|DtoD|D2D|P2P|HtoH|DtoA|AtoD)", re.IGNORECASE)
-_BYTES_RE = re.compile(r"bytes:(\d+)|(\d+) bytes")
+_BYTES_RE = re.compile(r"(?:bytes|size):(\d+)|(\d+) bytes")
 _DIRECTIONS = {
     "htod": "HtoD",
     "h2d": "HtoD",
@@ -76,10 +93,14 @@ _DIRECTIONS = {
 
 @dataclass(frozen=True)
 class KernelStat:
-    """One kernel (or copy) launched by one op, over the chosen steps.
+    """One kernel (or copy) with one launch configuration, launched by one op,
+    over the chosen steps.
 
     ``op`` is empty when nothing annotated the launch; ``bytes`` is the total
-    copied by a memcpy row (0 for kernels).
+    copied by a memcpy row (0 for kernels). The launch fields
+    (``registers_per_thread`` to ``occupancy_pct``) are None where the record
+    does not give them (copies, older labels); ``grid`` and ``block`` are
+    ``"x,y,z"``.
     """
 
     kernel: str
@@ -87,12 +108,32 @@ class KernelStat:
     op_type: str
     kind: str
     count: int
-    total_micros: int
+    total_micros: float
     avg_micros: float
-    min_micros: int
-    max_micros: int
+    min_micros: float
+    max_micros: float
     bytes: int
     devices: list[str]
+    registers_per_thread: int | None = None
+    static_shared_bytes: int | None = None
+    dynamic_shared_bytes: int | None = None
+    grid: str | None = None
+    block: str | None = None
+    occupancy_pct: float | None = None
+    tensor_core_eligible: bool = False
+    uses_tensor_core: bool = False
+
+    @property
+    def launch(self) -> LaunchConfig:
+        """The row's launch configuration."""
+        return LaunchConfig(
+            self.registers_per_thread,
+            self.static_shared_bytes,
+            self.dynamic_shared_bytes,
+            self.grid,
+            self.block,
+            self.occupancy_pct,
+        )
 
 
 @dataclass
@@ -105,9 +146,9 @@ class KernelReport:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def total_micros(self) -> int:
+    def total_micros(self) -> float:
         """Time of every row (kernels and copies), summed."""
-        return sum(k.total_micros for k in self.kernels)
+        return _micros(round(sum(k.total_micros * 1000 for k in self.kernels)))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -124,14 +165,18 @@ class KernelReport:
         """
         if not self.kernels:
             return "\n".join(["no GPU kernel records", *self.notes]) + "\n"
+        launch = any(k.launch.known for k in self.kernels)
         lines = [
             f"GPU kernels over {self.steps} step{'s' if self.steps != 1 else ''} "
-            f"({self.source}), total {format_time(self.total_micros)}",
+            f"({self.source}), total {format_time(round(self.total_micros))}",
             f"{'count':>7} {'total':>10} {'avg':>10} {'min':>9} {'max':>9}  kind    "
+            + (LAUNCH_HEAD if launch else "")
             + ("op" if all(k.kernel == NOT_KEPT for k in self.kernels) else "kernel <- op"),
         ]
-        lines += [_row_text(k, full_names) for k in self.kernels]
+        lines += [_row_text(k, full_names, launch) for k in self.kernels]
         lines += [f"note: {text}" for text in dict.fromkeys(self.notes)]
+        if launch:
+            lines += [f"note: {text}" for text in TC_LEGEND]
         if not full_names and any(short_kernel_name(k.kernel) != k.kernel for k in self.kernels):
             lines.append("note: long kernel names are shortened; --full-names prints them whole")
         return "\n".join(lines) + "\n"
@@ -163,16 +208,28 @@ def short_kernel_name(name: str, width: int = KERNEL_NAME_WIDTH) -> str:
     return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
-def _row_text(k: KernelStat, full_names: bool = False) -> str:
+def _launch_text(k: KernelStat) -> str:
+    if k.kind != KIND_KERNEL:
+        return " " * len(LAUNCH_HEAD)
+    return launch_text(k.launch, k.uses_tensor_core, k.tensor_core_eligible)
+
+
+def _time(micros: float) -> str:
+    return format_time(round(micros))
+
+
+def _row_text(k: KernelStat, full_names: bool = False, launch: bool = False) -> str:
     op = f"{k.op} ({k.op_type})" if k.op_type else k.op
-    launch = f" <- {op}" if op else " <- (no op annotation)"
+    where = f" <- {op}" if op else " <- (no op annotation)"
     copied = f" [{format_memory(k.bytes)}]" if k.bytes else ""
     kernel = k.kernel if full_names else short_kernel_name(k.kernel)
     # A ProfileProto keeps no kernel names: the note after the table says so once.
-    what = f"{op}" if k.kernel == NOT_KEPT else f"{kernel}{copied}{launch}"
+    what = f"{op}" if k.kernel == NOT_KEPT else f"{kernel}{copied}{where}"
     return (
-        f"{k.count:>7} {format_time(k.total_micros):>10} {format_time(round(k.avg_micros)):>10} "
-        f"{format_time(k.min_micros):>9} {format_time(k.max_micros):>9}  {k.kind:<7} {what}"
+        f"{k.count:>7} {_time(k.total_micros):>10} {_time(k.avg_micros):>10} "
+        f"{_time(k.min_micros):>9} {_time(k.max_micros):>9}  {k.kind:<7} "
+        + (_launch_text(k) if launch else "")
+        + what
     )
 
 
@@ -197,9 +254,7 @@ def kernel_name(label: str, name: str, kind: str = KIND_KERNEL, annotated: bool 
         return name
     if not label:
         return NOT_RECORDED if annotated or ":" in name else name
-    text = label.split("@@", 1)[0]
-    cut = text.find(" regs:")
-    return (text[:cut] if cut >= 0 else text).strip() or NOT_RECORDED
+    return split_label(label)[0] or NOT_RECORDED
 
 
 def _launcher(model: ProfileModel, name: str) -> tuple[str, str]:
@@ -285,6 +340,8 @@ def _selected(cols: KernelColumns) -> list[tuple[int, str, str]]:
 
 @dataclass
 class _Acc:
+    """Count, total, minimum and maximum (nanoseconds), bytes and GPUs of one row."""
+
     count: int = 0
     total: int = 0
     low: int = 0
@@ -301,7 +358,8 @@ class _Acc:
         self.devices.add(device)
 
 
-_Key = tuple[str, str, str, str]  # kind, kernel, op, op type
+_Key = tuple[str, str, str, str, LaunchConfig]  # kind, kernel, op, op type, launch
+_NO_LAUNCH = LaunchConfig()
 
 
 def _copy_directions(cols: KernelColumns) -> dict[tuple[str, int, int], str]:
@@ -319,16 +377,20 @@ def _add_tracer_step(model: ProfileModel, cols: KernelColumns, acc: dict[_Key, _
     directions = _copy_directions(cols)
     for i, gpu, kind in chosen:
         name, label = cols.name[i], cols.label[i]
-        op, op_type = _launcher(model, name)
+        # TF 2.21 names an unannotated kernel's record after the kernel, whose
+        # C++ name may hold ":" (so it is no "name:Type" annotation).
+        bare = kind == KIND_KERNEL and bool(label) and split_label(label)[0] == name
+        op, op_type = ("", "") if bare else _launcher(model, name)
         if not op and "@@" in label:
             # The raw annotation stack after "@@": "outer::inner#key=value#".
             inner = label.split("@@", 1)[1].split("::")[-1].split("#", 1)[0]
             op, op_type = _launcher(model, inner)
         if kind == KIND_MEMCPY and _DIRECTION_RE.search(label + name) is None:
             name = name + directions.get((name, cols.start[i], cols.dur[i]), "")
-        key = (kind, kernel_name(label, name, kind, bool(op)), op, op_type)
+        launch = split_label(label)[1] if kind == KIND_KERNEL and label else _NO_LAUNCH
+        key = (kind, kernel_name(label, name, kind, bool(op)), op, op_type, launch)
         nbytes = _copied_bytes(label) if kind == KIND_MEMCPY else 0
-        acc.setdefault(key, _Acc()).add(cols.dur[i], nbytes, gpu)
+        acc.setdefault(key, _Acc()).add(cols.dur_ns[i], nbytes, gpu)
     return bool(chosen)
 
 
@@ -337,30 +399,48 @@ def _add_profile_step(model: ProfileModel, step: int, acc: dict[_Key, _Acc]) -> 
     found = False
     for nid, kind, dev, dur in zip(execs.t_node, execs.t_kind, execs.t_dev, execs.t_dur):
         if kind == KIND_ACCELERATOR:
-            key = (KIND_KERNEL, NOT_KEPT, model.names[nid], model.ops[nid])
-            acc.setdefault(key, _Acc()).add(dur, 0, dev)
+            key = (KIND_KERNEL, NOT_KEPT, model.names[nid], model.ops[nid], _NO_LAUNCH)
+            acc.setdefault(key, _Acc()).add(dur * 1000, 0, dev)
             found = True
     return found
 
 
+def _micros(ns: int) -> float:
+    """Nanoseconds as microseconds: an int when whole (RunMetadata), else 3 decimals."""
+    return ns // 1000 if ns % 1000 == 0 else round(ns / 1000, 3)
+
+
+def _row(key: _Key, a: _Acc) -> KernelStat:
+    kind, kernel, op, op_type, launch = key
+    uses = kind == KIND_KERNEL and kernel != NOT_KEPT and uses_tensor_core(kernel)
+    return KernelStat(
+        kernel=kernel,
+        op=op,
+        op_type=op_type,
+        kind=kind,
+        count=a.count,
+        total_micros=_micros(a.total),
+        avg_micros=(a.total // a.count) / 1000,  # whole nanoseconds, as XProf
+        min_micros=_micros(a.low),
+        max_micros=_micros(a.high),
+        bytes=a.nbytes,
+        devices=sorted(a.devices),
+        registers_per_thread=launch.registers_per_thread,
+        static_shared_bytes=launch.static_shared_bytes,
+        dynamic_shared_bytes=launch.dynamic_shared_bytes,
+        grid=launch.grid,
+        block=launch.block,
+        occupancy_pct=launch.occupancy_pct,
+        tensor_core_eligible=kind == KIND_KERNEL and tensor_core_eligible(op, op_type, uses),
+        uses_tensor_core=uses,
+    )
+
+
 def _rows(acc: dict[_Key, _Acc]) -> list[KernelStat]:
-    rows = [
-        KernelStat(
-            kernel=kernel,
-            op=op,
-            op_type=op_type,
-            kind=kind,
-            count=a.count,
-            total_micros=a.total,
-            avg_micros=round(a.total / a.count, 2),
-            min_micros=a.low,
-            max_micros=a.high,
-            bytes=a.nbytes,
-            devices=sorted(a.devices),
-        )
-        for (kind, kernel, op, op_type), a in acc.items()
-    ]
-    return sorted(rows, key=lambda r: (-r.total_micros, r.kind, r.kernel, r.op))
+    rows = [_row(key, a) for key, a in acc.items()]
+    return sorted(
+        rows, key=lambda r: (-r.total_micros, r.kind, r.kernel, r.op, r.launch.sort_key())
+    )
 
 
 def kernel_stats(

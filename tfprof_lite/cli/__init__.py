@@ -80,7 +80,11 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
         "MEMORY_COMMANDS",
         "Peak memory per allocator and what is live at the peak.",
     ),
-    "kernels": ("memory", "MEMORY_COMMANDS", "GPU kernel statistics per kernel and launching op."),
+    "kernels": (
+        "memory",
+        "MEMORY_COMMANDS",
+        "GPU kernel statistics per kernel, launch configuration and op.",
+    ),
     "timeline": ("timeline", "TIMELINE_COMMANDS", "Chrome trace of the profile's steps."),
     "pprof": ("pprof", "PPROF_COMMANDS", "pprof profile of the code/scope/op view."),
     "hlo": ("hlo", "HLO_COMMANDS", "List XLA HLO dumps; draw one module with Graphviz."),

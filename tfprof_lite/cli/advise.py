@@ -1,10 +1,13 @@
-"""``tfprof-lite advise [PROFILE] [--checker NAME]...``: the advisor's findings.
+"""``tfprof-lite advise [PROFILE] [--checker NAME]... [--tf-default]``: the advisor's findings.
 
-Contract: runs :func:`tfprof_lite.advisor.run_advisor` with every checker (like TF's
-``profiler advise``, which uses ``ALL_ADVICE``) or the ``--checker`` ones and
-prints its text, ``\\n<Checker>:\\n`` and one line per report. The advisor is imported only
-when needed, so the other commands work even where it cannot be imported; then
-this command fails with one line (exit 1).
+Contract: runs :func:`tfprof_lite.advisor.run_advisor` with every registered
+checker (:data:`tfprof_lite.advisor.CHECKERS`, in its order) by default, the
+``--checker`` ones, or with ``--tf-default`` TensorFlow's own default set
+(:data:`tfprof_lite.advisor.TF_DEFAULT_CHECKERS`, the names of TF's
+``ALL_ADVICE``; giving both is a usage error, exit 2), and prints its text,
+``\\n<Checker>:\\n`` and one line per report. The option help lists the checkers
+from the registry, so it names every one. The drop-in ``advise()`` API and
+``Profiler.advise`` do not use this default: they run what their options name.
 """
 
 from __future__ import annotations
@@ -13,37 +16,42 @@ from typing import Any
 
 import click
 
+from tfprof_lite.advisor import CHECKER_ORDER, TF_DEFAULT_CHECKERS, advisor_options, run_advisor
 from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler
-from tfprof_lite.errors import TfprofLiteError
+from tfprof_lite.errors import UsageError
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["ADVISE_COMMANDS", "DEFAULT_CHECKERS", "advise"]
-
-#: TF's ``ALL_ADVICE`` checkers (JobChecker reports only multi-task profiles).
-DEFAULT_CHECKERS: tuple[str, ...] = (
-    "AcceleratorUtilizationChecker",
-    "OperationChecker",
-    "ExpensiveOperationChecker",
-    "JobChecker",
-)
+__all__ = ["ADVISE_COMMANDS", "advise", "checkers_to_run"]
 
 
-def advise(model: ProfileModel, checkers: tuple[str, ...] = DEFAULT_CHECKERS) -> Any:
-    """Runs the advisor's ``checkers`` on ``model`` (printing them); returns the AdviceProto.
+def advise(model: ProfileModel, checkers: tuple[str, ...] = CHECKER_ORDER) -> Any:
+    """Runs the advisor's ``checkers`` (default: every one) on ``model``, printing
+    their text; returns the AdviceProto.
 
     Raises:
-        TfprofLiteError: the advisor cannot be imported, or rejects a checker name.
+        InvalidOptionError: an unknown checker name.
     """
-    try:
-        from tfprof_lite.advisor import run_advisor
-    except ImportError as err:  # pragma: no cover - only while the advisor is broken
-        raise TfprofLiteError(f"the advisor is not available: {err}") from err
     result = run_advisor(model, {name: {} for name in checkers})
     if result.text:
         write_stdout(result.text)
     return result.advice
+
+
+def checkers_to_run(checkers: tuple[str, ...], tf_default: bool) -> tuple[str, ...]:
+    """The checkers ``advise`` runs: the named ones, TF's default set, or every one.
+
+    Raises:
+        UsageError: both ``--checker`` and ``--tf-default`` were given.
+        InvalidOptionError: an unknown checker name (checked before any input is read).
+    """
+    if checkers and tf_default:
+        raise UsageError("--checker and --tf-default cannot be combined; give one of them")
+    if tf_default:
+        return TF_DEFAULT_CHECKERS
+    advisor_options({name: {} for name in checkers})
+    return checkers or CHECKER_ORDER
 
 
 @click.command(
@@ -59,7 +67,16 @@ def advise(model: ProfileModel, checkers: tuple[str, ...] = DEFAULT_CHECKERS) ->
     "checkers",
     multiple=True,
     metavar="NAME",
-    help="Run only this checker (repeatable): " + ", ".join(DEFAULT_CHECKERS) + ".",
+    help="Run only this checker (repeatable). Default: every checker: "
+    + ", ".join(CHECKER_ORDER)
+    + ".",
+)
+@click.option(
+    "--tf-default",
+    is_flag=True,
+    help="Run TensorFlow's default set only (its ALL_ADVICE): "
+    + ", ".join(TF_DEFAULT_CHECKERS)
+    + ".",
 )
 def advise_command(
     profile: tuple[str, ...],
@@ -67,15 +84,20 @@ def advise_command(
     run_meta: tuple[str, ...],
     op_log: str | None,
     checkers: tuple[str, ...],
+    tf_default: bool,
 ) -> None:
-    """Runs the advisor's checkers on a profile and prints their reports.
+    """Runs the advisor's checkers on a profile (every checker unless told
+    otherwise) and prints their reports.
 
     \b
-    Example:
+    Examples:
+      tfprof-lite advise tfprof_out/profile_4
       tfprof-lite advise tfprof_out/profile_4 --checker ExpensiveOperationChecker
+      tfprof-lite advise tfprof_out/profile_4 --tf-default
     """
+    to_run = checkers_to_run(checkers, tf_default)
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
-    advise(load_profiler(spec).model, checkers or DEFAULT_CHECKERS)
+    advise(load_profiler(spec).model, to_run)
 
 
 ADVISE_COMMANDS: dict[str, click.Command] = {"advise": advise_command}

@@ -134,7 +134,7 @@ def memory_command(
     "kernels",
     cls=TfprofCommand,
     takes_query_options=False,
-    short_help="GPU kernel statistics per kernel and launching op.",
+    short_help="GPU kernel statistics per kernel, launch configuration and op.",
 )
 @input_options
 @_STEP
@@ -157,8 +157,10 @@ def kernels_command(
     as_json: bool,
 ) -> None:
     """GPU kernel statistics from the stream devices (/stream:N, /stream:all,
-    memcpy): per kernel name and launching op, the count and the total, average,
-    minimum and maximum time. A CPU-only profile prints why there is nothing.
+    memcpy): per kernel name, launch configuration and launching op, the count
+    and the total, average, minimum and maximum time, with registers per thread,
+    shared memory, grid, block, theoretical occupancy and tensor-core use where
+    the records give them. A CPU-only profile prints why there is nothing.
 
     \b
     Examples:

@@ -6,7 +6,8 @@ Contract (TF's ``profiler`` shell, ``tensorflow/core/profiler/profiler.cc``):
   :func:`~tfprof_lite.options.cli_syntax.parse_command_line` (space-split, TF's
   validation). ``scope``/``graph``/``op``/``code`` run a view with the current
   defaults overlaid by the line's options for that run only; ``set -opt v ...``
-  makes them the new defaults; ``advise`` runs the advisor; ``help [command]``
+  makes them the new defaults; ``advise`` runs every advisor checker (as
+  ``tfprof-lite advise`` does by default); ``help [command]``
   prints help; an empty line prints the current Options block; ``quit``, ``exit``
   and end of input (Ctrl-D) leave with status 0. Ctrl-C abandons the current line
   or query and returns to the prompt.
@@ -43,7 +44,6 @@ from typing import Any, TextIO
 
 import click
 
-from tfprof_lite.cli.advise import advise
 from tfprof_lite.cli.common import (
     TfprofCommand,
     error_line,
@@ -78,7 +78,7 @@ _COMMAND_HELP = {
     "graph": "Graph view: nodes organized by their inputs.",
     "op": "Op-type view: graph nodes aggregated by op type.",
     "code": "Python code view: nodes organized by the Python call stack.",
-    "advise": "Run the advisor's checkers and print their advice.",
+    "advise": "Run every advisor checker and print their advice (as tfprof-lite advise).",
     "set": "Make the given options the defaults of later commands.",
     "help": "Print this help, or one command's (help scope).",
     "quit": "Leave the shell (also exit, Ctrl-D).",
@@ -245,6 +245,8 @@ class TfprofShell(cmd.Cmd):
             return
         opts = self.defaults.updated(overrides)
         if command == "advise":
+            from tfprof_lite.cli.advise import advise  # the advisor loads on first use
+
             advise(self.profiler.model)
             return
         opts.validate_strict()

@@ -132,7 +132,7 @@ def _copy_step(
     )
     _copy_memory(remap, execs, out, homes, task_shift)
     k = execs.kernels
-    out.kernels.extend(k.dev, k.name, k.label, k.start, k.dur)
+    out.kernels.extend(k.dev, k.name, k.label, k.start, k.dur, k.dur_ns)
     out.changed()
     return np.unique(pairs).tolist() if pairs.size else []
 

@@ -148,6 +148,9 @@ class KernelColumns:
     ``name`` is the record's raw ``node_name`` (``op:Type`` annotation, or the
     kernel name when nothing annotated the launch), ``label`` its
     ``timeline_label``; records whose names are no graph node are kept too.
+    ``start`` and ``dur`` are microseconds; ``dur_ns`` is the duration in
+    nanoseconds, exact where the source has it (an XSpace) and ``dur * 1000``
+    where it has only microseconds (RunMetadata).
     """
 
     dev: list[str] = field(default_factory=list)
@@ -155,19 +158,28 @@ class KernelColumns:
     label: list[str] = field(default_factory=list)
     start: list[int] = field(default_factory=list)
     dur: list[int] = field(default_factory=list)
+    dur_ns: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.dev)
 
     def extend(
-        self, dev: list[str], name: list[str], label: list[str], start: list[int], dur: list[int]
+        self,
+        dev: list[str],
+        name: list[str],
+        label: list[str],
+        start: list[int],
+        dur: list[int],
+        dur_ns: list[int] | None = None,
     ) -> None:
-        """Append tracer records given as parallel lists."""
+        """Append tracer records given as parallel lists (``dur_ns``: None when
+        only microseconds are known)."""
         self.dev += dev
         self.name += name
         self.label += label
         self.start += start
         self.dur += dur
+        self.dur_ns += [d * 1000 for d in dur] if dur_ns is None else dur_ns
 
 
 _I32, _I64, _U64 = np.int32, np.int64, np.uint64

@@ -19,13 +19,6 @@ from tfprof_lite.report.memory import memory_fragment
 
 __all__ = ["SLOTS", "advisor_section", "memory_timeline_section", "slot_section"]
 
-_ADVICE_CHECKERS = (
-    "AcceleratorUtilizationChecker",
-    "OperationChecker",
-    "ExpensiveOperationChecker",
-    "JobChecker",
-)
-
 
 def memory_timeline_section(model: ProfileModel) -> str | None:
     """SLOT for the memory timeline: bytes in use over time per allocator for the
@@ -65,7 +58,7 @@ def _collect_logs() -> Iterator[_LogCollector]:
 
 
 def advisor_section(model: ProfileModel) -> str | None:
-    """SLOT for the advisor's findings: every checker of TF's ``ALL_ADVICE``.
+    """SLOT for the advisor's findings: every registered checker (:data:`advisor.CHECKERS`).
 
     Runs :func:`tfprof_lite.advisor.run_advisor` (which prints nothing; its log
     messages are captured and listed as notes) and renders each
@@ -74,7 +67,7 @@ def advisor_section(model: ProfileModel) -> str | None:
     """
     try:
         with _collect_logs() as logs:
-            advice = advisor.run_advisor(model, {name: {} for name in _ADVICE_CHECKERS}).advice
+            advice = advisor.run_advisor(model, {name: {} for name in advisor.CHECKERS}).advice
     except Exception as err:  # noqa: BLE001 - the report must not fail with the advisor
         reason = " ".join(str(err).split()) or type(err).__name__
         return f'<p class="muted">The advisor could not run on this profile: {esc(reason)}</p>'

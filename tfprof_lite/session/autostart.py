@@ -27,6 +27,8 @@ script's own ``import tensorflow`` loads ``tensorflow.python.client.session``
 importing TensorFlow still take effect. The context is left (and the final
 profile written) when the script ends, also through ``sys.exit`` or an
 exception, and at interpreter exit for :func:`start_from_env` users.
+``python -m tfprof_lite.run`` then prints one line with the files written, or
+why there are none (:func:`outcome`).
 """
 
 from __future__ import annotations
@@ -43,12 +45,14 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, Callable
 
+from tfprof_lite.session.eager import executing_eagerly
 from tfprof_lite.session.profile_context import STEP_SOURCES, ProfileContext
 
 __all__ = [
     "ENV_DIR",
     "Settings",
     "main",
+    "outcome",
     "parse_steps",
     "settings_from_env",
     "start",
@@ -213,6 +217,9 @@ class _Autostart:
         self.watcher: _SessionImportWatcher | None = None
         self.entered = False
         self.atexit_registered = False
+        #: the context :func:`stop` left last, and whether it was ever entered
+        self.last: ProfileContext | None = None
+        self.last_entered = False
 
     def enter(self) -> None:
         self.remove_watcher()
@@ -220,7 +227,7 @@ class _Autostart:
             return
         try:
             self.context.__enter__()
-            self.entered = True
+            self.entered = self.last_entered = True
         except Exception as err:
             log.warning("tfprof_lite: cannot start profiling: %s", err)
 
@@ -245,6 +252,7 @@ def start(settings: Settings) -> ProfileContext:
     if _state.context is not None:
         raise RuntimeError("tfprof_lite autostart is already running; call stop() first")
     _state.context = settings.context()
+    _state.last, _state.last_entered = None, False
     if _SESSION_MODULE in sys.modules:
         _state.enter()
     else:
@@ -272,10 +280,29 @@ def stop() -> list[str]:
     context, _state.context = _state.context, None
     if context is None:
         return []
+    _state.last = context
     if _state.entered:
         _state.entered = False
         context.__exit__(None, None, None)
     return context.written_profiles
+
+
+def outcome(written: Sequence[str]) -> str:
+    """What the end-of-run line says after ``profiles in DIR:``: the files written,
+    or why there are none (TensorFlow never imported, no ``Session.run`` seen, or
+    runs but no dump step reached)."""
+    if written:
+        return ", ".join(written)
+    context = _state.last
+    if not _state.last_entered or context is None:
+        if _SESSION_MODULE in sys.modules:
+            return "none (profiling could not start; see the warning above)"
+        return "none (TensorFlow was not imported, so profiling never started)"
+    if not context.saw_session_run:
+        if executing_eagerly():
+            return "none (the program ran eagerly: no graph-mode Session.run was seen)"
+        return "none (no Session.run was seen)"
+    return "none (Session.run calls were seen, but no dump step was reached)"
 
 
 def _run_program(argv: list[str]) -> None:
@@ -314,6 +341,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         written = stop()
         if settings is not None:
-            names = ", ".join(written) if written else "none (no dump step was reached)"
+            names = outcome(written)
             sys.stderr.write(f"tfprof_lite: profiles in {settings.profile_dir}: {names}\n")
     return 0

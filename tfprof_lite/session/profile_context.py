@@ -35,6 +35,11 @@ Contract:
   each kind is logged on the ``tfprof_lite`` logger, repeats are counted, and
   ``__exit__`` logs one summary line with the counts. Errors of the run itself
   propagate unchanged.
+* A context left normally having seen no ``Session.run`` (nor session callable)
+  at all logs one warning (:func:`tfprof_lite.session.eager.no_run_note`): in
+  eager mode, that the program ran eagerly, that this capture needs a
+  graph-mode session, and TensorFlow's own profiler instead; once per context.
+  :attr:`ProfileContext.saw_session_run` tells whether a run was seen.
 
 Differences from TensorFlow: the caller's ``run_metadata`` is filled on every
 step (TensorFlow dropped it on non-traced slow-path steps); the caller's
@@ -58,6 +63,7 @@ from tfprof_lite.session import dispatch
 from tfprof_lite.session.base import Capture, Plan
 from tfprof_lite.session.calls import CannotTraceError, RunCall, fetch_key
 from tfprof_lite.session.clocks import Clock, GlobalStepClock, RunCountClock, Token
+from tfprof_lite.session.eager import no_run_note
 from tfprof_lite.session.monitor import Monitor, monitor_for
 from tfprof_lite.session.schedule import MAX_TRACED_STEPS, WARMUP_STEPS, TraceDecision
 
@@ -149,6 +155,8 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         self._clock: Clock | None = None
         self._session_class: Any = None
         self._warned_untraceable = False
+        self._saw_run = False
+        self._noted_no_run = False
 
     # ------------------------------------------------------- context manager
     def __enter__(self) -> ProfileContext:
@@ -176,6 +184,12 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         return self
 
     @property
+    def saw_session_run(self) -> bool:
+        """Whether a ``Session.run`` (or session callable) ran while the context was
+        active; False for a disabled context."""
+        return self._enabled and self._saw_run
+
+    @property
     def monitor(self) -> Monitor | None:
         """The monitor started with ``monitor=`` (None when monitoring is off)."""
         return self._monitor
@@ -200,6 +214,9 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         if self._dump_on_exit:
             self._final_dump()
         self._report_failures()
+        if exc_type is None and not self._saw_run and not self._noted_no_run:
+            self._noted_no_run = True
+            log.warning("%s", no_run_note())
 
     # ------------------------------------------------- run listener: fast path
     def begin_untraced(self, run_metadata: Any) -> int | None:
@@ -211,6 +228,7 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         context's lock held until :meth:`end_untraced`. Returns None, having done
         nothing, otherwise.
         """
+        self._saw_run = True
         clock = self._clock
         if type(clock) is not RunCountClock or not self._lock.acquire(blocking=False):
             return None
@@ -234,6 +252,7 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
     def before_run(self, call: RunCall) -> tuple[Token, Plan | None] | None:
         """Plan a step (asking for FULL_TRACE when it is traced); the lock is
         held until :meth:`after_run`. None: another thread is profiling."""
+        self._saw_run = True
         clock = self._clock
         assert clock is not None
         if not self._lock.acquire(blocking=False):

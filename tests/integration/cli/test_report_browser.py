@@ -332,6 +332,25 @@ def test_gpu_report_lanes_kernels_and_legend(
     assert _column(tab, "t-kernels", 0) == ["volta_sgemm_128x64_nn", "relu_kernel", "Memcpy"]
     total.click()
     assert _column(tab, "t-kernels", 0) == ["Memcpy", "relu_kernel", "volta_sgemm_128x64_nn"]
+    # The launch columns: registers (a copy has none), shared memory, grid, tensor cores.
+    regs = tab.locator("#t-kernels thead th", has_text="Regs").first
+    regs.click()
+    first = _column(tab, "t-kernels", 0)
+    regs.click()
+    assert _column(tab, "t-kernels", 0) == first[::-1]
+    rows = {
+        name: (r, s, g, tc)
+        for name, r, s, g, tc in zip(
+            _column(tab, "t-kernels", 0),
+            _column(tab, "t-kernels", 10),
+            _column(tab, "t-kernels", 11),
+            _column(tab, "t-kernels", 12),
+            _column(tab, "t-kernels", 15),
+        )
+    }
+    assert rows["volta_sgemm_128x64_nn"] == ("126", "16.38KB", "4,1,1", "yes")  # a/mm: MatMul
+    assert rows["relu_kernel"] == ("16", "0B", "1,1,1", "no")
+    assert rows["Memcpy"] == ("--", "--", "--", "--")
     tab.locator("#kernels").screenshot(path=str(tmp_path / "kernels.png"))
     assert tab.evaluate(
         "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
