@@ -42,15 +42,18 @@ def _profiler(name: str) -> Profiler:
 
 
 def _xprof_op(name: str) -> bool:
-    """Whether XProf takes ``name:name`` (a record typed by its own name, not a
-    graph node) for a TF op: it does unless the type holds a ``/``."""
-    return "/" not in name
+    """Whether a record typed by its own name (no graph node) is compared with
+    XProf: no. XProf takes ``_arg_x_0_0:_arg_x_0_0`` for a TF op in some files
+    and not in others (``_retval_Sum_0_0`` of the input-bound session), and
+    never a type holding a ``/``; such rows are left out on both sides."""
+    return False
 
 
 def _reader_op(name: str) -> bool:
-    """Whether the XSpace reader takes ``name:name`` for a TF op: not for ``/``
-    in the type nor for the session's ``_arg_``/``_retval_`` records."""
-    return "/" not in name and not name.startswith("_")
+    """Whether the XSpace reader takes ``name:name`` (a record typed by its own
+    name) for a TF op: not for names starting with ``_`` (``_arg_x_0_0``) nor
+    for types holding a ``/`` (``train/NoOp_1/_21``)."""
+    return not name.startswith("_") and "/" not in name
 
 
 def _op_type_totals(
@@ -63,7 +66,7 @@ def _op_type_totals(
         execs = model.steps[step]
         for nid, k, dur in zip(execs.t_node, execs.t_kind, execs.t_dur):
             name = model.names[nid]
-            own = model.ops[nid] == name and not name[:1].isupper()
+            own = model.ops[nid] == name and ("/" in name or name.startswith("_"))
             if k == kind and (keep is None or not own or keep(name)):
                 out[model.ops[nid]] += dur
     return dict(out)
@@ -101,13 +104,15 @@ def _check_steps(model: ProfileModel, path: Path) -> None:
 def _check_op_types(model: ProfileModel, path: Path, where: str, kind: int) -> None:
     rows = xo.framework_op_rows(xo.xprof_tool(path, "framework_op_stats"))
     theirs: dict[str, float] = defaultdict(float)
+    own = {t for t in _op_type_totals(model, kind)} - set(_op_type_totals(model, kind, _xprof_op))
     for row in rows:
-        if row.host_or_device == where:
+        if row.host_or_device == where and row.op_type not in own:
             theirs[row.op_type] += row.self_us
     ours = _op_type_totals(model, kind, _xprof_op)
-    assert set(theirs) == set(ours)
+    # XProf lists no op type whose executions all took 0 us
+    assert set(theirs) == {t for t, micros in ours.items() if micros}
     for op_type, micros in ours.items():
-        assert theirs[op_type] == pytest.approx(micros, rel=0.01, abs=0.5), op_type
+        assert theirs.get(op_type, 0.0) == pytest.approx(micros, rel=0.01, abs=0.5), op_type
 
 
 def test_overview_finds_every_step(written: tuple[Profiler, Path]) -> None:
