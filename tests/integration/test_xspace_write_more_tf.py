@@ -77,7 +77,9 @@ def test_cli_writes_xspace_from_a_saved_profile(
     ctx = _small_session_steps(tmp_path / "prof", tmp_path / "unused")
     assert ctx.profiler is not None
     logdir = tmp_path / "cli"
-    code = main(["xspace", str(tmp_path / "prof" / "profile_3"), "-o", str(logdir), "--run", "r"])
+    code = main(
+        ["xspace", str(tmp_path / "prof" / "profile_3"), "-o", str(logdir), "--run-name", "r"]
+    )
     assert code == 0
     out = capsys.readouterr().out
     path = logdir / "plugins" / "profile" / "r" / "localhost.xplane.pb"

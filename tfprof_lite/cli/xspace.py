@@ -8,8 +8,10 @@ Contract:
 * Writes ``LOGDIR/plugins/profile/<run>/<host>.xplane.pb`` through
   :meth:`tfprof_lite.profiler.Profiler.write_xspace`: one file, or one per task
   of a cluster profile; each appears only when complete (temporary file and
-  rename). ``--run`` names the run directory (default: the current time, UTC),
-  ``--host`` the file of a single-task profile (default ``localhost``).
+  rename). ``--run-name`` names the run directory (default: the current time,
+  UTC), ``--host-name`` the file of a single-task profile (default
+  ``localhost``). (``--run`` and ``--host`` choose what to read from an XSpace
+  input, as in every command.)
 * A profile without timed steps is an error naming the input (exit 1). One line
   then says what was written and how to open it (``xprof --logdir LOGDIR`` or
   ``tensorboard --logdir LOGDIR``).
@@ -44,9 +46,19 @@ __all__ = ["XSPACE_COMMANDS", "xspace_command"]
     metavar="LOGDIR",
     help="The logdir to write plugins/profile/<run>/<host>.xplane.pb under.",
 )
-@click.option("--run", default=None, metavar="NAME", help="Run directory name (default: now).")
 @click.option(
-    "--host", default=None, metavar="NAME", help="File name of a one-task profile (localhost)."
+    "--run-name",
+    "run_name",
+    default=None,
+    metavar="NAME",
+    help="The run directory to write (default: the current time, UTC).",
+)
+@click.option(
+    "--host-name",
+    "host_name",
+    default=None,
+    metavar="NAME",
+    help="The file name of a one-task profile (default: localhost).",
 )
 def xspace_command(
     profile: tuple[str, ...],
@@ -54,8 +66,8 @@ def xspace_command(
     run_meta: tuple[str, ...],
     op_log: str | None,
     output: str,
-    run: str | None,
-    host: str | None,
+    run_name: str | None,
+    host_name: str | None,
 ) -> None:
     """Writes the profile as an XSpace (*.xplane.pb) that XProf and TensorBoard's
     Profile tab open: steps, op executions, GPU kernels and copies, allocator
@@ -67,10 +79,10 @@ def xspace_command(
       tfprof-lite xspace --graph g.pb --run-meta rm0.pb --run-meta rm1.pb -o xprof_logs
       xprof --logdir xprof_logs --port 6006
     """
-    for part in (run, host):
+    for part in (run_name, host_name):
         if part is not None and (not part or "/" in part or part in (".", "..")):
             raise click.BadParameter(
-                f"{part!r} must be a plain file name", param_hint="--run/--host"
+                f"{part!r} must be a plain file name", param_hint="--run-name/--host-name"
             )
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     spec.check()
@@ -80,7 +92,7 @@ def xspace_command(
             f"{source_name(spec)}: no traced steps in this profile (add FULL_TRACE RunMetadata)"
         )
     with Spinner(f"writing {output}"):
-        paths = prof.write_xspace(output, run=run, host=host)
+        paths = prof.write_xspace(output, run=run_name, host=host_name)
     shown = style(output, sys.stdout, bold=True)
     click.echo(
         f"Wrote {len(paths)} XSpace file{'s' if len(paths) != 1 else ''} under {shown} "
