@@ -137,6 +137,17 @@ def test_trace_viewer_holds_every_op_execution(written: tuple[Profiler, Path]) -
     assert len(steps) == len(prof.model.steps)
 
 
+def test_memory_profile_peak_equals_ours(written: tuple[Profiler, Path]) -> None:
+    prof, path = written
+    ours: dict[str, int] = {}
+    for step in memory_profile(prof.model).steps:
+        for alloc in step.allocators:
+            ours[alloc.allocator] = max(ours.get(alloc.allocator, 0), alloc.peak_bytes)
+    assert ours, "the TF 2.21 session recorded no allocator records"
+    theirs = xo.memory_profile(xo.xprof_tool(path, "memory_profile"))
+    assert {name: a.peak_heap_bytes for name, a in theirs.items()} == ours
+
+
 def test_reading_back_gives_the_same_op_totals(written: tuple[Profiler, Path]) -> None:
     prof, path = written
     back = Profiler.load(str(path)).model
