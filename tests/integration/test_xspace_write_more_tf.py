@@ -144,3 +144,28 @@ def test_cluster_profile_one_file_per_task(merged: tfprof_lite.Profiler, tmp_pat
         assert set(per_type) == {t for t, micros in expected.items() if micros}
         for op_type, micros in expected.items():
             assert per_type[op_type] == pytest.approx(micros, rel=0.01, abs=0.5)
+
+
+def test_profiler_hook_writes_xspace_at_dumps(tmp_path: Path) -> None:
+    xo.require_xprof()
+    graph = tf.Graph()
+    with graph.as_default():
+        step = tf1.train.get_or_create_global_step()
+        x = tf1.get_variable("x", [16, 16])
+        train = tf1.train.GradientDescentOptimizer(0.1).minimize(
+            tf.reduce_sum(tf.matmul(x, x)), global_step=step
+        )
+        hook = tfprof_lite.ProfilerHook(
+            tmp_path / "prof",
+            trace_steps=[2, 3],
+            dump_steps=[3],
+            task="/job:worker/task:1",
+            xspace_logdir=tmp_path / "logs",
+        )
+        with tf1.train.MonitoredSession(hooks=[hook]) as sess:
+            for _ in range(4):
+                sess.run(train)
+    files = list((tmp_path / "logs" / "plugins" / "profile").glob("*_step_3/*.xplane.pb"))
+    assert [f.name for f in files] == ["worker-0-1.xplane.pb"]
+    assert hook.profiler is not None
+    _check_steps(hook.profiler.model, files[0])
