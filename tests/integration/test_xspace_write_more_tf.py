@@ -26,6 +26,7 @@ from tfprof_lite.cli import main
 from tfprof_lite.model.cluster import split_qualified, task_of
 from tfprof_lite.model.execs import KIND_CPU
 
+pytestmark = pytest.mark.tf
 tf = pytest.importorskip("tensorflow")
 tf1 = tf.compat.v1
 

@@ -21,7 +21,6 @@ import pytest
 from tests import xspace_oracle as xo
 from tests.gpu_tf221 import KERNELS, tf221_gpu_meta, tf221_graph
 from tests.handmade import GPU, Mem, ns
-from tests.integration import tf_models
 from tfprof_lite.analysis.kernels import kernel_stats
 from tfprof_lite.analysis.memory import memory_profile
 from tfprof_lite.analysis.steptime import step_times
@@ -29,6 +28,9 @@ from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import messages as pb
+
+pytestmark = pytest.mark.tf
+tf_models = pytest.importorskip("tests.integration.tf_models", reason="needs TensorFlow")
 
 CASES = ("dense_net", "two_cpus", "data_pipeline")
 

@@ -38,7 +38,7 @@ from tests.gpu_tf221 import KERNELS
 from tests.integration.test_xspace_write_tf import _gpu_profiler, _profiler
 from tfprof_lite.cli import main
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.tf, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 _START_TIMEOUT = 180
 _INTERNET = ("www.gstatic.com", "www.gstatic.cn", "fonts.googleapis.com", "fonts.gstatic.com")
