@@ -137,6 +137,30 @@ class Profiler:
 
         return write_steps_trace(self.model, path, steps)
 
+    def write_xspace(
+        self, logdir: str | os.PathLike[str], run: str | None = None, host: str | None = None
+    ) -> list[str]:
+        """Write the profile as an XSpace that XProf / TensorBoard's Profile tab opens:
+        ``LOGDIR/plugins/profile/<run>/<host>.xplane.pb`` (one file per task for a
+        cluster profile), each written atomically. ``run`` defaults to the current
+        time (``YYYY_MM_DD_HH_MM_SS``), ``host`` to ``localhost``. Returns the paths
+        written (see ``docs/xspace_write.md``).
+        """
+        from tfprof_lite.analysis.xspace_export import run_name, xspace_files
+        from tfprof_lite.base.writing import write_atomic
+
+        cluster = getattr(self, "cluster", None)
+        tasks = list(cluster.tasks) if cluster is not None else None
+        files = xspace_files(self.model, tasks, host)
+        run_dir = os.path.join(os.fspath(logdir), "plugins", "profile", run or run_name())
+        os.makedirs(run_dir, exist_ok=True)
+        written = []
+        for name, data in files.items():
+            path = os.path.join(run_dir, name)
+            write_atomic(path, data)
+            written.append(path)
+        return written
+
     def serialize_to_string(self) -> bytes:
         """The profile as ProfileProto bytes (TensorFlow's tfprof can load them)."""
         data: bytes = profile_io.encode_bytes(self.model)

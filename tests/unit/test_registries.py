@@ -224,6 +224,10 @@ CLI_CASES: dict[str, tuple[list[str], str | None]] = {
     "hlo": (["{in}/xla"], None),
     "help": (["options"], None),
     "cluster": (["{in}/profile_1", "{in}/before/profile_0", "--merge"], None),
+    "xspace": (
+        ["{in}/profile_1", "-o", "{out}/logs", "--run-name", "r"],
+        "logs/plugins/profile/r/localhost.xplane.pb",
+    ),
 }
 
 

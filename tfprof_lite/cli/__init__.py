@@ -89,6 +89,11 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
         "GPU kernel statistics per kernel, launch configuration and op.",
     ),
     "timeline": ("timeline", "TIMELINE_COMMANDS", "Chrome trace of the profile's steps."),
+    "xspace": (
+        "xspace",
+        "XSPACE_COMMANDS",
+        "Write the profile as an XSpace for XProf / TensorBoard.",
+    ),
     "pprof": ("pprof", "PPROF_COMMANDS", "pprof profile of the code/scope/op view."),
     "hlo": ("hlo", "HLO_COMMANDS", "List XLA HLO dumps; draw one module with Graphviz."),
     "help": ("help", "HELP_COMMANDS", "Print a documentation page (help options, help scope)."),

@@ -70,6 +70,7 @@ class Capture:
         debug: bool = False,
         task: str | None = None,
         global_steps: bool = False,
+        xspace_logdir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._enabled = enabled
         if not enabled:
@@ -77,7 +78,13 @@ class Capture:
         if not profile_dir:
             raise ValueError("Must have a directory for profile.")
         self._schedule = StepSchedule(trace_steps, dump_steps)
-        self._recorder = ProfileRecorder(os.fspath(profile_dir), debug, task, global_steps)
+        self._recorder = ProfileRecorder(
+            os.fspath(profile_dir),
+            debug,
+            task,
+            global_steps,
+            None if xspace_logdir is None else os.fspath(xspace_logdir),
+        )
         self._trace_next = False
         self._dump_next = False
         self._last_step: int | None = None

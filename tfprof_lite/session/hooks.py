@@ -67,6 +67,9 @@ class ProfilerHook(Capture, session_run_hook.SessionRunHook):  # type: ignore[mi
         task: the task this process runs in a distributed job
             (``/job:worker/task:1``): traced steps are also written task-tagged,
             keyed by global step, for ``tfprof-lite cluster`` (``docs/cluster.md``).
+        xspace_logdir: at every dump also write the profile as an XSpace under
+            ``xspace_logdir/plugins/profile/<time>_step_<step>/`` for XProf or
+            TensorBoard's Profile tab (``docs/xspace_write.md``).
 
     Raises:
         ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, or a
@@ -83,9 +86,17 @@ class ProfilerHook(Capture, session_run_hook.SessionRunHook):  # type: ignore[mi
         *,
         dump_on_end: bool = True,
         task: str | None = None,
+        xspace_logdir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(
-            profile_dir, trace_steps, dump_steps, enabled, debug, task=task, global_steps=True
+            profile_dir,
+            trace_steps,
+            dump_steps,
+            enabled,
+            debug,
+            task=task,
+            global_steps=True,
+            xspace_logdir=xspace_logdir,
         )
         self._dump_on_end = dump_on_end
         self._global_step: Any = None

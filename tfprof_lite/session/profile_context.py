@@ -110,6 +110,9 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         task: the task this process runs in a distributed job
             (``/job:worker/task:1``): traced steps are also written task-tagged
             for ``tfprof-lite cluster`` (``docs/cluster.md``).
+        xspace_logdir: at every dump also write the profile as an XSpace under
+            ``xspace_logdir/plugins/profile/<time>_step_<step>/`` for XProf or
+            TensorBoard's Profile tab (``docs/xspace_write.md``).
 
     Raises:
         ValueError: empty ``profile_dir``, more than 100 ``trace_steps``, an
@@ -130,6 +133,7 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
         monitor: int | Monitor | None = 0,
         monitor_every: int = 100,
         task: str | None = None,
+        xspace_logdir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(
             profile_dir,
@@ -139,6 +143,7 @@ class ProfileContext(Capture, contextlib.ContextDecorator):
             debug,
             task=task,
             global_steps=step_source == "global_step",
+            xspace_logdir=xspace_logdir,
         )
         self._monitor: Monitor | None = None
         if enabled and monitor:

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from tfprof_lite.analysis.xspace_export import run_name
 from tfprof_lite.capture.notes import internal_capture
 from tfprof_lite.errors import TfprofLiteError
 from tfprof_lite.model.cluster import normalize_task
@@ -111,6 +112,9 @@ class ProfileRecorder:
         profile_dir: directory of the ``profile_<step>`` (and debug) files.
         debug: also write ``run_meta_<step>`` text files and ``debug:`` lines
             on stderr.
+        xspace_logdir: at each dump, also write the profile as an XSpace under
+            ``xspace_logdir/plugins/profile/<time>_step_<step>/`` (XProf,
+            TensorBoard's Profile tab).
     """
 
     def __init__(
@@ -119,8 +123,10 @@ class ProfileRecorder:
         debug: bool = False,
         task: str | None = None,
         global_steps: bool = False,
+        xspace_logdir: str | None = None,
     ) -> None:
         self.profile_dir = profile_dir
+        self.xspace_logdir = xspace_logdir
         self.debug = debug
         self.task = normalize_task(task) if task else None
         if task:
@@ -226,6 +232,11 @@ class ProfileRecorder:
         profiler = self.profiler_for(graph) if self._profiler is None else self._profiler
         name = f"profile_{step}"
         path = self.write_file(name, profiler.serialize_to_string())
+        if self.xspace_logdir is not None and profiler.model.steps:
+            host = task_tag(self.task) if self.task else None
+            run = f"{run_name()}_step_{step}"
+            for written in profiler.write_xspace(self.xspace_logdir, run=run, host=host):
+                self.say(f"wrote XSpace {written}")
         self.dirty = False
         if name not in self.written:
             self.written.append(name)
