@@ -84,16 +84,17 @@ def test_marked_tf_steps_lose_the_first_and_the_last(case: str) -> None:
         number = int(step.name.split()[1])
         assert step.micros == pytest.approx(markers[number].duration_ps / 1e6, abs=0.002)
         # the marker encloses the host's own timer: slightly longer, never shorter
-        assert host[number] <= step.micros < host[number] + 2000
+        assert host[number] <= step.micros < host[number] + 5000
 
 
 def test_input_bound_pipeline_is_reported_input_bound() -> None:
-    """The sleeping tf.data pipeline: HIGHLY input-bound, input time most of each step."""
+    """The sleeping tf.data pipeline: HIGHLY input-bound, input the largest part of each step."""
     found = _overview(tf_capture("input_bound"))
     assert "HIGHLY input-bound" in found.input_conclusion
     for step in found.steps:
         assert step.step_ms >= INPUT_SLEEP_S * 1000
-        assert step.parts_ms["infeedTimeMs"] > 0.8 * step.step_ms
+        assert max(step.parts_ms, key=step.parts_ms.__getitem__) == "infeedTimeMs"
+        assert step.parts_ms["infeedTimeMs"] > 0.5 * step.step_ms
 
 
 @pytest.mark.parametrize("case", JAX_CASES)

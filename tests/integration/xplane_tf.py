@@ -131,3 +131,14 @@ def memory_peaks(path: Union[str, Path]) -> dict[str, tuple[int, int]]:
         peaks[allocator][0] = max(peaks[allocator][0], int(event.stats.get("bytes_allocated", 0)))
         peaks[allocator][1] = max(peaks[allocator][1], int(event.stats.get("peak_bytes_in_use", 0)))
     return {key: (v[0], v[1]) for key, v in peaks.items()}
+
+
+def profile_window(path: Union[str, Path]) -> tuple[int, int]:
+    """``profile_start_time`` and ``profile_stop_time`` (ns since the epoch) of the
+    ``Task Environment`` plane; line times are relative to the start."""
+    for plane in read_space(path).planes:
+        if plane.name == "Task Environment":
+            names = {key: meta.name for key, meta in plane.stat_metadata.items()}
+            stats = {names.get(s.metadata_id, ""): _stat_value(s, names) for s in plane.stats}
+            return int(stats["profile_start_time"]), int(stats["profile_stop_time"])
+    raise AssertionError(f"{path}: no Task Environment plane")

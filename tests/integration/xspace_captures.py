@@ -23,8 +23,9 @@ Cases (:data:`TF_CASES`):
   :data:`INPUT_SLEEP_S` per element (no prefetch), feeding a ``tf.function``
   train step, each step inside a ``train`` marker.
 
-Use :func:`tf_capture` (cached per process; set ``TFPROF_LITE_XSPACE_CACHE`` to a
-folder to keep the captures across runs) or the session fixtures below, and
+Use :func:`tf_capture` (made once per test run, xdist workers included; set
+``TFPROF_LITE_XSPACE_CACHE`` to a folder to keep the captures across runs) or
+the session fixtures below (import them into a test module or a conftest), and
 :func:`jax_sample` for the H100 files in ``../shared/data/xspace`` beside the
 checkout (missing: skipped, or an error under ``CI=true``).
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import fcntl
 import json
 import os
 import shutil
@@ -195,7 +197,9 @@ def _run_input_bound(tf: Any, logdir: str) -> list[dict[str, Any]]:
         out.set_shape([32, 64])
         return out
 
-    dataset = tf.data.Dataset.range(STEPS + 2).map(load)
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = False  # no prefetch at all
+    dataset = tf.data.Dataset.range(STEPS + 2).map(load).with_options(options)
     weights = tf.Variable(tf.ones([64, 16]) / 64.0)
 
     @tf.function
@@ -245,9 +249,13 @@ _CACHE: dict[str, XCapture] = {}
 
 
 def _cache_root() -> Path:
+    """``TFPROF_LITE_XSPACE_CACHE``; else one folder per test run, shared by the
+    pytest-xdist workers of that run (``PYTEST_XDIST_TESTRUNUID``); else a
+    temporary folder removed at exit."""
     configured = os.environ.get(CACHE_ENV)
-    if configured:
-        root = Path(configured)
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if configured or run_id:
+        root = Path(configured or Path(tempfile.gettempdir()) / f"tfprof_lite_xspace_{run_id}")
         root.mkdir(parents=True, exist_ok=True)
         return root
     root = Path(tempfile.mkdtemp(prefix="tfprof_lite_xspace_"))
@@ -276,26 +284,31 @@ def load_capture(name: str, out_dir: Path) -> XCapture:
     )
 
 
+def _make(case: str, out_dir: Path) -> None:
+    pytest.importorskip("tensorflow")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir(parents=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="2")
+    command = [sys.executable, "-m", "tests.integration.xspace_captures", case, str(out_dir)]
+    done = subprocess.run(
+        command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S
+    )
+    if done.returncode != 0:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        raise AssertionError(f"capture {case} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+
+
 def tf_capture(case: str) -> XCapture:
-    """Capture ``case`` (one of :data:`TF_CASES`), made once per process in a child process."""
+    """Capture ``case`` (one of :data:`TF_CASES`), made once per test run in a child process."""
     if case not in TF_CASES:
         raise ValueError(f"unknown capture {case!r}; one of {TF_CASES}")
     if case in _CACHE:
         return _CACHE[case]
     out_dir = _root() / case
-    if not (out_dir / HOST_STEPS).exists():
-        pytest.importorskip("tensorflow")
-        shutil.rmtree(out_dir, ignore_errors=True)
-        out_dir.mkdir(parents=True)
-        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="2")
-        command = [sys.executable, "-m", "tests.integration.xspace_captures", case, str(out_dir)]
-        done = subprocess.run(
-            command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S
-        )
-        if done.returncode != 0:
-            raise AssertionError(
-                f"capture {case} failed ({done.returncode}):\n{done.stderr[-4000:]}"
-            )
+    with open(_root() / f"{case}.lock", "w") as lock:  # one maker per case across workers
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out_dir / HOST_STEPS).exists():
+            _make(case, out_dir)
     _CACHE[case] = load_capture(case, out_dir)
     return _CACHE[case]
 

@@ -3,6 +3,7 @@ HLO protos: metadata fallbacks, nested fusions, command buffers, several program
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -419,3 +420,58 @@ def test_executions_on_two_devices_are_kept_apart() -> None:
     expected = ["custom-call.1", "loop_add_fusion", "gemm_fusion_dot.5"] * 2
     assert [r.op.name if r else None for r in got] == expected
     assert got[0] is not None and got[0].op.type_label == "dot_general (matmul)"
+
+
+def _reference_align(
+    kernels: list[str], instrs: list[str], library: list[bool], known: set[str]
+) -> list[int | None]:
+    """The same edit distance, cell by cell in plain Python."""
+    m, n = len(kernels), len(instrs)
+    inf = 1 << 30
+
+    def cost(kernel: str, i: int) -> int:
+        if kernel == instrs[i]:
+            return 0
+        if kernel not in known:
+            return 0 if library[i] else xla_align.MISMATCH
+        return xla_align.MISMATCH if library[i] else xla_align.REUSED
+
+    table = [[0] * (n + 1)] + [[inf] * (n + 1) for _ in range(m)]
+    moves = [[0] * (n + 1) for _ in range(m + 1)]
+    for k in range(1, m + 1):
+        kernel = kernels[k - 1]
+        for i in range(1, n + 1):
+            best, how = table[k][i - 1] + 1, 0
+            if table[k - 1][i - 1] + cost(kernel, i - 1) < best:
+                best, how = table[k - 1][i - 1] + cost(kernel, i - 1), 1
+            if k > 1:
+                extra = table[k - 1][i] + (2 if kernel not in known and library[i - 1] else 3)
+                if extra < best:
+                    best, how = extra, 2
+            table[k][i], moves[k][i] = best, how
+    i = min(range(n + 1), key=lambda j: (table[m][j], j))
+    out: list[int | None] = [None] * m
+    k = m
+    while k > 0 and i > 0:
+        if moves[k][i] == 0:
+            i -= 1
+            continue
+        out[k - 1] = i - 1
+        k, i = (k - 1, i - 1) if moves[k][i] == 1 else (k - 1, i)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_align_search_equals_a_cell_by_cell_reference(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(1, 14)
+    instrs = [rng.choice(["f1", "f2", "f3", "cc1", "cc2"]) for _ in range(n)]
+    library = [name.startswith("cc") for name in instrs]
+    known = set(instrs) | {"f1", "f2", "f3"}
+    kernels = [rng.choice(["f1", "f2", "f3", "nvjet", "sm90"]) for _ in range(rng.randint(1, 14))]
+    monkeypatch.setattr(xla_align, "_positional", lambda *_: None)
+    assert align(kernels, instrs, library, known) == _reference_align(
+        kernels, instrs, library, known
+    )

@@ -68,22 +68,41 @@ def test_tf_ops_become_typed_nodes_and_kernels_go_to_their_ops() -> None:
     assert int(stats.cpu_exec_micros[matmul]) == 5
 
 
-def test_step_spans_from_the_previous_end_to_the_last_device_end() -> None:
-    model, plan = _model(_tf_space().bytes())
-    first, second = (c.start.min() for c in plan.columns)
+def test_step_spans_marker_or_from_the_threads_first_event_after_the_last_step() -> None:
+    model, _ = _model(_tf_space().bytes())
     spans = {s: model.steps[s].wall_span() for s in model.sorted_steps()}
     start10, end10 = spans[10]
     start11, end11 = spans[11]
-    # Step 10: its marker's start to the end of its copy (t0 + 42 us).
-    assert end10 - start10 == 50  # the marker (50 us) outlasts the copy
-    # Step 11 starts where step 10 ended.
-    assert start11 == end10 and end11 - start11 == 100
-    assert first < second
+    # Each step is its marker (50 us), which outlasts its copy (t0 + 42 us): the
+    # marker's thread did nothing between the steps.
+    assert end10 - start10 == 50 and end11 - start11 == 50
+    assert start11 - start10 == 100
+    # With work on the marker's thread before step 11 (reading a batch), the step
+    # starts there.
+    b = _tf_space()
+    b.event(b.host, b.line(b.host, 1, "python"), "next_batch", 1_000_000 + 60_000, 30_000)
+    model, _ = _model(b.bytes())
+    start11, end11 = model.steps[11].wall_span()
+    assert end11 - start11 == 90
+
+
+def test_host_ops_crossing_a_step_boundary_are_cut() -> None:
+    b = _tf_space()
+    data = b.line(b.host, 3, "tf_data_iterator")
+    b.event(b.host, data, "iter/Map:MapDataset", 1_000_000 + 40_000, 80_000, "MapDataset")
+    model, _ = _model(b.bytes())
+    node = model.index["iter/Map"]
+    # 40..120 us: 40..50 in step 10 (its marker ends at 50), 100..120 in step 11
+    # (its marker starts at 100); 50..100 ran between the steps.
+    assert int(model.stats(10).cpu_exec_micros[node]) == 10
+    assert int(model.stats(11).cpu_exec_micros[node]) == 20
+    assert model.steps[10].wall_span()[1] - model.steps[10].wall_span()[0] == 50
 
 
 @pytest.mark.parametrize(
     ("root", "stats", "source"),
     [
+        ("Profiled batch", {"step_num": 5}, "Keras batch markers (Profiled batch)"),
         ("multi_step_on_iterator", {}, "inferred: one Keras multi_step_on_iterator call per step"),
         ("EagerExecute", {"eager_op": "__inference_multi_step_on_iterator_123"},
          "inferred: one Keras multi_step_on_iterator call per step"),

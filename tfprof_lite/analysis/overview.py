@@ -62,6 +62,8 @@ class Overview:
     stragglers: list[str] = field(default_factory=list)
     #: The tasks named in :attr:`stragglers`, most often slowest first.
     straggler_tasks: list[str] = field(default_factory=list)
+    #: How the steps were found, for profiles read from XSpace files (else "").
+    steps_source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (nested reports included)."""
@@ -70,8 +72,10 @@ class Overview:
     def to_text(self) -> str:
         """The overview as plain text."""
         dev_idle = "n/a" if self.device_idle is None else f"{100 * self.device_idle:.1f}%"
+        found = f" ({self.steps_source})" if self.steps_source else ""
         lines = [
-            f"steps: {self.steps}, average step time: {format_time(int(self.avg_step_micros))}",
+            f"steps: {self.steps}{found}, "
+            f"average step time: {format_time(int(self.avg_step_micros))}",
             f"host idle: {100 * self.host_idle:.1f}%, device idle: {dev_idle}",
             f"hosts: {', '.join(self.hosts) or 'unknown'}",
             f"devices: {', '.join(self.devices) or 'unknown'}",
@@ -244,6 +248,7 @@ def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None 
         top_ops=_top_ops(model, top),
         step_time=times,
         input=input_pipeline(model),
+        steps_source=model.steps_source,
     )
     view.hosts, view.devices = _environment(model)
     if cluster is not None:

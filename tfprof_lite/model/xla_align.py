@@ -30,6 +30,9 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 __all__ = ["MAX_CELLS", "MISMATCH", "REUSED", "align", "sanitize"]
 
 #: Cost of pairing a kernel with an instruction of another kind.
@@ -37,7 +40,7 @@ MISMATCH = 4
 #: Cost of a fusion kernel named after another fusion (XLA reused its kernel).
 REUSED = 2
 #: Above ``kernels x instructions`` cells, :func:`align` uses its linear rule.
-MAX_CELLS = 4_000_000
+MAX_CELLS = 20_000_000
 
 _STARTS = 64  # slice starts :func:`_positional` tries
 _SKIP, _MATCH, _EXTRA = 0, 1, 2
@@ -104,34 +107,45 @@ def _linear(
 
 def _fill(
     kernels: Sequence[str], instrs: Sequence[str], library: Sequence[bool], known: Container[str]
-) -> tuple[list[list[int]], list[bytearray]]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
+    """The last row of the edit-distance table and the moves of every cell,
+    one NumPy row per kernel: a row's candidates (match, extra kernel) depend on
+    the previous row only, and the skips along the row are a running minimum of
+    ``candidate - i``. Only the moves are kept (one byte a cell)."""
     m, n = len(kernels), len(instrs)
-    cost = [[0] * (n + 1) for _ in range(m + 1)]
-    move = [bytearray(n + 1) for _ in range(m + 1)]
+    lib = np.asarray(library, dtype=bool)
+    match_lib = np.where(lib, 0, MISMATCH).astype(np.int64)
+    match_named = np.where(lib, MISMATCH, REUSED).astype(np.int64)
+    extra_lib = np.where(lib, 2, 3).astype(np.int64)
+    extra_named = np.full(n, 3, dtype=np.int64)
+    exact: dict[str, list[int]] = {}
+    for i, name in enumerate(instrs):
+        exact.setdefault(name, []).append(i)
+    steps = np.arange(n + 1, dtype=np.int64)
+    prev = np.zeros(n + 1, dtype=np.int64)
+    move = np.zeros((m + 1, n + 1), dtype=np.int8)
     for k in range(1, m + 1):
         kernel = kernels[k - 1]
         lib_kernel = kernel not in known
-        row, prev = cost[k], cost[k - 1]
-        moves = move[k]
-        row[0] = _INF
-        for i in range(1, n + 1):
-            best = row[i - 1] + 1
-            how = _SKIP
-            match = prev[i - 1] + _cost(kernel, instrs[i - 1], library[i - 1], known)
-            if match < best:
-                best, how = match, _MATCH
-            if k > 1:
-                extra = prev[i] + (2 if lib_kernel and library[i - 1] else 3)
-                if extra < best:
-                    best, how = extra, _EXTRA
-            row[i] = best
-            moves[i] = how
-    return cost, move
+        match = (match_lib if lib_kernel else match_named).copy()
+        match[exact.get(kernel, [])] = 0
+        matched = prev[:-1] + match
+        extra = prev[1:] + (extra_lib if lib_kernel else extra_named)
+        if k == 1:
+            extra = np.full(n, _INF, dtype=np.int64)
+        cand = np.empty(n + 1, dtype=np.int64)
+        cand[0] = _INF
+        cand[1:] = np.minimum(matched, extra)
+        row = np.minimum.accumulate(cand - steps) + steps
+        how = np.where(matched <= extra, _MATCH, _EXTRA).astype(np.int8)
+        skipped = row[1:] == row[:-1] + 1  # skip wins ties, as the search prefers it
+        move[k, 1:] = np.where(skipped, _SKIP, how)
+        prev = row
+    return prev, move
 
 
-def _trace(cost: list[list[int]], move: list[bytearray], m: int, n: int) -> list[int | None]:
-    last = cost[m]
-    i = min(range(n + 1), key=lambda j: (last[j], j)) if m else 0
+def _trace(last: npt.NDArray[np.int64], move: npt.NDArray[np.int8], m: int) -> list[int | None]:
+    i = int(np.argmin(last)) if m else 0  # the first of equal costs
     out: list[int | None] = [None] * m
     k = m
     while k > 0 and i > 0:
@@ -173,5 +187,5 @@ def align(
         return quick
     if len(kernels) * len(instrs) > MAX_CELLS:
         return _linear(kernels, instrs, library, known)
-    cost, move = _fill(kernels, instrs, library, known)
-    return _trace(cost, move, len(kernels), len(instrs))
+    last, move = _fill(kernels, instrs, library, known)
+    return _trace(last, move, len(kernels))

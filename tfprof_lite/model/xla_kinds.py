@@ -54,7 +54,7 @@ _COLLECTIVES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HloOp:
     """One kernel-launching HLO instruction of a program, as the views show it.
 

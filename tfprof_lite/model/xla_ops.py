@@ -17,8 +17,9 @@ Contract:
   :data:`CATEGORIES` category, framework op type, scope path and source line.
   ``scope`` is the instruction's ``op_name`` metadata, the framework op as leaf
   (JAX: ``jit(train_step)/jvp(MLP)/mlp/dense0/dot_general``; TF: the node name).
-  A fusion without metadata takes it from its fused computation (nested fusions
-  included): the dot or convolution inside, else the root, else the first
+  A fusion without metadata takes it from its fused computation: a dot,
+  convolution or custom call inside, else the work at its root (data movement
+  such as bitcasts and converts skipped), else nested fusions, else any
   instruction with an ``op_name``. Without any, ``scope`` is
   ``<module>/<instruction>`` and ``op_type`` the opcode (``has_metadata`` false).
   ``op_type`` is the metadata's ``op_type`` when set (TF), else the leaf of
@@ -26,8 +27,8 @@ Contract:
 * :meth:`XlaOpIndex.resolve_all` maps device events (:class:`KernelRef`) to a
   :class:`Resolution` (the :class:`HloOp` and how it was found) or ``None``,
   in input order. Events are grouped by program, ``hlo_op``, ``execution``
-  (the launch's ``correlation_id``) and ``device``. When ``hlo_op`` is an instruction that is no
-  call (the usual thunk case), every event of the group maps to it (``how =
+  (the launch's ``correlation_id``) and ``device``. When ``hlo_op`` is an
+  instruction that is no call (the usual thunk case), every event of the group maps to it (``how =
   "hlo_op"``). When it names no instruction (``command_buffer_N``) or a
   ``call``/``while``/``conditional``, the group is one command-buffer execution:
   its kernels, in ``start_ps`` order, are aligned with the launching instructions
@@ -35,7 +36,7 @@ Contract:
   :func:`tfprof_lite.model.xla_align.align` (``how = "position"``); other device
   events of the execution (the ``Memset`` before a cuBLAS kernel) go with the
   next kernel, else the previous one. Without an ``execution``, an event maps by
-  kernel name (``how = "name"``) and then by ``hlo_op``. An event of an unknown
+  kernel name (``how = "name"``). An event of an unknown
   program, or of a known one that matches nothing, gives ``None``.
 * :meth:`XlaOpIndex.resolve` is the one-event form (no alignment).
 
@@ -65,7 +66,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class KernelRef:
     """One device event to resolve, from its XSpace stats.
 
@@ -91,7 +92,7 @@ class KernelRef:
     device: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Resolution:
     """The HLO instruction of one event and how it was found.
 
@@ -101,9 +102,6 @@ class Resolution:
 
     op: HloOp
     how: str
-
-
-_Key = tuple[int | None, str, str, int | None, int]
 
 
 class XlaOpIndex:
@@ -179,7 +177,7 @@ class XlaOpIndex:
     def resolve_all(self, kernels: Sequence[KernelRef]) -> list[Resolution | None]:
         """The instruction of every event, in input order (see the module docstring)."""
         out: list[Resolution | None] = [None] * len(kernels)
-        groups: dict[_Key, list[int]] = defaultdict(list)
+        groups: dict[tuple[int | None, str, str, int | None, int], list[int]] = defaultdict(list)
         for i, kernel in enumerate(kernels):
             key = (
                 kernel.program_id,
@@ -229,7 +227,7 @@ class XlaOpIndex:
             )
             self._aligned[key] = picked
         found: dict[int, HloOp] = {}
-        for j, index in zip(kernel_pos, picked, strict=True):
+        for j, index in zip(kernel_pos, picked):
             if index is not None:
                 found[j] = sequence[index]
         _attach_others(order, events, found)

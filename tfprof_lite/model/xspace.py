@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.model.devices import is_tracer_device
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_events import (
     PLANE_GPU,
@@ -81,13 +82,18 @@ class _Row:
 
 @dataclass
 class XSpaceSteps:
-    """The steps of one XSpace as step columns, and the graph nodes they name."""
+    """The steps of one XSpace as step columns, and the graph nodes they name.
+
+    ``tracer_ns[i]``: the exact durations (ns) of step ``i``'s GPU tracer
+    records, in the order :meth:`ProfileModel.add_step` keeps them.
+    """
 
     numbers: list[int]
     columns: list[StepColumns]
     nodes: list[NodeSpec]
     source: str
     rows: list[list[_Row]] = field(default_factory=list)
+    tracer_ns: list[list[int]] = field(default_factory=list)
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
@@ -236,12 +242,22 @@ def _micros(origin_ns: int, ps: I64) -> I64:
     return (origin_us + (ps + rest_ns * 1000) // 1_000_000).astype(np.int64)
 
 
-def _columns(rows: list[_Row], origin_ns: int) -> StepColumns:
-    devices: list[str] = []
+def _ordered(rows: list[_Row]) -> tuple[list[_Row], dict[str, int]]:
+    """``rows`` grouped by device (devices in first-seen order) and the device index."""
     index: dict[str, int] = {}
     order = sorted(range(len(rows)), key=lambda r: index.setdefault(rows[r].device, len(index)))
+    return [rows[r] for r in order], index
+
+
+def _tracer_ns(rows: list[_Row]) -> list[int]:
+    """The durations (ns) of the GPU tracer records among ``rows``, in row order."""
+    ordered, _ = _ordered(rows)
+    return [(r.end_ps - r.start_ps) // 1000 for r in ordered if is_tracer_device(r.device.lower())]
+
+
+def _columns(rows: list[_Row], origin_ns: int) -> StepColumns:
+    ordered, index = _ordered(rows)
     devices = list(index)
-    ordered = [rows[r] for r in order]
     n = len(ordered)
     start = _micros(origin_ns, np.asarray([r.start_ps for r in ordered], dtype=np.int64))
     end = _micros(origin_ns, np.asarray([r.end_ps for r in ordered], dtype=np.int64))
@@ -265,19 +281,11 @@ def _columns(rows: list[_Row], origin_ns: int) -> StepColumns:
 
 
 def _grouped(table: EventTable, roots: StepRoots, attribution: _Attribution) -> list[list[_Row]]:
-    """The records of every step, root records last."""
-    n_steps = max(len(roots), 1)
-    groups: list[list[_Row]] = [[] for _ in range(n_steps)]
+    """The records of every step (device events by launch time, host ops cut at
+    the step boundaries) and each step's root record."""
+    groups: list[list[_Row]] = [[] for _ in range(max(len(roots), 1))]
     starts = np.asarray([int(table.start[r]) for r in roots.events], dtype=np.int64)
     ends = np.asarray([int(table.end[r]) for r in roots.events], dtype=np.int64)
-    host_ops = sorted(attribution.tf_ops)
-    op_steps: list[int] = step_of(starts, ends, table.start[host_ops]).tolist() if host_ops else []
-    for event, step in zip(host_ops, op_steps):
-        if step >= 0:
-            name = attribution.tf_ops[event][0]
-            groups[step].append(
-                _Row(CPU_DEVICE, name, name, int(table.start[event]), int(table.end[event]))
-            )
     device = np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived)
     launches = [attribution.launch_of(int(e)) for e in device]
     times = np.asarray(
@@ -288,13 +296,74 @@ def _grouped(table: EventTable, roots: StepRoots, attribution: _Attribution) -> 
     for event, step in zip(device.tolist(), dev_steps):
         if step >= 0:
             groups[step].extend(_device_rows(table, attribution, event))
-    _add_roots(table, roots, groups)
+    ops = [
+        (attribution.tf_ops[e][0], int(table.start[e]), int(table.end[e]))
+        for e in sorted(attribution.tf_ops)
+    ]
+    if not roots.events:
+        groups[0].extend(_Row(CPU_DEVICE, name, name, s, e) for name, s, e in ops)
+    windows = _add_roots(table, roots, groups)
+    if roots.events:
+        _cut_host_ops(ops, windows, groups)
     return groups
 
 
-def _add_roots(table: EventTable, roots: StepRoots, groups: list[list[_Row]]) -> None:
-    """One record per step on the steps device, spanning the step."""
+def _cut_host_ops(
+    ops: list[tuple[str, int, int]], windows: list[tuple[int, int]], groups: list[list[_Row]]
+) -> None:
+    """Host op executions into the steps whose time they share. An execution that
+    crosses a step's end (a background thread's, say) is cut there: each step
+    keeps its part, no step grows past its own span, and what runs between steps
+    belongs to none (a RunMetadata, too, holds only what ran in its step)."""
+    spans = [
+        (start, min(end, windows[i + 1][0]) if i + 1 < len(windows) else end)
+        for i, (start, end) in enumerate(windows)
+    ]
+    starts = [start for start, _ in spans]
+    for name, start, end in ops:
+        step = max(bisect.bisect_right(starts, start) - 1, 0)
+        while step < len(spans):
+            low, high = spans[step]
+            if low > end:
+                break
+            piece = (max(start, low), min(end, high))
+            if piece[0] < piece[1] or (start == end and low <= start <= high):
+                groups[step].append(_Row(CPU_DEVICE, name, name, *piece))
+            step += 1
+
+
+class _LineStarts:
+    """The sorted event starts of each host line, built when first asked."""
+
+    def __init__(self, table: EventTable) -> None:
+        self.table = table
+        self.starts: dict[int, list[int]] = {}
+
+    def first_between(self, root: int, low: int, high: int) -> int:
+        """The first start in ``[low, high)`` on ``root``'s line, else ``high``."""
+        line = self.table.line_of(root)
+        starts = self.starts.get(line)
+        if starts is None:
+            cols = self.table.cols
+            lo, hi = int(cols.line_event_at[line]), int(cols.line_event_at[line + 1])
+            starts = self.starts[line] = sorted(self.table.start[lo:hi].tolist())
+        at = bisect.bisect_left(starts, low)
+        return starts[at] if at < len(starts) and starts[at] < high else high
+
+
+def _add_roots(
+    table: EventTable, roots: StepRoots, groups: list[list[_Row]]
+) -> list[tuple[int, int]]:
+    """One record per step on the steps device, spanning the step; the spans.
+
+    A step runs to the last end of its root and of its records, from its root's
+    start or, when the root's thread worked between the end of the previous
+    step and the root (the loop reading its next batch, say), from the first
+    event the thread started there.
+    """
+    windows: list[tuple[int, int]] = []
     previous_end = None
+    lines = _LineStarts(table)
     for step, rows in enumerate(groups):
         if roots.events:
             root = roots.events[step]
@@ -306,10 +375,12 @@ def _add_roots(table: EventTable, roots: StepRoots, groups: list[list[_Row]]) ->
         else:
             continue
         end = max([end, *(r.end_ps for r in rows)])
-        if previous_end is not None and previous_end < start:
-            start = previous_end
+        if previous_end is not None and previous_end < start and roots.events:
+            start = lines.first_between(roots.events[step], previous_end, start)
         rows.append(_Row(STEPS_DEVICE, name, name, start, end))
+        windows.append((start, end))
         previous_end = end
+    return windows
 
 
 def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
@@ -321,7 +392,8 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     numbers = roots.numbers if roots.events else [0]
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
     columns = [_columns(rows, cols.origin_ns) for rows in groups]
-    return XSpaceSteps(numbers, columns, nodes, roots.source, groups)
+    tracer = [_tracer_ns(rows) for rows in groups]
+    return XSpaceSteps(numbers, columns, nodes, roots.source, groups, tracer)
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
@@ -330,8 +402,14 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
     plan = plan_steps(cols)
     if plan.nodes:
         model.add_graph(plan.nodes)
-    for number, step_cols in zip(plan.numbers, plan.columns):
+    for number, step_cols, exact in zip(plan.numbers, plan.columns, plan.tracer_ns):
         if len(step_cols):
+            execs = model.steps.get(number)
+            before = len(execs.kernels) if execs is not None else 0
             model.add_step(number, step_cols)
+            # The tracer records keep the file's nanoseconds (the columns hold µs).
+            kernels = model.steps[number].kernels
+            if len(kernels) == before + len(exact):
+                kernels.dur_ns[before:] = exact
     model.steps_source = plan.source
     return plan

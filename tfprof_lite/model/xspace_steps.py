@@ -8,7 +8,9 @@ one step, and a sentence saying how they were found:
    ``StepTraceAnnotation`` write), or named ``TraceContext`` (the legacy
    marker; TensorFlow's ``FunctionRun`` has ``_r`` alone and is no step); their
    ``step_num`` numbers the steps;
-2. otherwise inferred, first of: one Keras ``multi_step_on_iterator`` call (the
+2. Keras' own batch markers: ``Profiled batch`` events with ``step_num`` (no
+   ``_r``), which its TensorBoard callback writes around each profiled batch;
+3. otherwise inferred, first of: one Keras ``multi_step_on_iterator`` call (the
    function's event, or ``EagerExecute`` with that ``eager_op``); one execution
    of the XLA program that runs most often; one ``SessionRun``.
 
@@ -31,6 +33,7 @@ from tfprof_lite.model.xspace_events import EventTable
 __all__ = ["StepRoots", "find_steps"]
 
 _KERAS = "multi_step_on_iterator"
+_KERAS_BATCH = "Profiled batch"
 _KERAS_EAGER = "__inference_multi_step_on_iterator"
 _PROGRAM = (
     re.compile(r"(?P<m>[^\s:]+):XLA \w+ module"),
@@ -112,6 +115,11 @@ def find_steps(table: EventTable) -> StepRoots:
     if marked:
         names = sorted({table.names[e] for e in marked})
         return StepRoots(marked, _numbers(table, marked), f"step markers ({', '.join(names)})")
+    batches = _outermost(
+        table, [e for e in host if table.names[e] == _KERAS_BATCH and table.has_int["step_num"][e]]
+    )
+    if batches:
+        return StepRoots(batches, _numbers(table, batches), f"Keras batch markers ({_KERAS_BATCH})")
     keras = _outermost(table, _keras(table, host))
     if keras:
         return StepRoots(
