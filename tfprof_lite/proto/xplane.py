@@ -50,6 +50,7 @@ from __future__ import annotations
 import gzip
 import struct
 import zlib
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,8 +222,10 @@ class _Builder:
         self.strings: list[str] = [""]
         self.index: dict[str, int] = {"": 0}
         self.blobs: list[bytes] = []
-        self.tables: dict[str, tuple[list[int], list[int], list[int]]] = {
-            name: ([], [], []) for name in ("plane", "meta", "event")
+        # Machine-word arrays, not lists: a large file has tens of millions of
+        # stats, and a list costs a pointer and an int object per value.
+        self.tables: dict[str, tuple[array[int], array[int], array[int]]] = {
+            name: (array("i"), array("b"), array("q")) for name in ("plane", "meta", "event")
         }
 
     def intern(self, text: str) -> int:
@@ -322,8 +325,9 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
     lines: dict[str, list[Any]] = {
         k: [] for k in ("plane", "id", "display", "name", "dname", "ts", "dur", "at")
     }
-    events: dict[str, list[int]] = {
-        k: [] for k in ("line", "meta", "offset", "occ", "dur", "start", "stat_at")
+    events: dict[str, array[int]] = {
+        k: array("i" if k in ("line", "meta") else "q")
+        for k in ("line", "meta", "offset", "occ", "dur", "start", "stat_at")
     }
     metas: dict[str, list[Any]] = {k: [] for k in ("plane", "id", "name", "dname", "stat_at")}
     smetas: dict[str, list[Any]] = {k: [] for k in ("plane", "id", "name")}
@@ -380,7 +384,7 @@ def _add_line(lines: dict[str, list[Any]], line: Any, p_row: int, first_event: i
 
 def _add_events(
     build: _Builder,
-    events: dict[str, list[int]],
+    events: dict[str, array[int]],
     line: Any,
     line_row: int,
     base_ps: int,
@@ -406,8 +410,11 @@ def _add_events(
             add_stats("event", event.stats, names)
 
 
-def _offsets(starts: list[Any], total: int) -> I64:
-    return _i64([*starts, total])
+def _offsets(starts: list[Any] | array[int], total: int) -> I64:
+    out = np.empty(len(starts) + 1, dtype=np.int64)
+    out[:-1] = starts
+    out[-1] = total
+    return out
 
 
 def _fill(
@@ -415,7 +422,7 @@ def _fill(
     build: _Builder,
     planes: dict[str, list[Any]],
     lines: dict[str, list[Any]],
-    events: dict[str, list[int]],
+    events: dict[str, array[int]],
     metas: dict[str, list[Any]],
     smetas: dict[str, list[Any]],
 ) -> None:
