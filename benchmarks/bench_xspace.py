@@ -6,9 +6,10 @@ another), fresh child processes time, in alternating rounds:
 
 * XProf (PyPI ``xprof``): ``xprof.convert.raw_to_tool_data.xspace_to_tool_data(
   [copy], "overview_page", {"use_saved_result": False})``, the conversion call
-  alone (the import is not timed), each on a fresh copy of the file in a new
+  alone (the import is not timed), on a fresh copy of the file in a new
   temporary directory (XProf writes caches beside its input);
-* ours: ``Profiler.load(FILE)`` (the call alone, after the import);
+* ours: ``Profiler.load(FILE)`` (the call alone, after ``from tfprof_lite import
+  Profiler``; lazy imports of the XSpace reader are in the call);
   ``tfprof-lite overview FILE`` and ``tfprof-lite report FILE -o out.html``, each a
   whole process (interpreter start, imports, reading, output) timed from outside.
 
@@ -19,7 +20,8 @@ Ours runs on both decoder paths when the native XSpace decoder is built (the
 default, and ``TFPROF_LITE_PURE_PYTHON=1``); otherwise both are the same code and
 the pure path is measured once.
 
-Each round runs every series ``--repeat`` times, the sides in turn, so a slow
+Every sample is one call in a fresh process (its first call: no warm caches on
+either side). Each round runs every series ``--repeat`` times, the sides in turn, so a slow
 spell of the (shared) machine falls on both sides; a figure is the best of
 ``--repeat`` x ``--rounds`` samples, with the min-max beside it, and the ratio
 range is that of the per-round ratios (best of ours in the round over best of
@@ -59,7 +61,6 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PURE_ENV = "TFPROF_LITE_PURE_PYTHON"
-NATIVE_MODULE = "tfprof_lite._native._xplanedecode"
 SAMPLE = "jax_h100_transformer_bf16"
 XPROF_TOOL = "overview_page"
 CHILD_TIMEOUT_S = 1800
@@ -76,41 +77,31 @@ def _dump(path: str, data: dict[str, Any]) -> None:
         json.dump(data, handle)
 
 
-def child_xprof(path: str, repeat: int, out: str) -> None:
-    """``repeat`` XProf conversions, each of a fresh copy of ``path``."""
+def child_xprof(path: str, out: str) -> None:
+    """One XProf conversion of a fresh copy of ``path`` (the first of the process)."""
     from xprof.convert import raw_to_tool_data
 
-    wall, cpu = [], []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory(prefix="bench_xprof-") as tmp:
-            copy = os.path.join(tmp, os.path.basename(path))
-            shutil.copyfile(path, copy)
-            start, cpu_start = time.perf_counter(), time.process_time()
-            data, _ = raw_to_tool_data.xspace_to_tool_data(
-                [copy], XPROF_TOOL, {"use_saved_result": False}
-            )
-            wall.append(time.perf_counter() - start)
-            cpu.append(time.process_time() - cpu_start)
-            if not data:
-                raise SystemExit(f"XProf {XPROF_TOOL} returned no data for {path}")
+    with tempfile.TemporaryDirectory(prefix="bench_xprof-") as tmp:
+        copy = os.path.join(tmp, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        start, cpu_start = time.perf_counter(), time.process_time()
+        data, _ = raw_to_tool_data.xspace_to_tool_data(
+            [copy], XPROF_TOOL, {"use_saved_result": False}
+        )
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    if not data:
+        raise SystemExit(f"XProf {XPROF_TOOL} returned no data for {path}")
     _dump(out, {"wall": wall, "cpu": cpu})
 
 
-def child_load(path: str, repeat: int, out: str) -> None:
-    """``repeat`` calls of ``Profiler.load(path)``."""
-    import gc
-
+def child_load(path: str, out: str) -> None:
+    """One call of ``Profiler.load(path)`` (the first of the process: what a user
+    pays, lazy imports included)."""
     from tfprof_lite import Profiler
 
-    wall, cpu = [], []
-    for _ in range(repeat):
-        gc.collect()
-        start, cpu_start = time.perf_counter(), time.process_time()
-        profiler = Profiler.load(path)
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - cpu_start)
-        del profiler
-    _dump(out, {"wall": wall, "cpu": cpu})
+    start, cpu_start = time.perf_counter(), time.process_time()
+    Profiler.load(path)
+    _dump(out, {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu_start})
 
 
 def child_grow(src: str, grown: str, size_mb: float, out: str) -> None:
@@ -223,8 +214,11 @@ class Series:
 
 
 def native_built() -> bool:
-    """Whether the native XSpace decoder is built (then both paths are measured)."""
-    probe = f"import importlib.util as u; print(bool(u.find_spec({NATIVE_MODULE!r})))"
+    """Whether the native XSpace decoder is built and used (then both paths are measured)."""
+    probe = (
+        "try:\n from tfprof_lite.proto.xplane_native import available\n"
+        " print(available())\nexcept ImportError:\n print(False)"
+    )
     done = subprocess.run(
         [sys.executable, "-c", probe], env=child_env(False), capture_output=True, text=True
     )
@@ -232,13 +226,13 @@ def native_built() -> bool:
 
 
 def one_round(path: str, paths: list[tuple[str, bool]], repeat: int, tmp: str) -> dict[str, Any]:
-    """Every series once, ``repeat`` samples each, XProf's first."""
+    """Every series once, ``repeat`` fresh processes each, XProf's first."""
     got: dict[str, Any] = {}
-    xprof = run_child("xprof", ["--file", path, "--repeat", str(repeat)])
-    got["xprof"] = (xprof["wall"], xprof["cpu"])
+    xprof = [run_child("xprof", ["--file", path]) for _ in range(repeat)]
+    got["xprof"] = ([x["wall"] for x in xprof], [x["cpu"] for x in xprof])
     for label, pure in paths:
-        load = run_child("load", ["--file", path, "--repeat", str(repeat)], pure)
-        got[f"load/{label}"] = (load["wall"], load["cpu"])
+        load = [run_child("load", ["--file", path], pure) for _ in range(repeat)]
+        got[f"load/{label}"] = ([x["wall"] for x in load], [x["cpu"] for x in load])
         for name, words in (
             ("overview", ["overview", path]),
             ("report", ["report", path, "-o", os.path.join(tmp, "report.html")]),
@@ -474,9 +468,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child == "xprof":
-        child_xprof(args.file, args.repeat, args.to)
+        child_xprof(args.file, args.to)
     elif args.child == "load":
-        child_load(args.file, args.repeat, args.to)
+        child_load(args.file, args.to)
     elif args.child == "grow":
         child_grow(args.file, args.out, args.size_mb, args.to)
     else:
