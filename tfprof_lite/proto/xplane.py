@@ -227,6 +227,8 @@ class _Builder:
         self.tables: dict[str, tuple[array[int], array[int], array[int]]] = {
             name: (array("i"), array("b"), array("q")) for name in ("plane", "meta", "event")
         }
+        self._names: dict[int, str] | None = None
+        self._keys: dict[int, int] = {}
 
     def intern(self, text: str) -> int:
         at = self.index.get(text)
@@ -237,16 +239,39 @@ class _Builder:
 
     def add_stats(self, table: str, stats: Any, names: dict[int, str]) -> None:
         keys, kinds, values = self.tables[table]
+        # Hot loop (tens of stats per event): a key is interned once per plane's
+        # metadata id, and int64 and string values, most of them, skip _bits.
+        # Interning order is unchanged: key first, then the value, on first use.
+        key_of = self._key_cache(names)
+        index = self.index
         for stat in stats:
             which = stat.WhichOneof("value")
-            keys.append(self.intern(names.get(stat.metadata_id, "")))
-            if which is None:
+            metadata_id = stat.metadata_id
+            key = key_of.get(metadata_id)
+            if key is None:
+                key = key_of[metadata_id] = self.intern(names.get(metadata_id, ""))
+            keys.append(key)
+            if which == "int64_value":
+                kinds.append(KIND_INT64)
+                values.append(stat.int64_value)
+            elif which == "str_value":
+                text = stat.str_value
+                at = index.get(text)
+                kinds.append(KIND_STR)
+                values.append(self.intern(text) if at is None else at)
+            elif which is None:
                 kinds.append(KIND_NONE)
                 values.append(0)
-                continue
-            kind = _KINDS[which]
-            kinds.append(kind)
-            values.append(self._bits(kind, getattr(stat, which), names))
+            else:
+                kind = _KINDS[which]
+                kinds.append(kind)
+                values.append(self._bits(kind, getattr(stat, which), names))
+
+    def _key_cache(self, names: dict[int, str]) -> dict[int, int]:
+        """Interned key by metadata id, for one plane's ``names`` (kept alive here)."""
+        if self._names is not names:
+            self._names, self._keys = names, {}
+        return self._keys
 
     def _bits(self, kind: int, raw: Any, names: dict[int, str]) -> int:
         if kind == KIND_INT64:
