@@ -19,7 +19,10 @@ What a path may be (:func:`load_inputs`):
   directory) and gives one input per sidecar;
 * a directory of ``run_meta_<step>`` files (binary or text RunMetadata), or of
   ``profile_<step>`` files (the newest one is taken);
-* a single ProfileProto or RunMetadata file (step 0 for a RunMetadata).
+* a single ProfileProto or RunMetadata file (step 0 for a RunMetadata), or an
+  XSpace (``*.xplane.pb``);
+* a TensorBoard logdir or profiler run directory: one input per host's XSpace
+  of its newest run (``docs/xspace.md``).
 
 RunMetadata files are read when the merge asks for them (twice: a scan, then
 the merge itself), never all at once. RunMetadata inputs keep the
@@ -48,7 +51,7 @@ from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse
 from tfprof_lite.proto.steps import StepColumns, decode_step_columns
 
-__all__ = ["SIDECAR_RE", "load_inputs", "load_task", "merge", "merged_profiler"]
+__all__ = ["SIDECAR_RE", "load_inputs", "load_task", "merge", "merged_profiler", "xspace_tasks"]
 
 #: A task sidecar in a capture directory: ``task.<tag>.json``.
 SIDECAR_RE = re.compile(r"task\.(?P<tag>[A-Za-z0-9_.-]+)\.json")
@@ -128,6 +131,22 @@ def _tagged(directory: str, entries: list[str]) -> list[TaskInput]:
     return out
 
 
+def xspace_tasks(hosts: dict[str, str]) -> list[TaskInput]:
+    """One task per host's XSpace file (``{host: file}``): task ``i`` of job
+    ``localhost`` in host-name order, each on its own host's clock."""
+    from tfprof_lite.model import xspace_load
+
+    return [
+        TaskInput(
+            model=xspace_load.load_model(file),
+            label=file,
+            task=f"/job:localhost/replica:0/task:{i}",
+            host=host,
+        )
+        for i, (host, file) in enumerate(sorted(hosts.items()))
+    ]
+
+
 def load_task(path: str) -> list[TaskInput]:
     """The inputs one path holds (see the module docstring); a directory of a
     shared capture gives one per task.
@@ -145,6 +164,10 @@ def load_task(path: str) -> list[TaskInput]:
             return [_from_run_metas(path, {0: path})]
         del data
         return [TaskInput(model=Profiler.load(path).model, label=path)]
+    from tfprof_lite.model import xspace_load
+
+    if xspace_load.is_xspace_dir(path):  # a logdir or run directory: one task per host
+        return xspace_tasks(xspace_load.xspace_hosts(path))
     entries = os.listdir(path)
     tagged = _tagged(path, entries)
     if tagged:

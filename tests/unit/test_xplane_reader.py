@@ -135,3 +135,14 @@ def test_compressed_stat_roundtrip_on_real_file() -> None:
     cols = xplane.decode_xspace(space.SerializeToString())
     first = int(np.nonzero(cols.event_plane() == cols.plane_name.index("/device:GPU:0"))[0][0])
     assert name in cols.event_stat_dict(first).values()
+
+
+def test_times_beyond_64_bits_are_one_line() -> None:
+    space = pb.XSpace()
+    plane = space.planes.add(name="/host:CPU")
+    plane.event_metadata[1].name = "a:B"
+    line = plane.lines.add(id=1, timestamp_ns=2**62)
+    line.events.add(metadata_id=1, offset_ps=2**62, duration_ps=1)
+    plane.lines.add(id=2, timestamp_ns=-(2**62)).events.add(metadata_id=1)
+    with pytest.raises(InvalidInputError, match="beyond 64 bits of picoseconds"):
+        xplane.decode_xspace(space.SerializeToString(), "big")

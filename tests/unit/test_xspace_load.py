@@ -81,3 +81,24 @@ def test_bad_inputs_are_one_line(tmp_path: Path, logdir: Path) -> None:
         Profiler.load(logdir, run="2020_old")
     with pytest.raises(InvalidInputError, match=r"no host 'c' in this profile \(hosts: a, b\)"):
         Profiler.load(logdir, run="2020_old", host="c")
+
+
+def test_cluster_merge_takes_a_run_of_several_hosts(logdir: Path) -> None:
+    from tfprof_lite.cluster import merge
+
+    run = logdir / "plugins" / "profile" / "2020_old"
+    merged = merge([run])
+    tasks = merged.cluster.tasks  # type: ignore[attr-defined]
+    assert len(tasks) == 2
+    one = Profiler.load(run, host="a")
+    assert len(merged.model.names) >= len(one.model.names)
+
+
+def test_an_xspace_given_as_another_message_is_named() -> None:
+    import tfprof_lite
+
+    raw = xspace_files.jax_file(MLP).read_bytes()
+    with pytest.raises(
+        InvalidInputError, match=r"looks like an XSpace; load it with Profiler\.load"
+    ):
+        tfprof_lite.Profiler().add_step(0, raw)

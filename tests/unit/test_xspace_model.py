@@ -157,3 +157,75 @@ def test_jax_step_times_match_the_host_measured_times(case: str) -> None:
     layers = {n for n in model.names if "/dense0/" in n or "/attn/" in n}
     assert layers, sorted(model.names)[:20]
     assert all(n.startswith("jit(train_step)/") for n in layers)
+    # The host side of each program execution (dispatch, launch): op type XlaModule.
+    program = model.index["jit_train_step"]
+    assert model.ops[program] == "XlaModule"
+    assert int(model.stats(23).cpu_exec_micros[program]) > 0
+    assert int(model.stats(23).run_count[program]) == 1
+
+
+def test_allocator_events_give_the_memory_profile() -> None:
+    from tfprof_lite.analysis.memory import memory_profile
+
+    b = _tf_space()
+    main = b.line(b.host, 1, "python")
+    t0 = 1_000_000
+    for at, kind, size, op in [
+        (1_000, "MemoryAllocation", 4096, "dense/MatMul:MatMul"),
+        (2_000, "MemoryAllocation", 1024, "dense/Relu:Relu"),
+        (3_000, "MemoryDeallocation", 4096, "dense/MatMul:MatMul"),
+        (4_000, "MemoryAllocation", 512, ""),
+    ]:
+        stats = {"allocator_name": "GPU_0_bfc", "allocation_bytes": size, "bytes_allocated": 9}
+        if op:
+            stats["tf_op"] = op
+        b.event(b.host, main, kind, t0 + at, 0, **stats)
+    model, _ = _model(b.bytes())
+    report = memory_profile(model, step=10)
+    (step,) = report.steps
+    (alloc,) = [a for a in step.allocators if a.allocator == "GPU_0_bfc"]
+    assert alloc.peak_bytes == 5120  # 4096 + 1024, before the MatMul's free
+    assert {op.name for op in alloc.by_op} == {
+        "memory/GPU_0_bfc/dense/MatMul",
+        "memory/GPU_0_bfc/dense/Relu",
+    }
+    assert "memory/GPU_0_bfc/(no op)" in model.names
+
+
+def test_derived_lines_are_not_counted_twice() -> None:
+    plain, _ = _model(_tf_space().bytes())
+    b = _tf_space()
+    gpu = b.gpu_plane()
+    ops_line = b.line(gpu, 9999, "XLA Ops")
+    steps_line = b.line(b.host, 9998, "Steps")
+    for step in range(2):
+        t0 = 1_000_000 + step * 100_000
+        b.event(gpu, ops_line, "gemm_kernel", t0 + 20_000, 7_000, kernel_details=DETAILS,
+                tf_op="dense/MatMul:MatMul")  # fmt: skip
+        b.event(b.host, steps_line, "dense/MatMul:MatMul", t0, 50_000, "MatMul")
+    derived, _ = _model(b.bytes())
+    for step in (10, 11):
+        assert derived.stats(step).accelerator_exec_micros.tolist() == (
+            plain.stats(step).accelerator_exec_micros.tolist()
+        )
+        assert derived.stats(step).cpu_exec_micros.tolist() == (
+            plain.stats(step).cpu_exec_micros.tolist()
+        )
+
+
+def test_absolute_timestamps_give_the_same_profile() -> None:
+    relative = _tf_space()
+    absolute = _tf_space()
+    env = next(p for p in absolute.space.planes if p.name == "Task Environment")
+    absolute.space.planes.remove(env)
+    for plane in absolute.space.planes:
+        for line in plane.lines:
+            line.timestamp_ns += SpaceBuilder.START
+    a, _ = _model(absolute.bytes())
+    r, _ = _model(relative.bytes())
+    assert a.sorted_steps() == r.sorted_steps() == [10, 11]
+    for step in (10, 11):
+        assert a.steps[step].wall_span() == r.steps[step].wall_span()
+        assert a.stats(step).accelerator_exec_micros.tolist() == (
+            r.stats(step).accelerator_exec_micros.tolist()
+        )

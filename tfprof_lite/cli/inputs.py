@@ -238,7 +238,7 @@ def _looks_like(data: bytes | bytearray, expected: str, text: bool = False) -> s
 
 def _a(name: str) -> str:
     """``name`` with its indefinite article (``an OpLogProto``, ``a GraphDef``)."""
-    return f"an {name}" if name[0] in "AEIOU" else f"a {name}"
+    return f"an {name}" if name[0] in "AEIOUX" else f"a {name}"
 
 
 def _is_text_path(path: str) -> bool:
@@ -390,14 +390,9 @@ def _load_xspace(spec: InputSpec) -> Profiler:
     if len(hosts) == 1:
         (file,) = hosts.values()
         return Profiler.load(file)
-    from tfprof_lite.cluster import merge
-    from tfprof_lite.model.cluster import TaskInput
+    from tfprof_lite.cluster import merge, xspace_tasks
 
-    inputs = [
-        TaskInput(model=xspace_load.load_model(file), label=file, host=name)
-        for name, file in hosts.items()
-    ]
-    return merge(inputs, by_name=spec.by_name)
+    return merge(xspace_tasks(hosts), by_name=spec.by_name)
 
 
 def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:

@@ -42,13 +42,15 @@ import numpy.typing as npt
 
 from tfprof_lite.model.devices import is_tracer_device
 from tfprof_lite.model.records import NodeSpec
+from tfprof_lite.model.xspace_columns import add_memory_columns
 from tfprof_lite.model.xspace_events import (
     PLANE_GPU,
     EventTable,
     event_table,
     gpu_ordinal,
 )
-from tfprof_lite.model.xspace_steps import StepRoots, find_steps, step_of
+from tfprof_lite.model.xspace_memory import MemoryRecord, memory_records
+from tfprof_lite.model.xspace_steps import StepRoots, find_steps, outermost, program_of, step_of
 from tfprof_lite.model.xspace_xla import xla_ops
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
@@ -61,6 +63,7 @@ __all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "convert", "plan_steps"]
 I64 = npt.NDArray[np.int64]
 
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+MEMORY_GPU_DEVICE = "/job:localhost/replica:0/task:0/device:GPU:0"
 STEPS_DEVICE = "/host:CPU/steps"
 
 _TF_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*")
@@ -78,6 +81,7 @@ class _Row:
     label: str
     start_ps: int
     end_ps: int
+    memory: MemoryRecord | None = None
 
 
 @dataclass
@@ -143,6 +147,10 @@ class _Attribution:
             if found is not None:
                 self.tf_ops[event] = found
                 by_line.setdefault(table.line_of(event), []).append(event)
+        # JAX: each execution of an XLA program on a host thread is the host side
+        # of its kernels (dispatch, launch), a node of op type XlaModule.
+        programs = [e for e in table.host_events().tolist() if no_tf and program_of(table.names[e])]
+        self.programs = {e: program_of(table.names[e]) for e in outermost(table, programs)}
         self.lines = {
             line: sorted(events, key=lambda e: int(table.start[e]))
             for line, events in by_line.items()
@@ -155,6 +163,8 @@ class _Attribution:
         host = table.host_events()
         self.launch = {int(corr[e]): int(e) for e in host[has[host]].tolist()}
         self.node_types: dict[str, str] = {name: kind for name, kind in self.tf_ops.values()}
+        for module in self.programs.values():
+            self.node_types.setdefault(module, "XlaModule")
         self.hlo = xla_ops(table)
 
     def launch_of(self, event: int) -> int:
@@ -262,7 +272,7 @@ def _columns(rows: list[_Row], origin_ns: int) -> StepColumns:
     start = _micros(origin_ns, np.asarray([r.start_ps for r in ordered], dtype=np.int64))
     end = _micros(origin_ns, np.asarray([r.end_ps for r in ordered], dtype=np.int64))
     zeros = np.zeros(n, dtype=np.int64)
-    return StepColumns(
+    cols = StepColumns(
         devices=devices,
         dev=np.asarray([index[r.device] for r in ordered], dtype=np.int32),
         name=[r.name for r in ordered],
@@ -278,6 +288,10 @@ def _columns(rows: list[_Row], origin_ns: int) -> StepColumns:
         persist=zeros.copy(),
         has_step_stats=True,
     )
+    memory = [(i, r.memory) for i, r in enumerate(ordered) if r.memory is not None]
+    if memory:
+        add_memory_columns(cols, memory, origin_ns)
+    return cols
 
 
 def _grouped(table: EventTable, roots: StepRoots, attribution: _Attribution) -> list[list[_Row]]:
@@ -296,10 +310,16 @@ def _grouped(table: EventTable, roots: StepRoots, attribution: _Attribution) -> 
     for event, step in zip(device.tolist(), dev_steps):
         if step >= 0:
             groups[step].extend(_device_rows(table, attribution, event))
-    ops = [
-        (attribution.tf_ops[e][0], int(table.start[e]), int(table.end[e]))
-        for e in sorted(attribution.tf_ops)
-    ]
+    for step, records in enumerate(memory_records(table, starts, ends, len(groups))):
+        for record in records:
+            first = record.records[0][0]
+            allocator = record.allocator.lower()
+            on_gpu = "gpu" in allocator and "host" not in allocator
+            where = MEMORY_GPU_DEVICE if on_gpu else CPU_DEVICE
+            groups[step].append(_Row(where, record.node, record.node, first, first, record))
+    named = {e: op for e, (op, _) in attribution.tf_ops.items()}
+    named.update(attribution.programs)
+    ops = [(named[e], int(table.start[e]), int(table.end[e])) for e in sorted(named)]
     if not roots.events:
         groups[0].extend(_Row(CPU_DEVICE, name, name, s, e) for name, s, e in ops)
     windows = _add_roots(table, roots, groups)

@@ -30,7 +30,7 @@ import numpy as np
 
 from tfprof_lite.model.xspace_events import EventTable
 
-__all__ = ["StepRoots", "find_steps"]
+__all__ = ["StepRoots", "find_steps", "outermost", "program_of", "step_of"]
 
 _KERAS = "multi_step_on_iterator"
 _KERAS_BATCH = "Profiled batch"
@@ -53,7 +53,7 @@ class StepRoots:
         return len(self.events)
 
 
-def _outermost(table: EventTable, rows: list[int]) -> list[int]:
+def outermost(table: EventTable, rows: list[int]) -> list[int]:
     """``rows`` by start, without those that start inside an earlier one."""
     kept: list[int] = []
     last_end = None
@@ -80,7 +80,9 @@ def _keras(table: EventTable, host: list[int]) -> list[int]:
     ]
 
 
-def _program_of(name: str) -> str:
+def program_of(name: str) -> str:
+    """The XLA module an execution event runs (``jit_f:XLA GPU module``,
+    ``...Execute (jit_f)``), or ``""``."""
     for pattern in _PROGRAM:
         found = pattern.fullmatch(name)
         if found:
@@ -89,12 +91,12 @@ def _program_of(name: str) -> str:
 
 
 def _programs(table: EventTable, host: list[int]) -> tuple[list[int], str]:
-    modules = {e: _program_of(table.names[e]) for e in host}
+    modules = {e: program_of(table.names[e]) for e in host}
     modules = {e: m for e, m in modules.items() if m}
     if not modules:
         return [], ""
     # The program that runs most often, counted on its outermost executions.
-    counts = Counter(modules[e] for e in _outermost(table, list(modules)))
+    counts = Counter(modules[e] for e in outermost(table, list(modules)))
     best = max(sorted(counts), key=lambda m: counts[m])
     return [e for e, m in modules.items() if m == best], best
 
@@ -111,29 +113,29 @@ def _numbers(table: EventTable, roots: list[int]) -> list[int]:
 def find_steps(table: EventTable) -> StepRoots:
     """The step roots of the file (empty when it has none; the source says so)."""
     host = table.host_events().tolist()
-    marked = _outermost(table, _markers(table, host))
+    marked = outermost(table, _markers(table, host))
     if marked:
         names = sorted({table.names[e] for e in marked})
         return StepRoots(marked, _numbers(table, marked), f"step markers ({', '.join(names)})")
-    batches = _outermost(
+    batches = outermost(
         table, [e for e in host if table.names[e] == _KERAS_BATCH and table.has_int["step_num"][e]]
     )
     if batches:
         return StepRoots(batches, _numbers(table, batches), f"Keras batch markers ({_KERAS_BATCH})")
-    keras = _outermost(table, _keras(table, host))
+    keras = outermost(table, _keras(table, host))
     if keras:
         return StepRoots(
             keras, list(range(len(keras))), f"inferred: one Keras {_KERAS} call per step"
         )
     runs, module = _programs(table, host)
-    runs = _outermost(table, runs)
+    runs = outermost(table, runs)
     if len(runs) > 1:
         return StepRoots(
             runs,
             list(range(len(runs))),
             f"inferred: one execution of XLA program {module} per step",
         )
-    sessions = _outermost(table, [e for e in host if table.names[e] == "SessionRun"])
+    sessions = outermost(table, [e for e in host if table.names[e] == "SessionRun"])
     if sessions:
         return StepRoots(sessions, list(range(len(sessions))), "inferred: one SessionRun per step")
     return StepRoots([], [], "no steps found: the whole profile is one step")

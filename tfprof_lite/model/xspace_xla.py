@@ -44,17 +44,18 @@ def hlo_protos(table: EventTable) -> list[tuple[int | None, bytes]]:
 def xla_ops(table: EventTable) -> dict[int, HloOp]:
     """The HLO instruction of each GPU event (by event row) that maps to one.
 
-    Empty when the file holds no HLO programs. HLO protos that do not parse
-    leave the events unmapped (logged), as if the file held none.
+    Empty when the file holds no HLO programs. An HLO proto that does not parse
+    leaves its program's events unmapped (logged).
     """
     protos = hlo_protos(table)
     if not protos:
         return {}
-    try:
-        index = XlaOpIndex.from_hlo_protos(protos)
-    except InvalidInputError as err:
-        log.warning("XLA programs not mapped to their ops: %s", err)
-        return {}
+    index = XlaOpIndex()
+    for program_id, data in protos:
+        try:
+            index.add(data, program_id)
+        except InvalidInputError as err:  # that program's kernels stay unmapped
+            log.warning("XLA program not mapped to its ops: %s", err)
     cols = table.cols
     text, ints, has = table.text, table.ints, table.has_int
     events = np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived).tolist()

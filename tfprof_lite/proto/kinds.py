@@ -93,7 +93,7 @@ _PLAUSIBLE: Mapping[str, Callable[[Any], bool]] = {
 
 def article(name: str) -> str:
     """``name`` with its indefinite article (``an OpLogProto``, ``a GraphDef``)."""
-    return f"an {name}" if name[0] in "AEIOU" else f"a {name}"
+    return f"an {name}" if name[0] in "AEIOUX" else f"a {name}"
 
 
 def plausible(kind: str, message: Any) -> bool:

@@ -58,6 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.proto.xplane_parse import parse_xspace
 
 __all__ = [
     "KIND_BYTES",
@@ -222,13 +223,12 @@ class _Builder:
         self.strings: list[str] = [""]
         self.index: dict[str, int] = {"": 0}
         self.blobs: list[bytes] = []
+        self.key_cache: dict[int, int] = {}
         # Machine-word arrays, not lists: a large file has tens of millions of
         # stats, and a list costs a pointer and an int object per value.
         self.tables: dict[str, tuple[array[int], array[int], array[int]]] = {
             name: (array("i"), array("b"), array("q")) for name in ("plane", "meta", "event")
         }
-        self._names: dict[int, str] | None = None
-        self._keys: dict[int, int] = {}
 
     def intern(self, text: str) -> int:
         at = self.index.get(text)
@@ -239,17 +239,14 @@ class _Builder:
 
     def add_stats(self, table: str, stats: Any, names: dict[int, str]) -> None:
         keys, kinds, values = self.tables[table]
-        # Hot loop (tens of stats per event): a key is interned once per plane's
-        # metadata id, and int64 and string values, most of them, skip _bits.
-        # Interning order is unchanged: key first, then the value, on first use.
-        key_of = self._key_cache(names)
+        cache = self.key_cache  # stat metadata id -> interned name, for this plane
         index = self.index
         for stat in stats:
             which = stat.WhichOneof("value")
-            metadata_id = stat.metadata_id
-            key = key_of.get(metadata_id)
+            mid = stat.metadata_id
+            key = cache.get(mid)
             if key is None:
-                key = key_of[metadata_id] = self.intern(names.get(metadata_id, ""))
+                key = cache[mid] = self.intern(names.get(mid, ""))
             keys.append(key)
             if which == "int64_value":
                 kinds.append(KIND_INT64)
@@ -259,6 +256,13 @@ class _Builder:
                 at = index.get(text)
                 kinds.append(KIND_STR)
                 values.append(self.intern(text) if at is None else at)
+            elif which == "ref_value":
+                ref = stat.ref_value
+                at = cache.get(ref)
+                if at is None:
+                    at = cache[ref] = self.intern(names.get(ref, ""))
+                kinds.append(KIND_REF)
+                values.append(at)
             elif which is None:
                 kinds.append(KIND_NONE)
                 values.append(0)
@@ -266,12 +270,6 @@ class _Builder:
                 kind = _KINDS[which]
                 kinds.append(kind)
                 values.append(self._bits(kind, getattr(stat, which), names))
-
-    def _key_cache(self, names: dict[int, str]) -> dict[int, int]:
-        """Interned key by metadata id, for one plane's ``names`` (kept alive here)."""
-        if self._names is not names:
-            self._names, self._keys = names, {}
-        return self._keys
 
     def _bits(self, kind: int, raw: Any, names: dict[int, str]) -> int:
         if kind == KIND_INT64:
@@ -359,6 +357,7 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
     line_row = 0
     for p_row, plane in enumerate(space.planes):
         names = {key: meta.name for key, meta in plane.stat_metadata.items()}
+        build.key_cache = {}
         for key in sorted(names):
             smetas["plane"].append(p_row)
             smetas["id"].append(key)
@@ -370,12 +369,24 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
         meta_rows = _add_metadata(build, metas, plane, p_row, names)
         for line in plane.lines:
             _add_line(lines, line, p_row, len(events["line"]))
-            _add_events(
-                build, events, line, line_row, line_starts[line_row] * 1000, meta_rows, names
-            )
+            try:  # the event columns are int64 arrays: a start past 64 bits overflows
+                _add_events(
+                    build, events, line, line_row, line_starts[line_row] * 1000, meta_rows, names
+                )
+            except OverflowError:
+                raise _beyond_64_bits(what) from None
             line_row += 1
-    _fill(cols, build, planes, lines, events, metas, smetas)
+    try:
+        _fill(cols, build, planes, lines, events, metas, smetas)
+    except OverflowError:
+        raise _beyond_64_bits(what) from None
     return cols
+
+
+def _beyond_64_bits(what: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{what}: event times beyond 64 bits of picoseconds; the file is corrupt"
+    )
 
 
 def _add_metadata(
@@ -472,49 +483,6 @@ def _fill(
     cols.meta_stats = build.stat_columns("meta")
     cols.stat_meta_plane, cols.stat_meta_id = _i32(smetas["plane"]), _i64(smetas["id"])
     cols.stat_meta_name = smetas["name"]
-
-
-def parse_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> Any:
-    """``raw`` parsed as an XSpace message, refusing what is not one.
-
-    Raises:
-        InvalidInputError: the bytes do not parse (truncated or corrupt), hold
-            another kind of message (a ProfileProto, a RunMetadata...), or hold
-            no plane.
-    """
-    from tfprof_lite.proto import kinds
-    from tfprof_lite.proto.messages import XSpace
-
-    data = raw if isinstance(raw, bytes) else bytes(raw)
-    space = XSpace()
-    try:
-        space.ParseFromString(data)
-    except Exception:  # noqa: BLE001 - protobuf's DecodeError and friends
-        other = kinds.identify(data, exclude="XSpace")
-        if other is not None:
-            raise _other_kind(what, other) from None
-        raise InvalidInputError(
-            f"{what}: not a readable XSpace (truncated or corrupt); "
-            "pass the complete *.xplane.pb file the profiler wrote"
-        ) from None
-    if kinds.mismatched(space) or not any(p.name for p in space.planes):
-        other = kinds.identify(data, exclude="XSpace")
-        if other is not None:
-            raise _other_kind(what, other)
-        raise InvalidInputError(
-            f"{what}: not an XSpace (no named plane); pass a *.xplane.pb file "
-            "written by the TensorFlow or JAX profiler"
-        )
-    return space
-
-
-def _other_kind(what: str, other: str) -> InvalidInputError:
-    from tfprof_lite.proto import kinds
-
-    return InvalidInputError(
-        f"{what}: expected an XSpace (*.xplane.pb), but it looks like "
-        f"{kinds.article(other)}; {kinds.API_PLACES[other]}"
-    )
 
 
 def decode_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> XSpaceColumns:

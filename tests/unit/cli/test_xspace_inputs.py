@@ -35,6 +35,8 @@ def test_cli_overview_json_and_commands(run: Runner, logdir: Path, tmp_path: Pat
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert data["steps"] == 8
+    memory = run("memory", logdir)
+    assert memory.code == 0 and "GPU_0_bfc: peak" in memory.out, memory.err
     for args in (["kernels"], ["scope", "-max_depth", "2"], ["op"], ["advise"],
                  ["timeline", "-o", tmp_path / "t.json.gz"],
                  ["report", "-o", tmp_path / "r.html"]):  # fmt: skip
