@@ -25,8 +25,9 @@ either side). Each round runs every series ``--repeat`` times, the sides in turn
 spell of the (shared) machine falls on both sides; a figure is the best of
 ``--repeat`` x ``--rounds`` samples, with the min-max beside it, and the ratio
 range is that of the per-round ratios (best of ours in the round over best of
-XProf in the round). CPU seconds (all threads of the process) are shown too:
-XProf's converter runs some stages on threads.
+XProf in the round); "median" is the ratio of the medians of all samples. CPU
+seconds (all threads of the process) are shown too: XProf's converter runs some
+stages on threads.
 
 Memory: a child grows the capture to ``--size-mb`` MB (``make_xspace.py``: its
 lines repeated with shifted times; ``--big`` makes it 1000 MB) and further
@@ -51,6 +52,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -208,6 +210,9 @@ class Series:
     def best_cpu(self) -> float:
         return min(min(r) for r in self.cpu)
 
+    def median(self) -> float:
+        return statistics.median(v for r in self.wall for v in r)
+
     def span(self) -> tuple[float, float]:
         flat = [v for r in self.wall for v in r]
         return (min(flat), max(flat))
@@ -251,6 +256,7 @@ class Row:
     ours: float
     target: float | None
     ratio_span: tuple[float, float]
+    median_ratio: float
     xprof_span: tuple[float, float]
     ours_span: tuple[float, float]
     cpu_ratio: float
@@ -282,6 +288,7 @@ def speed_rows(series: dict[str, Series], paths: list[tuple[str, bool]]) -> list
                     ours.best(),
                     target,
                     (min(per_round), max(per_round)),
+                    ours.median() / xprof.median(),
                     xprof.span(),
                     ours.span(),
                     ours.best_cpu() / xprof.best_cpu(),
@@ -295,14 +302,16 @@ def print_speed(rows: list[Row]) -> None:
     print(
         f"\n== speed, against XProf {XPROF_TOOL} conversion\n"
         f"{'operation':<{width}}{'XProf s':>9}{'ours s':>9}{'ratio':>7}{'target':>8}{'ok':>5}"
-        f"{'ratio min-max':>16}{'cpu ratio':>11}   {'XProf min-max':<15}  {'ours min-max':<15}"
+        f"{'ratio min-max':>16}{'median':>8}{'cpu ratio':>11}"
+        f"   {'XProf min-max':<15}  {'ours min-max':<15}"
     )
     for r in rows:
         ok = "-" if r.ok is None else ("yes" if r.ok else "NO")
         target = "-" if r.target is None else f"<={r.target:.2f}"
         print(
             f"{r.operation:<{width}}{r.xprof:>9.3f}{r.ours:>9.3f}{r.ratio:>7.3f}{target:>8}{ok:>5}"
-            f"{f'{r.ratio_span[0]:.3f}-{r.ratio_span[1]:.3f}':>16}{r.cpu_ratio:>11.3f}"
+            f"{f'{r.ratio_span[0]:.3f}-{r.ratio_span[1]:.3f}':>16}{r.median_ratio:>8.3f}"
+            f"{r.cpu_ratio:>11.3f}"
             f"   {r.xprof_span[0]:.3f}-{r.xprof_span[1]:.3f}    "
             f"{r.ours_span[0]:.3f}-{r.ours_span[1]:.3f}"
         )
