@@ -14,15 +14,19 @@ gives each allocator's timeline, its peak and what is live at the peak.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from tfprof_lite.model.xspace_events import EventTable
 from tfprof_lite.model.xspace_steps import step_of
+from tfprof_lite.proto.xplane import XSpaceColumns
 
 __all__ = ["MEMORY_EVENTS", "MemoryRecord", "memory_records"]
 
 MEMORY_EVENTS = {"MemoryAllocation": 1, "MemoryDeallocation": -1}
+#: The stats of an allocator event that :func:`memory_records` reads.
+_READ = ("allocator_name", "allocation_bytes", "requested_bytes", "tf_op", "bytes_allocated")
 
 
 @dataclass
@@ -45,6 +49,24 @@ class MemoryRecord:
         return total, peak, max(held, 0)
 
 
+def _read_stats(cols: XSpaceColumns, events: list[int]) -> dict[int, dict[str, Any]]:
+    """``{name: value}`` of the :data:`_READ` stats of each event of ``events``
+    (the last of a name wins, as in ``event_stat_dict``), found as columns: only
+    those stats are decoded, not every stat of every event."""
+    out: dict[int, dict[str, Any]] = {event: {} for event in events}
+    keys = {cols.key_of(name): name for name in _READ}
+    keys.pop(-1, None)
+    if not keys:
+        return out
+    stats = cols.event_stats
+    rows = np.flatnonzero(np.isin(stats.key, list(keys)))
+    owners = np.searchsorted(cols.event_stat_at, rows, side="right") - 1
+    keep = np.isin(owners, events)
+    for row, owner in zip(rows[keep].tolist(), owners[keep].tolist(), strict=True):
+        out[owner][keys[int(stats.key[row])]] = cols.stat_value(stats, row)
+    return out
+
+
 def memory_records(
     table: EventTable, root_starts: np.ndarray, root_ends: np.ndarray, n_steps: int
 ) -> list[list[MemoryRecord]]:
@@ -55,11 +77,11 @@ def memory_records(
         return [[] for _ in range(n_steps)]
     times = table.start[events]
     steps = step_of(root_starts, root_ends, times).tolist()
-    cols = table.cols
+    read = _read_stats(table.cols, events)
     for event, step in zip(events, steps):
         if step < 0:
             continue
-        stats = cols.event_stat_dict(event)
+        stats = read[event]
         allocator = str(stats.get("allocator_name") or "unknown")
         size = stats.get("allocation_bytes") or stats.get("requested_bytes") or 0
         if not isinstance(size, int) or size <= 0:
