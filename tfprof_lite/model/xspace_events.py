@@ -10,6 +10,7 @@ the few stats the conversion reads (``correlation_id``, ``tf_op``, ``hlo_op``,
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -65,8 +66,10 @@ _TEXT_KINDS = (KIND_STR, KIND_REF, KIND_COMPRESSED)
 _INT_KINDS = (KIND_INT64, KIND_UINT64)
 
 
+@functools.cache
 def gpu_ordinal(plane_name: str) -> int:
-    """The ordinal of a ``/device:GPU:<n>`` plane, -1 for any other plane."""
+    """The ordinal of a ``/device:GPU:<n>`` plane, -1 for any other plane (cached:
+    asked once per device event, of a few plane names)."""
     found = _GPU_PLANE.fullmatch(plane_name)
     return int(found.group(1)) if found else -1
 

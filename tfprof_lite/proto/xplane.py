@@ -50,6 +50,7 @@ from __future__ import annotations
 import gzip
 import struct
 import zlib
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,8 +224,10 @@ class _Builder:
         self.index: dict[str, int] = {"": 0}
         self.blobs: list[bytes] = []
         self.key_cache: dict[int, int] = {}
-        self.tables: dict[str, tuple[list[int], list[int], list[int]]] = {
-            name: ([], [], []) for name in ("plane", "meta", "event")
+        # Machine-word arrays, not lists: a large file has tens of millions of
+        # stats, and a list costs a pointer and an int object per value.
+        self.tables: dict[str, tuple[array[int], array[int], array[int]]] = {
+            name: (array("i"), array("b"), array("q")) for name in ("plane", "meta", "event")
         }
 
     def intern(self, text: str) -> int:
@@ -237,6 +240,7 @@ class _Builder:
     def add_stats(self, table: str, stats: Any, names: dict[int, str]) -> None:
         keys, kinds, values = self.tables[table]
         cache = self.key_cache  # stat metadata id -> interned name, for this plane
+        index = self.index
         for stat in stats:
             which = stat.WhichOneof("value")
             mid = stat.metadata_id
@@ -247,6 +251,11 @@ class _Builder:
             if which == "int64_value":
                 kinds.append(KIND_INT64)
                 values.append(stat.int64_value)
+            elif which == "str_value":
+                text = stat.str_value
+                at = index.get(text)
+                kinds.append(KIND_STR)
+                values.append(self.intern(text) if at is None else at)
             elif which == "ref_value":
                 ref = stat.ref_value
                 at = cache.get(ref)
@@ -339,8 +348,9 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
     lines: dict[str, list[Any]] = {
         k: [] for k in ("plane", "id", "display", "name", "dname", "ts", "dur", "at")
     }
-    events: dict[str, list[int]] = {
-        k: [] for k in ("line", "meta", "offset", "occ", "dur", "start", "stat_at")
+    events: dict[str, array[int]] = {
+        k: array("i" if k in ("line", "meta") else "q")
+        for k in ("line", "meta", "offset", "occ", "dur", "start", "stat_at")
     }
     metas: dict[str, list[Any]] = {k: [] for k in ("plane", "id", "name", "dname", "stat_at")}
     smetas: dict[str, list[Any]] = {k: [] for k in ("plane", "id", "name")}
@@ -359,17 +369,24 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
         meta_rows = _add_metadata(build, metas, plane, p_row, names)
         for line in plane.lines:
             _add_line(lines, line, p_row, len(events["line"]))
-            _add_events(
-                build, events, line, line_row, line_starts[line_row] * 1000, meta_rows, names
-            )
+            try:  # the event columns are int64 arrays: a start past 64 bits overflows
+                _add_events(
+                    build, events, line, line_row, line_starts[line_row] * 1000, meta_rows, names
+                )
+            except OverflowError:
+                raise _beyond_64_bits(what) from None
             line_row += 1
     try:
         _fill(cols, build, planes, lines, events, metas, smetas)
     except OverflowError:
-        raise InvalidInputError(
-            f"{what}: event times beyond 64 bits of picoseconds; the file is corrupt"
-        ) from None
+        raise _beyond_64_bits(what) from None
     return cols
+
+
+def _beyond_64_bits(what: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{what}: event times beyond 64 bits of picoseconds; the file is corrupt"
+    )
 
 
 def _add_metadata(
@@ -403,7 +420,7 @@ def _add_line(lines: dict[str, list[Any]], line: Any, p_row: int, first_event: i
 
 def _add_events(
     build: _Builder,
-    events: dict[str, list[int]],
+    events: dict[str, array[int]],
     line: Any,
     line_row: int,
     base_ps: int,
@@ -429,8 +446,11 @@ def _add_events(
             add_stats("event", event.stats, names)
 
 
-def _offsets(starts: list[Any], total: int) -> I64:
-    return _i64([*starts, total])
+def _offsets(starts: list[Any] | array[int], total: int) -> I64:
+    out = np.empty(len(starts) + 1, dtype=np.int64)
+    out[:-1] = starts
+    out[-1] = total
+    return out
 
 
 def _fill(
@@ -438,7 +458,7 @@ def _fill(
     build: _Builder,
     planes: dict[str, list[Any]],
     lines: dict[str, list[Any]],
-    events: dict[str, list[int]],
+    events: dict[str, array[int]],
     metas: dict[str, list[Any]],
     smetas: dict[str, list[Any]],
 ) -> None:
