@@ -233,6 +233,31 @@ class ProfileModel:
         call stacks of ``cols.traces``, in order."""
         for key, text in cols.id_to_string.items():
             self.id_to_string.setdefault(key, text)
+        module = active("_graphdecode")
+        merge = getattr(module, "merge_op_log", None) if module is not None else None
+        if merge is not None:
+            traced = merge(
+                self.index,
+                cols.names,
+                cols.float_ops,
+                cols.types,
+                cols.trace_ids,
+                stacks,
+                self.op_types,
+                self.static_float_ops,
+                self.traces,
+            )
+        else:
+            traced = self._merge_op_log(cols, stacks)
+        if traced:
+            self.has_trace = True
+        self.data_version += 1
+        self.graph_version += 1
+
+    def _merge_op_log(self, cols: OpLogColumns, stacks: list[list[CodeFrame]]) -> bool:
+        """The entries' types, static FLOPs and first code traces into the node
+        columns (the native ``merge_op_log`` does the same); whether an entry of a
+        known node had a trace."""
         index = self.index
         op_types = self.op_types
         static = self.static_float_ops
@@ -252,10 +277,7 @@ class ProfileModel:
                 traced = True
                 if traces[nid] is None:
                     traces[nid] = stacks[trace]
-        if traced:
-            self.has_trace = True
-        self.data_version += 1
-        self.graph_version += 1
+        return traced
 
     def add_op_log(self, entries: Iterable[OpLogEntrySpec], id_to_string: dict[int, str]) -> None:
         """Merge an op log: extra types, static FLOPs, the first code trace per node."""
