@@ -204,9 +204,7 @@ def make_rows(graphdef: list[dict], live: list[dict]) -> list[dict[str, Any]]:
         if not pairs:
             continue
         tf_all, ours_all = _samples(pairs, "tf", key), _samples(pairs, "ours", key)
-        per_round = [
-            min(_samples([p], "ours", key)) / min(_samples([p], "tf", key)) for p in pairs
-        ]
+        per_round = [min(_samples([p], "ours", key)) / min(_samples([p], "tf", key)) for p in pairs]
         ratio = min(ours_all) / min(tf_all)
         rows.append(
             {
@@ -282,7 +280,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--live-rounds", type=int, default=2, help="live-graph rounds")
     parser.add_argument("--no-live", action="store_true", help="skip the live-graph rows")
     parser.add_argument("--quick", action="store_true", help="2k / 5k ops, 1 round, 2 calls")
-    parser.add_argument("--out", default=None, help="JSON output (default bench_out/construct.json)")
+    parser.add_argument(
+        "--out", default=None, help="JSON output (default bench_out/construct.json)"
+    )
     hidden = argparse.SUPPRESS
     parser.add_argument("--child", choices=("capture", "graphdef", "live"), help=hidden)
     parser.add_argument("--side", choices=SIDES, help=hidden)

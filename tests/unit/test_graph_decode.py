@@ -397,7 +397,9 @@ def merge_case(rng: random.Random, n_nodes: int) -> tuple[Any, ...]:
     stacks: list[Any] = [[("f.py", k)] for k in range(rng.randint(1, 4))]
     entries = [rng.choice([*names, "unknown", "n"]) for _ in range(rng.randint(0, 3 * n_nodes))]
     float_ops = [rng.choice([0, 0, 1, 7, I64_MAX, I64_MIN]) for _ in entries]
-    types = [tuple(rng.choice(["", "t", "u", "ü"]) for _ in range(rng.randint(0, 2))) for _ in entries]
+    types = [
+        tuple(rng.choice(["", "t", "u", "ü"]) for _ in range(rng.randint(0, 2))) for _ in entries
+    ]
     trace_ids = [rng.randint(-1, len(stacks) - 1) for _ in entries]
     op_types = [{f"op{i % 3}"} for i in range(n_nodes)]
     static = [rng.choice([0, 5]) for _ in range(n_nodes)]
