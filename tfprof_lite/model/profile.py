@@ -194,6 +194,12 @@ class ProfileModel:
         names = cols.names
         index = self.index
         keep: list[int] | None = None
+        if not index:
+            # First nodes: the index itself tells whether names repeat.
+            index.update(zip(names, range(len(names))))
+            if len(index) == len(names):
+                return self._append_graph_columns(cols, indexed=True)
+            index.clear()
         if index or len(set(names)) != len(names):
             seen: set[str] = set()
             keep = []
@@ -204,13 +210,19 @@ class ProfileModel:
         if keep is not None and len(keep) < len(names):
             cols = GraphColumns(*[[column[i] for i in keep] for column in _graph_lists(cols)])
             names = cols.names
+        return self._append_graph_columns(cols, indexed=False)
+
+    def _append_graph_columns(self, cols: GraphColumns, indexed: bool) -> bool:
+        """Append nodes with new, distinct names (``indexed``: already in the index)."""
+        names = cols.names
         n = len(names)
         if not n:
             return False
         base = len(self.names)
         self.names.extend(names)
         self.ops.extend(cols.ops)
-        index.update(zip(names, range(base, base + n)))
+        if not indexed:
+            self.index.update(zip(names, range(base, base + n)))
         self.op_types.extend(_op_type_sets(cols.ops))
         self.shapes.extend(cols.shapes)
         self.output_shapes.extend(cols.output_shapes)
