@@ -162,7 +162,7 @@ class Ingest:
         user_log = parse_op_log(op_log)
         ingest._start_flops(graph, user_log)
         if graph is not None and is_tf_graph(graph):
-            user_log = OpLogBuilder(graph, add_trace=add_trace).build_wire(meta, user_log)
+            user_log = OpLogBuilder(graph, add_trace=add_trace).build_columns(meta, user_log)
             graph = graph_def_bytes(graph)
         ingest._feed(graph, user_log, meta, step=0)  # decoded once, from bytes when it can
         return ingest

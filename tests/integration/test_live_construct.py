@@ -109,3 +109,29 @@ def test_live_graph_decoded_once_from_bytes(monkeypatch: pytest.MonkeyPatch) -> 
     assert calls == []
     assert len(prof.model.names) >= len(model.graph.get_operations())
     assert prof.model.has_trace
+
+
+@pytest.mark.parametrize("model", sorted(live_models.LIVE_MODELS))
+def test_op_log_columns_equal_the_decoded_op_log(model: str) -> None:
+    """The columns the builder hands the model equal those both decoders read
+    from the same op log serialized (call stacks, their order and sharing,
+    FLOPs, extra types, the string table)."""
+    from tfprof_lite.proto import graphs
+
+    graph = live_models.LIVE_MODELS[model]().graph
+    cols = oplog.OpLogBuilder(graph).build_columns()
+    wire = oplog.OpLogBuilder(graph).build().SerializeToString()
+    pure = graphs.op_log_columns_from_message(pb.OpLogProto.FromString(wire))
+    decoded = [pure]
+    if graphs.native_graph_available():
+        native = graphs.native_op_log_columns(wire)
+        assert native is not None
+        decoded.append(native)
+    for other in decoded:
+        assert cols.names == other.names
+        assert cols.float_ops == other.float_ops
+        assert cols.types == other.types
+        assert cols.trace_ids == other.trace_ids
+        assert cols.traces == other.traces
+        assert cols.id_to_string == other.id_to_string
+    assert cols.traces and any(cols.float_ops)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from tfprof_lite.base.foreign import is_tf_graph
 from tfprof_lite.capture.notes import note_incomplete_shapes, tf_deprecations_silenced
 from tfprof_lite.capture.requirement import require_tensorflow
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.graphs import OpLogColumns
 from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
 
 __all__ = [
@@ -103,6 +105,10 @@ class OpLogBuilder:
         self._flops_types = _FlopsTypes()
         self._tensors = _TensorLookup(graph)
         self._frames: dict[tuple[str, int, str, str], bytes] = {}
+        # A frame's wire bytes -> its five int64 (OpLogColumns.traces), and a
+        # CodeDef field -> its frames packed so.
+        self._packed_frames: dict[bytes, bytes] = {}
+        self._packed: dict[bytes, bytes] = {}
         # Ops counted while a shape they read was unknown, in graph order.
         self._unsettled: dict[str, Any] = {}
 
@@ -141,6 +147,16 @@ class OpLogBuilder:
             body += int_field(8, self._string_id(line) if line else 0)
             data = len_field(1, body)
             self._frames[frame] = data
+            self._packed_frames[data] = array(
+                "q",
+                [
+                    self._string_id(filename) if filename else 0,
+                    lineno if lineno else -1,
+                    self._string_id(funcname) if funcname else 0,
+                    self._string_id(line) if line else 0,
+                    -1,
+                ],
+            ).tobytes()
         return data
 
     def _code_def(self, op: Any, op_type: str) -> bytes:
@@ -152,8 +168,11 @@ class OpLogBuilder:
         key = (len(stack), op_type)
         data = self._stacks.get(key, stack)
         if data is None:
-            body = b"".join([self._frame(tuple(f)) for f in stack])
+            frames = [self._frame(tuple(f)) for f in stack]
+            body = b"".join(frames)
             data = b"\x22" + varint(len(body)) + body if body else b""
+            if data:
+                self._packed[data] = b"".join([self._packed_frames[f] for f in frames])
             self._stacks.put(key, stack, data)
         return data
 
@@ -174,12 +193,38 @@ class OpLogBuilder:
         entries whose values can change; ``run_meta``, or anyone else, may have
         refined those shapes since).
         """
-        built = self.build_wire(run_meta, user_op_log)
+        built = self._merge(self._logged(run_meta), user_op_log)
         return pb.OpLogProto.FromString(built) if isinstance(built, bytes) else built
 
-    def build_wire(self, run_meta: Any = None, user_op_log: Any = None) -> Any:
-        """As :meth:`build`, but the serialized OpLogProto when no user op log is
-        merged (the decoders read it from the bytes: no message is made)."""
+    def build_columns(self, run_meta: Any = None, user_op_log: Any = None) -> Any:
+        """As :meth:`build`, but the entries as the columns the model appends
+        (:class:`~tfprof_lite.proto.graphs.OpLogColumns`, equal to what the
+        decoders read from the serialized op log) when no user op log is merged;
+        with one, the merged message."""
+        logged = self._logged(run_meta)
+        if user_op_log is None or not len(user_op_log.log_entries):
+            return self._columns(logged)
+        return self._merge(logged, user_op_log)
+
+    def _columns(self, logged: dict[str, _Entry]) -> OpLogColumns:
+        """The entries in order; equal call stacks share one trace, in order of
+        first use (the decoders key them by their CodeDef bytes)."""
+        cols = OpLogColumns(id_to_string={sid: text for text, sid in self._strings.items()})
+        trace_ids: dict[bytes, int] = {}
+        for name, entry in logged.items():
+            trace = -1
+            if entry.code:
+                trace = trace_ids.setdefault(entry.code, len(trace_ids))
+                if trace == len(cols.traces):
+                    cols.traces.append(self._packed[entry.code])
+            cols.names.append(name)
+            cols.float_ops.append(entry.float_ops)
+            cols.types.append(tuple(entry.types))
+            cols.trace_ids.append(trace)
+        return cols
+
+    def _logged(self, run_meta: Any) -> dict[str, _Entry]:
+        """The entries of the ops new since the last call and of those to revisit."""
         if run_meta is not None:
             fill_missing_shapes(self.graph, run_meta)
         all_ops = self.graph.get_operations()
@@ -198,7 +243,7 @@ class OpLogBuilder:
         self._add_trainable(logged, every=first)
         if run_meta is None:
             note_incomplete_shapes(missing)
-        return self._merge(logged, user_op_log)
+        return logged
 
     def _settle(self, op: Any) -> None:
         """Track whether ``op``'s FLOPs can still change as shapes get refined."""

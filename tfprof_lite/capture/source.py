@@ -31,12 +31,13 @@ class GraphSource:
 
     def initial(self, user_op_log: Any = None) -> tuple[Any, Any]:
         """GraphDef and merged default op log for ``Profiler(graph, op_log)``:
-        serialized, or the op log as our message when a user op log is merged."""
-        op_log = self._builder.build_wire(user_op_log=user_op_log)
+        the op log as decoded columns, or as our message when a user op log is merged."""
+        op_log = self._builder.build_columns(user_op_log=user_op_log)
         graph_def = self._new_nodes()
         return graph_def, op_log
 
     def for_step(self, run_meta: Any) -> tuple[Any | None, Any]:
-        """New nodes (or None) and the op log refined by ``run_meta``, serialized."""
-        op_log = self._builder.build_wire(run_meta=run_meta)
+        """New nodes (or None, else serialized) and the op log refined by ``run_meta``
+        (decoded columns)."""
+        op_log = self._builder.build_columns(run_meta=run_meta)
         return self._new_nodes(), op_log
