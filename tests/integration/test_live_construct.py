@@ -112,11 +112,15 @@ def test_live_graph_decoded_once_from_bytes(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.parametrize("model", sorted(live_models.LIVE_MODELS))
-def test_op_log_columns_equal_the_decoded_op_log(model: str) -> None:
+def test_op_log_columns_equal_the_decoded_op_log(
+    model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The columns the builder hands the model equal those both decoders read
     from the same op log serialized (call stacks, their order and sharing,
     FLOPs, extra types, the string table)."""
     from tfprof_lite.proto import graphs
+
+    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)  # both decoders here
 
     graph = live_models.LIVE_MODELS[model]().graph
     cols = oplog.OpLogBuilder(graph).build_columns()
