@@ -85,7 +85,8 @@ test215:
 endif
 
 # Every benchmark script, one after the other (several minutes; see benchmarks/README.md).
-BENCH_SCRIPTS := bench_core bench_timeline bench_stream bench_capture bench_monitor bench_cli bench_scale bench_xspace
+BENCH_SCRIPTS := bench_core bench_timeline bench_stream bench_capture bench_monitor bench_cli bench_scale \
+	bench_construct bench_xspace
 
 bench: $(STAMP)
 	@set -e; for script in $(BENCH_SCRIPTS); do \

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from tfprof_lite.capture.flops import FlopsHook, resolve_flops_mode
-from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_message, is_tf_graph
+from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_bytes, is_tf_graph
 from tfprof_lite.capture.source import GraphSource
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model import decode
@@ -135,13 +135,16 @@ class Ingest:
             return ingest
         user_log = parse_op_log(op_log)
         ingest._start_flops(graph, user_log)
-        if live:
-            ingest.source = GraphSource(graph)
-            ingest._user_flops = _flop_names(user_log)
+        if not live:
+            ingest._feed(_graph_def(graph), user_log)
+            return ingest
+        ingest.source = GraphSource(graph)
+        ingest._user_flops = _flop_names(user_log)
+        with _gc_paused():
+            # The graph and the default op log come as bytes (or the op log as a
+            # message when merged with the user's) and are decoded once.
             graph_def, user_log = ingest.source.initial(user_log)
-        else:
-            graph_def = _graph_def(graph)
-        ingest._feed(graph_def, user_log)
+            ingest._feed(graph_def, user_log)
         return ingest
 
     @classmethod
@@ -159,9 +162,9 @@ class Ingest:
         user_log = parse_op_log(op_log)
         ingest._start_flops(graph, user_log)
         if graph is not None and is_tf_graph(graph):
-            user_log = OpLogBuilder(graph, add_trace=add_trace).build(meta, user_log)
-            graph = graph_def_message(graph)
-        ingest._feed(_graph_def(graph), user_log, meta, step=0)
+            user_log = OpLogBuilder(graph, add_trace=add_trace).build_columns(meta, user_log)
+            graph = graph_def_bytes(graph)
+        ingest._feed(graph, user_log, meta, step=0)  # decoded once, from bytes when it can
         return ingest
 
     def follow(self, graph: Any) -> None:

@@ -387,3 +387,65 @@ def test_native_model_containers_stay_out_of_the_collector() -> None:
     loaded = tfprof_lite.Profiler.load(prof.serialize_to_string()).model
     assert not any(gc.is_tracked(s) for s in loaded.op_types)
     assert not any(gc.is_tracked(d) for d in loaded.output_shapes)
+
+
+def merge_case(rng: random.Random, n_nodes: int) -> tuple[Any, ...]:
+    """Arguments of ``merge_op_log`` (index, entry columns, stacks, node columns):
+    unknown and repeated names, empty and repeated types, zero and extreme FLOPs,
+    entries without a trace, nodes that already have one."""
+    names = [f"n{i}" for i in range(n_nodes)]
+    stacks: list[Any] = [[("f.py", k)] for k in range(rng.randint(1, 4))]
+    entries = [rng.choice([*names, "unknown", "n"]) for _ in range(rng.randint(0, 3 * n_nodes))]
+    float_ops = [rng.choice([0, 0, 1, 7, I64_MAX, I64_MIN]) for _ in entries]
+    types = [
+        tuple(rng.choice(["", "t", "u", "ü"]) for _ in range(rng.randint(0, 2))) for _ in entries
+    ]
+    trace_ids = [rng.randint(-1, len(stacks) - 1) for _ in entries]
+    op_types = [{f"op{i % 3}"} for i in range(n_nodes)]
+    static = [rng.choice([0, 5]) for _ in range(n_nodes)]
+    traces = [rng.choice([None, None, ["had"]]) for _ in range(n_nodes)]
+    index = {name: i for i, name in enumerate(names)}
+    return index, entries, float_ops, types, trace_ids, stacks, op_types, static, traces
+
+
+def test_native_op_log_merge_equals_python() -> None:
+    """``merge_op_log`` (the native loop of ``ProfileModel.add_op_log_columns``)
+    leaves the node columns as the Python loop does and says the same about traces."""
+    import copy
+
+    from tfprof_lite._native import load
+    from tfprof_lite.model.profile import ProfileModel
+
+    module = load("_graphdecode")
+    rng = random.Random(7)
+    for n_nodes in [0, 1, 2, 5, 30, 200] * 5:
+        args = merge_case(rng, n_nodes)
+        native, pure = copy.deepcopy(args), copy.deepcopy(args)
+        traced = module.merge_op_log(*native)
+        model = ProfileModel()
+        model.index, model.op_types, model.static_float_ops, model.traces = (
+            pure[0],
+            pure[6],
+            pure[7],
+            pure[8],
+        )
+        cols = OpLogColumns(list(pure[1]), list(pure[2]), list(pure[3]), list(pure[4]))
+        assert traced is model._merge_op_log(cols, pure[5])
+        assert native[6:] == pure[6:]
+
+
+def test_native_op_log_merge_refuses_bad_columns() -> None:
+    from tfprof_lite._native import load
+
+    module = load("_graphdecode")
+    index, *rest = merge_case(random.Random(3), 4)
+    with pytest.raises(TypeError):
+        module.merge_op_log(index, *rest[:-1])
+    with pytest.raises(TypeError):
+        module.merge_op_log(list(index), *rest)
+    with pytest.raises(ValueError):
+        module.merge_op_log(index, rest[0] + ["n1"], *rest[1:])
+    with pytest.raises(IndexError):
+        module.merge_op_log({"n0": 99}, ["n0"], [1], [()], [0], *rest[4:])
+    with pytest.raises(TypeError):
+        module.merge_op_log(index, ["n0"], [1], [["t"]], [0], *rest[4:])

@@ -287,3 +287,16 @@ def test_sanitized_scope_tree(libasan: str, tmp_path: Path) -> None:
     regular = _regular_lines("_scopetree", calls)
     if regular is not None:
         assert lines == regular
+
+
+def test_sanitized_op_log_merge(libasan: str, tmp_path: Path) -> None:
+    """``merge_op_log`` on random columns (each call runs twice on its arguments)."""
+    from tests.unit import test_graph_decode as tg
+
+    rng = random.Random(13)
+    calls = [("merge_op_log", tg.merge_case(rng, n)) for n in (0, 1, 3, 40, 300)]
+    lines = _sanitized_lines(libasan, tmp_path, "_graphdecode", ARGS_CHILD, calls)
+    assert len(lines) == len(calls) and "-" not in lines
+    regular = _regular_lines("_graphdecode", calls)
+    if regular is not None:
+        assert lines == regular

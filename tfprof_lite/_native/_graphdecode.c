@@ -926,6 +926,101 @@ static PyObject *op_type_sets(PyObject *self, PyObject *ops) {
     return out;
 }
 
+/* merge_op_log(index, names, float_ops, types, trace_ids, stacks, op_types,
+   static, traces) -> bool: ProfileModel.add_op_log_columns' loop over the
+   entries (see tfprof_lite/model/profile.py); True when an entry of a known
+   node has a code trace. */
+static int merge_entry(PyObject *const *a, Py_ssize_t i, Py_ssize_t nid, int *traced) {
+    PyObject *flops = PyList_GetItem(a[2], i), *types = PyList_GetItem(a[3], i);
+    Py_ssize_t trace = PyLong_AsSsize_t(PyList_GetItem(a[4], i)), k;
+    int truth;
+    if (trace == -1 && PyErr_Occurred()) {
+        return FAIL;
+    }
+    if (!PyTuple_Check(types) ||
+        (PyTuple_Size(types) > 0 && !PySet_Check(PyList_GetItem(a[6], nid)))) {
+        PyErr_SetString(PyExc_TypeError, "merge_op_log(): types must be tuples, op_types sets");
+        return FAIL;
+    }
+    for (k = 0; k < PyTuple_Size(types); k++) {
+        if (PySet_Add(PyList_GetItem(a[6], nid), PyTuple_GetItem(types, k)) != 0) {
+            return FAIL;
+        }
+    }
+    truth = PyObject_IsTrue(flops);
+    if (truth < 0) {
+        return FAIL;
+    }
+    if (truth) {
+        Py_INCREF(flops);
+        PyList_SetItem(a[7], nid, flops);
+    }
+    if (trace >= 0) {
+        PyObject *stack;
+        *traced = 1;
+        if (PyList_GetItem(a[8], nid) == Py_None) {
+            if (trace >= PyList_Size(a[5])) {
+                PyErr_SetString(PyExc_IndexError, "merge_op_log(): trace id out of range");
+                return FAIL;
+            }
+            stack = PyList_GetItem(a[5], trace);
+            Py_INCREF(stack);
+            PyList_SetItem(a[8], nid, stack);
+        }
+    }
+    return OK;
+}
+
+static PyObject *merge_op_log(PyObject *self, PyObject *args) {
+    PyObject *a[9];
+    Py_ssize_t n, i, k, size;
+    int traced = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO:merge_op_log", &a[0], &a[1], &a[2], &a[3], &a[4],
+                          &a[5], &a[6], &a[7], &a[8])) {
+        return NULL;
+    }
+    if (!PyDict_Check(a[0])) {
+        PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict and eight lists");
+        return NULL;
+    }
+    for (k = 1; k < 9; k++) {
+        if (!PyList_Check(a[k])) {
+            PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict and eight lists");
+            return NULL;
+        }
+    }
+    n = PyList_Size(a[1]);
+    size = PyList_Size(a[6]);
+    if (PyList_Size(a[2]) != n || PyList_Size(a[3]) != n || PyList_Size(a[4]) != n ||
+        PyList_Size(a[7]) != size || PyList_Size(a[8]) != size) {
+        PyErr_SetString(PyExc_ValueError, "merge_op_log(): column lengths differ");
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *found = PyDict_GetItemWithError(a[0], PyList_GetItem(a[1], i)); /* borrowed */
+        Py_ssize_t nid;
+        if (found == NULL) {
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            continue;
+        }
+        nid = PyLong_AsSsize_t(found);
+        if (nid == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (nid < 0 || nid >= size) {
+            PyErr_SetString(PyExc_IndexError, "merge_op_log(): node id out of range");
+            return NULL;
+        }
+        if (merge_entry(a, i, nid, &traced) != OK) {
+            return NULL;
+        }
+    }
+    return PyBool_FromLong(traced);
+}
+
 static PyMethodDef methods[] = {
     {"graph", graph, METH_O,
      "graph(data: bytes) -> tuple | None: a GraphDef's node columns; None when declined."},
@@ -933,6 +1028,9 @@ static PyMethodDef methods[] = {
      "op_log(data: bytes) -> tuple | None: an OpLogProto's entry columns; None when declined."},
     {"op_type_sets", op_type_sets, METH_O,
      "op_type_sets(ops: list) -> list: {op} for each op, untracked by the garbage collector."},
+    {"merge_op_log", merge_op_log, METH_VARARGS,
+     "merge_op_log(index, names, float_ops, types, trace_ids, stacks, op_types, static, "
+     "traces) -> bool: an op log's entries merged into the model's columns."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,3 +10,16 @@ def op_log(data: bytes) -> tuple[Any, ...] | None:
 
 def op_type_sets(ops: list[str]) -> list[set[str]]:
     """``{op}`` for each op, not tracked by the cyclic garbage collector."""
+
+def merge_op_log(
+    index: dict[str, int],
+    names: list[str],
+    float_ops: list[int],
+    types: list[tuple[str, ...]],
+    trace_ids: list[int],
+    stacks: list[Any],
+    op_types: list[set[str]],
+    static: list[int],
+    traces: list[Any],
+) -> bool:
+    """An op log's entries merged into the model's columns; True if one had a trace."""

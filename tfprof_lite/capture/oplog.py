@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,12 +25,15 @@ from tfprof_lite.base.foreign import is_tf_graph
 from tfprof_lite.capture.notes import note_incomplete_shapes, tf_deprecations_silenced
 from tfprof_lite.capture.requirement import require_tensorflow
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.proto.graphs import OpLogColumns
 from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
 
 __all__ = [
     "TRAINABLE_VARIABLES",
     "OpLogBuilder",
     "fill_missing_shapes",
+    "graph_def_bytes",
+    "graph_def_message",
     "is_tf_graph",
     "recorded_outputs",
 ]
@@ -99,7 +103,12 @@ class OpLogBuilder:
         self._seen_ops = 0
         self._stacks = _Stacks()
         self._flops_types = _FlopsTypes()
+        self._tensors = _TensorLookup(graph)
         self._frames: dict[tuple[str, int, str, str], bytes] = {}
+        # A frame's wire bytes -> its five int64 (OpLogColumns.traces), and a
+        # CodeDef field -> its frames packed so.
+        self._packed_frames: dict[bytes, bytes] = {}
+        self._packed: dict[bytes, bytes] = {}
         # Ops counted while a shape they read was unknown, in graph order.
         self._unsettled: dict[str, Any] = {}
 
@@ -110,13 +119,17 @@ class OpLogBuilder:
             self._strings[text] = sid
         return sid
 
-    def _flops(self, op: Any, registered: bool) -> tuple[int, bool]:
-        if not registered:  # get_stats_for_node_def returns an empty OpStats
+    def _flops(self, op: Any, function: Any) -> tuple[int, bool]:
+        """TensorFlow's registered ``flops`` statistic of ``op``, as
+        ``ops.get_stats_for_node_def`` gives it (a ``LookupError`` inside the
+        function means no statistic), the function called directly with the
+        graph's fast tensor look-up; and whether a shape it read was unknown."""
+        if function is None:  # get_stats_for_node_def returns an empty OpStats
             return 0, False
-        from tensorflow.python.framework import ops
-
         try:
-            stats = ops.get_stats_for_node_def(self.graph, op.node_def, "flops")
+            stats = function(self._tensors, op.node_def)
+        except LookupError:
+            return 0, False
         except ValueError:
             return 0, True
         if stats is not None and stats.value:
@@ -134,6 +147,16 @@ class OpLogBuilder:
             body += int_field(8, self._string_id(line) if line else 0)
             data = len_field(1, body)
             self._frames[frame] = data
+            self._packed_frames[data] = array(
+                "q",
+                [
+                    self._string_id(filename) if filename else 0,
+                    lineno if lineno else -1,
+                    self._string_id(funcname) if funcname else 0,
+                    self._string_id(line) if line else 0,
+                    -1,
+                ],
+            ).tobytes()
         return data
 
     def _code_def(self, op: Any, op_type: str) -> bytes:
@@ -145,15 +168,18 @@ class OpLogBuilder:
         key = (len(stack), op_type)
         data = self._stacks.get(key, stack)
         if data is None:
-            body = b"".join([self._frame(tuple(f)) for f in stack])
+            frames = [self._frame(tuple(f)) for f in stack]
+            body = b"".join(frames)
             data = b"\x22" + varint(len(body)) + body if body else b""
+            if data:
+                self._packed[data] = b"".join([self._packed_frames[f] for f in frames])
             self._stacks.put(key, stack, data)
         return data
 
     def _entry(self, op: Any, with_trace: bool, op_type: str) -> tuple[_Entry | None, bool]:
-        registered = self._flops_types(op_type)
-        flops, missing = self._flops(op, registered)
-        if registered:
+        function = self._flops_types(op_type)
+        flops, missing = self._flops(op, function)
+        if function is not None:
             self._settle(op)
         if not with_trace:
             return (_Entry(flops) if flops else None), missing
@@ -167,6 +193,38 @@ class OpLogBuilder:
         entries whose values can change; ``run_meta``, or anyone else, may have
         refined those shapes since).
         """
+        built = self._merge(self._logged(run_meta), user_op_log)
+        return pb.OpLogProto.FromString(built) if isinstance(built, bytes) else built
+
+    def build_columns(self, run_meta: Any = None, user_op_log: Any = None) -> Any:
+        """As :meth:`build`, but the entries as the columns the model appends
+        (:class:`~tfprof_lite.proto.graphs.OpLogColumns`, equal to what the
+        decoders read from the serialized op log) when no user op log is merged;
+        with one, the merged message."""
+        logged = self._logged(run_meta)
+        if user_op_log is None or not len(user_op_log.log_entries):
+            return self._columns(logged)
+        return self._merge(logged, user_op_log)
+
+    def _columns(self, logged: dict[str, _Entry]) -> OpLogColumns:
+        """The entries in order; equal call stacks share one trace, in order of
+        first use (the decoders key them by their CodeDef bytes)."""
+        cols = OpLogColumns(id_to_string={sid: text for text, sid in self._strings.items()})
+        trace_ids: dict[bytes, int] = {}
+        for name, entry in logged.items():
+            trace = -1
+            if entry.code:
+                trace = trace_ids.setdefault(entry.code, len(trace_ids))
+                if trace == len(cols.traces):
+                    cols.traces.append(self._packed[entry.code])
+            cols.names.append(name)
+            cols.float_ops.append(entry.float_ops)
+            cols.types.append(tuple(entry.types))
+            cols.trace_ids.append(trace)
+        return cols
+
+    def _logged(self, run_meta: Any) -> dict[str, _Entry]:
+        """The entries of the ops new since the last call and of those to revisit."""
         if run_meta is not None:
             fill_missing_shapes(self.graph, run_meta)
         all_ops = self.graph.get_operations()
@@ -185,7 +243,7 @@ class OpLogBuilder:
         self._add_trainable(logged, every=first)
         if run_meta is None:
             note_incomplete_shapes(missing)
-        return self._merge(logged, user_op_log)
+        return logged
 
     def _settle(self, op: Any) -> None:
         """Track whether ``op``'s FLOPs can still change as shapes get refined."""
@@ -206,6 +264,8 @@ class OpLogBuilder:
             logged[name].types.append(TRAINABLE_VARIABLES)
 
     def _merge(self, logged: dict[str, _Entry], user_op_log: Any) -> Any:
+        """The entries and strings as OpLogProto bytes, or merged with a user op
+        log as our message."""
         entries = b"".join([entry.encode(name) for name, entry in logged.items()])
         strings = b"".join(
             [
@@ -214,7 +274,7 @@ class OpLogBuilder:
             ]
         )
         if user_op_log is None or not len(user_op_log.log_entries):
-            return pb.OpLogProto.FromString(entries + strings)
+            return entries + strings
         out = pb.OpLogProto.FromString(strings)
         merged = {entry.name: entry for entry in user_op_log.log_entries}
         for entry in pb.OpLogProto.FromString(entries).log_entries:
@@ -286,16 +346,47 @@ class _Stacks:
 
 
 class _FlopsTypes:
-    """Op type -> whether a ``flops`` statistics function is registered for it."""
+    """Op type -> TensorFlow's registered ``flops`` statistics function, or None."""
 
     def __init__(self) -> None:
-        self._known: dict[str, bool] = {}
+        self._known: dict[str, Any] = {}
 
-    def __call__(self, op_type: str) -> bool:
-        hit = self._known.get(op_type)
-        if hit is None:
-            hit = self._known[op_type] = _has_flops_function(op_type)
-        return hit
+    def __call__(self, op_type: str) -> Any:
+        if op_type not in self._known:
+            self._known[op_type] = _flops_function(op_type)
+        return self._known[op_type]
+
+
+class _TensorLookup:
+    """A ``tf.Graph`` as TensorFlow's flops functions see it, with a fast
+    ``get_tensor_by_name``.
+
+    The functions only read tensors by name (``graph_util.
+    tensor_shape_from_node_def_name``); TensorFlow's own look-up parses the name
+    under the graph's lock for each. A plain ``op:index`` name of an existing
+    output is looked up here; every other name goes to the graph, so results and
+    errors are TensorFlow's.
+    """
+
+    def __init__(self, graph: Any) -> None:
+        self._graph = graph
+        self._op_by_name = getattr(graph, "_get_operation_by_name", graph.get_operation_by_name)
+
+    def get_tensor_by_name(self, name: Any) -> Any:
+        """The tensor ``name`` (``op:index``), as ``tf.Graph.get_tensor_by_name``."""
+        if isinstance(name, str):
+            op_name, sep, index = name.partition(":")
+            if sep and index.isascii() and index.isdigit():
+                try:
+                    outputs = self._op_by_name(op_name).outputs
+                except KeyError:
+                    outputs = ()
+                if int(index) < len(outputs):
+                    return outputs[int(index)]
+        return self._graph.get_tensor_by_name(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
 
 
 def _shapes_known(op: Any) -> bool:
@@ -304,19 +395,32 @@ def _shapes_known(op: Any) -> bool:
     return all(t.get_shape().is_fully_defined() for t in tensors)
 
 
-def _has_flops_function(op_type: str) -> bool:
+def _flops_function(op_type: str) -> Any:
+    """TensorFlow's registered ``flops`` function for ``op_type``, or None."""
     from tensorflow.python.framework import ops
 
     registry = getattr(ops, "_stats_registry", None)
-    if registry is None:  # unknown TensorFlow internals: always ask
-        return True
+    if registry is None:  # unknown TensorFlow internals: ask TensorFlow every time
+        return _registry_call
     try:
-        registry.lookup(f"{op_type},flops")
+        return registry.lookup(f"{op_type},flops")
     except LookupError:
-        return False
-    return True
+        return None
+
+
+def _registry_call(graph: Any, node_def: Any) -> Any:
+    """``ops.get_stats_for_node_def`` (through the public look-up)."""
+    from tensorflow.python.framework import ops
+
+    return ops.get_stats_for_node_def(graph, node_def, "flops")
+
+
+def graph_def_bytes(graph: Any) -> bytes:
+    """``graph.as_graph_def(add_shapes=True)``, serialized."""
+    data: bytes = graph.as_graph_def(add_shapes=True).SerializeToString()
+    return data
 
 
 def graph_def_message(graph: Any) -> Any:
     """``graph.as_graph_def(add_shapes=True)`` as our GraphDef message."""
-    return pb.GraphDef.FromString(graph.as_graph_def(add_shapes=True).SerializeToString())
+    return pb.GraphDef.FromString(graph_def_bytes(graph))

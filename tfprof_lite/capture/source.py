@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_message
+from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_bytes
 
 __all__ = ["GraphSource"]
 
@@ -22,20 +22,22 @@ class GraphSource:
         self._builder = OpLogBuilder(graph, add_trace=True)
         self._ops_sent = 0
 
-    def _new_nodes(self) -> Any | None:
+    def _new_nodes(self) -> bytes | None:
         count = len(self.graph.get_operations())
         if count == self._ops_sent:
             return None
         self._ops_sent = count
-        return graph_def_message(self.graph)
+        return graph_def_bytes(self.graph)
 
     def initial(self, user_op_log: Any = None) -> tuple[Any, Any]:
-        """GraphDef and merged default op log for ``Profiler(graph, op_log)``."""
-        op_log = self._builder.build(user_op_log=user_op_log)
+        """GraphDef and merged default op log for ``Profiler(graph, op_log)``:
+        the op log as decoded columns, or as our message when a user op log is merged."""
+        op_log = self._builder.build_columns(user_op_log=user_op_log)
         graph_def = self._new_nodes()
         return graph_def, op_log
 
     def for_step(self, run_meta: Any) -> tuple[Any | None, Any]:
-        """New nodes (or None) and the op log refined by ``run_meta``."""
-        op_log = self._builder.build(run_meta=run_meta)
+        """New nodes (or None, else serialized) and the op log refined by ``run_meta``
+        (decoded columns)."""
+        op_log = self._builder.build_columns(run_meta=run_meta)
         return self._new_nodes(), op_log

@@ -197,6 +197,12 @@ class ProfileModel:
         names = cols.names
         index = self.index
         keep: list[int] | None = None
+        if not index:
+            # First nodes: the index itself tells whether names repeat.
+            index.update(zip(names, range(len(names))))
+            if len(index) == len(names):
+                return self._append_graph_columns(cols, indexed=True)
+            index.clear()
         if index or len(set(names)) != len(names):
             seen: set[str] = set()
             keep = []
@@ -207,13 +213,19 @@ class ProfileModel:
         if keep is not None and len(keep) < len(names):
             cols = GraphColumns(*[[column[i] for i in keep] for column in _graph_lists(cols)])
             names = cols.names
+        return self._append_graph_columns(cols, indexed=False)
+
+    def _append_graph_columns(self, cols: GraphColumns, indexed: bool) -> bool:
+        """Append nodes with new, distinct names (``indexed``: already in the index)."""
+        names = cols.names
         n = len(names)
         if not n:
             return False
         base = len(self.names)
         self.names.extend(names)
         self.ops.extend(cols.ops)
-        index.update(zip(names, range(base, base + n)))
+        if not indexed:
+            self.index.update(zip(names, range(base, base + n)))
         self.op_types.extend(_op_type_sets(cols.ops))
         self.shapes.extend(cols.shapes)
         self.output_shapes.extend(cols.output_shapes)
@@ -236,6 +248,31 @@ class ProfileModel:
         call stacks of ``cols.traces``, in order."""
         for key, text in cols.id_to_string.items():
             self.id_to_string.setdefault(key, text)
+        module = active("_graphdecode")
+        merge = getattr(module, "merge_op_log", None) if module is not None else None
+        if merge is not None:
+            traced = merge(
+                self.index,
+                cols.names,
+                cols.float_ops,
+                cols.types,
+                cols.trace_ids,
+                stacks,
+                self.op_types,
+                self.static_float_ops,
+                self.traces,
+            )
+        else:
+            traced = self._merge_op_log(cols, stacks)
+        if traced:
+            self.has_trace = True
+        self.data_version += 1
+        self.graph_version += 1
+
+    def _merge_op_log(self, cols: OpLogColumns, stacks: list[list[CodeFrame]]) -> bool:
+        """The entries' types, static FLOPs and first code traces into the node
+        columns (the native ``merge_op_log`` does the same); whether an entry of a
+        known node had a trace."""
         index = self.index
         op_types = self.op_types
         static = self.static_float_ops
@@ -255,10 +292,7 @@ class ProfileModel:
                 traced = True
                 if traces[nid] is None:
                     traces[nid] = stacks[trace]
-        if traced:
-            self.has_trace = True
-        self.data_version += 1
-        self.graph_version += 1
+        return traced
 
     def add_op_log(self, entries: Iterable[OpLogEntrySpec], id_to_string: dict[int, str]) -> None:
         """Merge an op log: extra types, static FLOPs, the first code trace per node."""
