@@ -35,6 +35,7 @@ EXPECTED_COMMANDS = [
     "memory",
     "kernels",
     "timeline",
+    "xspace",
     "pprof",
     "hlo",
     "help",

@@ -16,6 +16,7 @@ _MISSING = {
     "diff": lambda missing, profile: ["diff", missing, profile],
     "hlo": lambda missing, profile: ["hlo", missing],
     "monitor": lambda missing, profile: ["monitor", missing],
+    "xspace": lambda missing, profile: ["xspace", missing, "-o", profile.parent / "xspace_out"],
 }
 QUERY_COMMANDS = [
     name
