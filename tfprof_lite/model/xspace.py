@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.devices import is_tracer_device
+from tfprof_lite.model.devices import host_device_of, is_tracer_device
 from tfprof_lite.model.records import CodeFrame, NodeSpec
 from tfprof_lite.model.xspace_code import add_code_stacks, code_stacks
 from tfprof_lite.model.xspace_events import (
@@ -422,6 +422,28 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
             kernels = model.steps[number].kernels
             if len(kernels) == before + len(exact):
                 kernels.dur_ns[before:] = exact
+    _bind_gpu_devices(model)
     add_code_stacks(model, plan.code)
     model.steps_source = plan.source
     return plan
+
+
+_GPU_TRACER_RE = re.compile(r"/device:gpu:(\d+)/")
+
+
+def _bind_gpu_devices(model: ProfileModel) -> None:
+    """Bind each node recorded only on a GPU's tracer devices (an XLA kernel or copy
+    has no op record) to that GPU's canonical device, as TensorFlow binds a GPU op,
+    so the device views and the accelerator checker see it."""
+    for number in model.sorted_steps():
+        for nid, devices in model.steps[number].devices.items():
+            if model.canonical_device[nid]:
+                continue
+            for device in devices:
+                found = _GPU_TRACER_RE.match(device)
+                if found is not None:
+                    dev = f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
+                    model.canonical_device[nid] = dev
+                    model.host_device[nid] = host_device_of(dev)
+                    model.op_types[nid].add(dev)
+                    break

@@ -1,0 +1,42 @@
+"""What a user sees on the real JAX H100 captures: numbers that must not be empty."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.xspace_data import JAX_CASES, jax_file
+from tfprof_lite.advisor.accelerator import AcceleratorUtilizationChecker, device_windows
+from tfprof_lite.model.xspace_load import load_model
+
+GPU0 = "/job:localhost/replica:0/task:0/device:gpu:0"
+
+
+@pytest.mark.parametrize("case", JAX_CASES)
+def test_xla_kernels_are_bound_to_their_gpu(case: str) -> None:
+    """Every node with a GPU kernel record is bound to that GPU's canonical device."""
+    model = load_model(str(jax_file(case)))
+    unbound = [
+        model.names[nid]
+        for number in model.sorted_steps()
+        for nid, devices in model.steps[number].devices.items()
+        if any("/device:gpu:0/stream:" in d for d in devices)
+        and model.canonical_device[nid] != GPU0
+    ]
+    assert unbound == []
+
+
+@pytest.mark.parametrize("case", JAX_CASES)
+def test_accelerator_utilization_counts_the_kernels(case: str) -> None:
+    """The GPU's busy time is all the kernel time of the last step, so it is not 0.00."""
+    model = load_model(str(jax_file(case)))
+    last = model.sorted_steps()[-1]
+    kernel_us = int(model.steps[last].totals(len(model)).accelerator_exec_micros.sum())
+    window = device_windows(model)[GPU0]
+    assert kernel_us > 0
+    assert window.busy == kernel_us
+    [line] = AcceleratorUtilizationChecker().check(model)
+    value = float(re.fullmatch(rf"device: {GPU0} (low )?utilization: ([0-9.]+)", line).group(2))  # type: ignore[union-attr]
+    assert value == pytest.approx(kernel_us / (window.end - window.start), abs=0.005)
+    assert value > 0.0
