@@ -40,3 +40,13 @@ def test_accelerator_utilization_counts_the_kernels(case: str) -> None:
     value = float(re.fullmatch(rf"device: {GPU0} (low )?utilization: ([0-9.]+)", line).group(2))  # type: ignore[union-attr]
     assert value == pytest.approx(kernel_us / (window.end - window.start), abs=0.005)
     assert value > 0.0
+
+
+@pytest.mark.parametrize("case", JAX_CASES)
+def test_overview_lists_real_devices_only(case: str) -> None:
+    """The overview's devices are the CPU and GPU, not the tracer's streams or steps line."""
+    from tfprof_lite.analysis.overview import overview
+
+    view = overview(load_model(str(jax_file(case))))
+    assert view.devices == ["/job:localhost/replica:0/task:0/device:cpu:0", GPU0]
+    assert view.hosts == ["/job:localhost/replica:0/task:0"]

@@ -26,6 +26,7 @@ from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
 from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.cluster_merge import ClusterProfile
+from tfprof_lite.model.devices import is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 
@@ -178,9 +179,13 @@ def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
 
 
 def _environment(model: ProfileModel) -> tuple[list[str], list[str]]:
-    devices = sorted(
+    """Hosts and devices ops ran on: the canonical devices, not the GPU tracer's
+    streams or pseudo devices such as ``/host:cpu/steps`` (all recorded devices
+    only when none is canonical)."""
+    recorded = sorted(
         {dev for execs in model.steps.values() for d in execs.devices.values() for dev in d}
     )
+    devices = [d for d in recorded if is_canonical_device(d)] or recorded
     hosts = sorted({m.group(1) for d in devices if (m := _HOST_RE.match(d))})
     return hosts, devices
 
