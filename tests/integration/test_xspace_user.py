@@ -50,3 +50,14 @@ def test_overview_lists_real_devices_only(case: str) -> None:
     view = overview(load_model(str(jax_file(case))))
     assert view.devices == ["/job:localhost/replica:0/task:0/device:cpu:0", GPU0]
     assert view.hosts == ["/job:localhost/replica:0/task:0"]
+
+
+@pytest.mark.parametrize("case", JAX_CASES)
+def test_report_lists_real_devices_only(case: str) -> None:
+    """The report's device list and count leave out the tracer's streams and steps line."""
+    from tfprof_lite.report.sections import devices
+
+    assert devices(load_model(str(jax_file(case)))) == [
+        "/job:localhost/replica:0/task:0/device:cpu:0",
+        GPU0,
+    ]

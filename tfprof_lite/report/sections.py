@@ -21,6 +21,7 @@ from tfprof_lite.analysis.steptime import outliers
 from tfprof_lite.analysis.steptime import step_times as wall_times
 from tfprof_lite.base.metrics import EXEC, FLOPS, PARAMS
 from tfprof_lite.base.units import format_count, format_time
+from tfprof_lite.model.devices import is_canonical_device
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.report.markup import Section, esc, script_json
 from tfprof_lite.views.node import ShowNode
@@ -70,12 +71,14 @@ def step_times(model: ProfileModel) -> list[StepTime]:
 
 
 def devices(model: ProfileModel) -> list[str]:
-    """Every device named in the profile (canonical devices and step records)."""
+    """The devices ops ran on: the canonical devices of the nodes and step records,
+    not the GPU tracer's streams or pseudo devices such as ``/host:cpu/steps``
+    (every recorded device only when none is canonical)."""
     found = {dev for dev in model.canonical_device if dev}
     for execs in model.steps.values():
         for devs in execs.devices.values():
             found.update(devs)
-    return sorted(found)
+    return sorted(d for d in found if is_canonical_device(d)) or sorted(found)
 
 
 def _flame_tree(node: ShowNode, floor: float) -> dict[str, Any]:
