@@ -2,7 +2,8 @@
 
 Average step time; host and device idle time (share of the step's wall time in
 which no op ran on CPU devices, respectively on accelerator streams); the top
-op types by self time with the nodes that ran of those defined, their FLOPs
+op types by self time (CPU plus accelerator time, as tfprof's exec time) with
+the nodes that ran of those defined, their FLOPs
 and achieved FLOP rates (SI units and GFLOP/s in the text; columns sized to the
 longest op name); the run environment (hosts and
 devices); and a recommendation drawn from the input-pipeline analysis and the
@@ -30,21 +31,27 @@ from tfprof_lite.model.devices import is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["Overview", "TopOp", "format_flop_rate", "overview"]
+__all__ = ["TOP_OPS_TITLE", "Overview", "TopOp", "format_flop_rate", "overview"]
 
 _HOST_RE = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)")
 #: Share of the step in which nothing ran (or only transfers were awaited) from
 #: which the recommendation says the program is waiting rather than computing.
 WAITING_SHARE = 0.5
+#: The title of the top-ops table: the time it ranks is tfprof's exec time.
+TOP_OPS_TITLE = "top ops by self time, CPU + accelerator (per step):"
 
 
 @dataclass(frozen=True)
 class TopOp:
     """One op type's share of the average step.
 
-    ``float_ops`` is the FLOPs of the ``nodes_run`` nodes that ran (per step,
-    averaged as ``self_micros`` is); ``flops_per_sec`` divides it by
-    ``self_micros``; ``nodes`` counts every defined node of the type.
+    ``self_micros`` is tfprof's exec time: CPU plus accelerator time, so an
+    op whose only records are the GPU tracer's kernels (an XLA kernel of an
+    XSpace profile, an unannotated kernel of a TF GPU RunMetadata) counts too;
+    ``accelerator_micros`` is the accelerator part. ``float_ops`` is the FLOPs
+    of the ``nodes_run`` nodes that ran (per step, averaged as ``self_micros``
+    is); ``flops_per_sec`` divides it by ``self_micros``; ``nodes`` counts
+    every defined node of the type.
     """
 
     op: str
@@ -54,6 +61,7 @@ class TopOp:
     flops_per_sec: float
     nodes: int
     nodes_run: int = 0
+    accelerator_micros: int = 0
 
 
 @dataclass
@@ -93,7 +101,7 @@ class Overview:
             f"hosts: {', '.join(self.hosts) or 'unknown'}",
             f"devices: {', '.join(self.devices) or 'unknown'}",
             f"input: {self.input.verdict} ({100 * self.input.mean_share:.1f}% waiting)",
-            "top ops by self time (per step):",
+            TOP_OPS_TITLE,
             *_top_op_lines(self.top_ops),
         ]
         if self.tasks:
@@ -116,14 +124,17 @@ def format_flop_rate(flops_per_sec: float) -> str:
 
 
 def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
-    """The top-ops table: columns sized to the longest op name, the nodes that ran
-    of those defined, FLOPs of the nodes that ran (SI units) and rates in GFLOP/s."""
+    """The top-ops table: columns sized to the longest op name, the accelerator
+    part of the self time (when any op has one), the nodes that ran of those
+    defined, FLOPs of the nodes that ran (SI units) and rates in GFLOP/s."""
     if not top_ops:
         return []
+    device = any(op.accelerator_micros for op in top_ops)
     rows = [
         (
             op.op,
             format_time(op.self_micros),
+            *([format_time(op.accelerator_micros)] if device else []),
             f"{100 * op.share:.2f}%",
             f"{op.nodes_run}/{op.nodes}",
             format_count(op.float_ops, "FLOPs") if op.float_ops else "-",
@@ -131,7 +142,15 @@ def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
         )
         for op in top_ops
     ]
-    header = ("op type", "self time", "share", "run/defined", "FLOPs (run)", "FLOP rate")
+    header = (
+        "op type",
+        "self time",
+        *(["accelerator"] if device else []),
+        "share",
+        "run/defined",
+        "FLOPs (run)",
+        "FLOP rate",
+    )
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     out = []
     for row in [header, *rows]:
@@ -158,23 +177,28 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
 
 
 def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
-    """Op types by self time; FLOPs (and rates) of the nodes that ran only."""
+    """Op types by self time (CPU + accelerator, as tfprof's exec_micros); FLOPs
+    (and rates) of the nodes that ran only. A node ran when it has a CPU record
+    (tfprof's run_count) or accelerator time: GPU tracer records alone (every
+    kernel of an XSpace profile) leave run_count at 0."""
     stats = model.stats(-1)
-    ran = (stats.run_count > 0).tolist()
+    ran = ((stats.run_count > 0) | (stats.accelerator_exec_micros > 0)).tolist()
     times, flops = stats.exec_micros.tolist(), stats.float_ops.tolist()
+    accel = stats.accelerator_exec_micros.tolist()
     per_op: dict[str, list[int]] = {}
     for nid, op in enumerate(model.ops):
-        acc = per_op.setdefault(op, [0, 0, 0, 0])
+        acc = per_op.setdefault(op, [0, 0, 0, 0, 0])
         acc[2] += 1
         if ran[nid]:
             acc[0] += times[nid]
             acc[1] += flops[nid]
             acc[3] += 1
+            acc[4] += accel[nid]
     total = sum(v[0] for v in per_op.values()) or 1
     ranked = sorted(per_op.items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]
     return [
-        TopOp(op, t, round(t / total, 4), f, round(f / (t / 1e6), 1) if t else 0.0, n, r)
-        for op, (t, f, n, r) in ranked
+        TopOp(op, t, round(t / total, 4), f, round(f / (t / 1e6), 1) if t else 0.0, n, r, a)
+        for op, (t, f, n, r, a) in ranked
     ]
 
 

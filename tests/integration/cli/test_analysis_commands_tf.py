@@ -19,7 +19,7 @@ import pytest
 
 import tfprof_lite
 from tests.integration.cli.runner import fails, invoke
-from tfprof_lite.analysis.overview import overview
+from tfprof_lite.analysis.overview import TOP_OPS_TITLE, overview
 from tfprof_lite.proto import messages as pb
 
 pytestmark = pytest.mark.tf
@@ -91,7 +91,7 @@ def test_overview_top_and_raw_protos(saved: Saved) -> None:
     assert len(doc["top_ops"]) == 3
     raw = invoke("overview", "--run-meta", ",".join(map(str, saved.run_metas))).output
     assert raw.startswith(f"steps: {len(saved.steps)}, average step time: ")
-    assert "top ops by self time (per step):" in raw
+    assert TOP_OPS_TITLE in raw
 
 
 # ---------------------------------------------------------------- timeline

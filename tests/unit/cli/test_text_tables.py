@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from tests.unit.cli.conftest import Runner
-from tfprof_lite.analysis.overview import Overview, TopOp, format_flop_rate
+from tfprof_lite.analysis.overview import TOP_OPS_TITLE, Overview, TopOp, format_flop_rate
 
 LONG = "SparseSoftmaxCrossEntropyWithLogitsAndAVeryLongCustomSuffix"
 
@@ -26,7 +26,7 @@ def test_top_ops_columns_align_with_long_names() -> None:
         TopOp("Add", 12, 0.0048, 100, 8.3e6, 1, 1),
     ]
     lines = Overview(steps=1, top_ops=ops).to_text().splitlines()
-    start = lines.index("top ops by self time (per step):") + 1
+    start = lines.index(TOP_OPS_TITLE) + 1
     table = lines[start : start + 4]
     assert table[0].split() == [
         *("op", "type", "self", "time", "share", "run/defined", "FLOPs", "(run)", "FLOP", "rate")
@@ -46,7 +46,7 @@ def test_top_ops_columns_align_with_long_names() -> None:
 def test_overview_command_prints_gflops(run: Runner, profile: Path) -> None:
     result = run("overview", profile)
     assert result.code == 0, result.err
-    table = result.out.split("top ops by self time (per step):\n", 1)[1].splitlines()
+    table = result.out.split(TOP_OPS_TITLE + "\n", 1)[1].splitlines()
     rows = [line for line in table if line.startswith("  ")]
     assert rows[0].split()[:2] == ["op", "type"]
     assert any(line.endswith("GFLOP/s") for line in rows)
