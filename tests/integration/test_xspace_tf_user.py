@@ -32,3 +32,15 @@ def test_compute_loops_are_not_input_bound(case: str) -> None:
     report = input_pipeline(load_model(str(tf_capture(case).xplane)))
     assert report.verdict == "not input-bound"
     assert report.top_ops == []
+
+
+@pytest.mark.parametrize(
+    ("case", "marker"), [("session_markers", "train"), ("session_plain", "SessionRun")]
+)
+def test_overview_top_ops_leave_out_step_markers(case: str, marker: str) -> None:
+    """The step marker (a node on the steps pseudo device, never run) is no op type."""
+    model = load_model(str(tf_capture(case).xplane))
+    assert marker in model.names
+    rows = overview(model).top_ops
+    assert rows and all(row.nodes_run > 0 for row in rows)
+    assert marker not in {row.op for row in rows}

@@ -158,12 +158,18 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
 
 
 def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
-    """Op types by self time; FLOPs (and rates) of the nodes that ran only."""
+    """Op types by self time; FLOPs (and rates) of the nodes that ran only.
+
+    Step markers (an XSpace's ``train`` or ``SessionRun`` events, recorded on
+    the steps pseudo device but never run as ops) are not op types."""
     stats = model.stats(-1)
     ran = (stats.run_count > 0).tolist()
     times, flops = stats.exec_micros.tolist(), stats.float_ops.tolist()
+    recorded = {nid for execs in model.steps.values() for nid in execs.devices}
     per_op: dict[str, list[int]] = {}
     for nid, op in enumerate(model.ops):
+        if nid in recorded and not ran[nid]:
+            continue
         acc = per_op.setdefault(op, [0, 0, 0, 0])
         acc[2] += 1
         if ran[nid]:
