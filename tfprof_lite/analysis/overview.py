@@ -30,6 +30,9 @@ from tfprof_lite.model.devices import is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 
+#: The device of an XSpace's step markers (as the model records it).
+_STEPS_DEVICE = "/host:cpu/steps"
+
 __all__ = ["Overview", "TopOp", "format_flop_rate", "overview"]
 
 _HOST_RE = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)")
@@ -157,18 +160,27 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
     return round(sum(idle) / len(idle), 4) if idle else None
 
 
+def _step_markers(model: ProfileModel) -> set[int]:
+    """Nodes recorded on the steps pseudo device only (an XSpace's step markers)."""
+    devices: dict[int, set[str]] = {}
+    for execs in model.steps.values():
+        for nid, devs in execs.devices.items():
+            devices.setdefault(nid, set()).update(devs)
+    return {nid for nid, devs in devices.items() if devs == {_STEPS_DEVICE}}
+
+
 def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
     """Op types by self time; FLOPs (and rates) of the nodes that ran only.
 
     Step markers (an XSpace's ``train`` or ``SessionRun`` events, recorded on
-    the steps pseudo device but never run as ops) are not op types."""
+    the steps pseudo device only) are not op types."""
     stats = model.stats(-1)
     ran = (stats.run_count > 0).tolist()
     times, flops = stats.exec_micros.tolist(), stats.float_ops.tolist()
-    recorded = {nid for execs in model.steps.values() for nid in execs.devices}
+    markers = _step_markers(model)
     per_op: dict[str, list[int]] = {}
     for nid, op in enumerate(model.ops):
-        if nid in recorded and not ran[nid]:
+        if nid in markers:
             continue
         acc = per_op.setdefault(op, [0, 0, 0, 0])
         acc[2] += 1
