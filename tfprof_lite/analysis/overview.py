@@ -31,6 +31,9 @@ from tfprof_lite.model.devices import is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 
+#: The device of an XSpace's step markers (as the model records it).
+_STEPS_DEVICE = "/host:cpu/steps"
+
 __all__ = ["TOP_OPS_TITLE", "Overview", "TopOp", "format_flop_rate", "overview"]
 
 _HOST_RE = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)")
@@ -176,17 +179,32 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
     return round(sum(idle) / len(idle), 4) if idle else None
 
 
+def _step_markers(model: ProfileModel) -> set[int]:
+    """Nodes recorded on the steps pseudo device only (an XSpace's step markers)."""
+    devices: dict[int, set[str]] = {}
+    for execs in model.steps.values():
+        for nid, devs in execs.devices.items():
+            devices.setdefault(nid, set()).update(devs)
+    return {nid for nid, devs in devices.items() if devs == {_STEPS_DEVICE}}
+
+
 def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
     """Op types by self time (CPU + accelerator, as tfprof's exec_micros); FLOPs
     (and rates) of the nodes that ran only. A node ran when it has a CPU record
     (tfprof's run_count) or accelerator time: GPU tracer records alone (every
-    kernel of an XSpace profile) leave run_count at 0."""
+    kernel of an XSpace profile) leave run_count at 0.
+
+    Step markers (an XSpace's ``train`` or ``SessionRun`` events, recorded on
+    the steps pseudo device only) are not op types."""
     stats = model.stats(-1)
     ran = ((stats.run_count > 0) | (stats.accelerator_exec_micros > 0)).tolist()
     times, flops = stats.exec_micros.tolist(), stats.float_ops.tolist()
     accel = stats.accelerator_exec_micros.tolist()
+    markers = _step_markers(model)
     per_op: dict[str, list[int]] = {}
     for nid, op in enumerate(model.ops):
+        if nid in markers:
+            continue
         acc = per_op.setdefault(op, [0, 0, 0, 0, 0])
         acc[2] += 1
         if ran[nid]:

@@ -71,6 +71,9 @@ _TF_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
 # single ops); library kernels (cuBLAS, cuDNN, CUTLASS) are not.
 _HLO_KERNEL = re.compile(r"(?:[a-z0-9_]*fusion[a-z0-9_.\-]*|wrapped_[a-z0-9_.\-]+)")
 _TRAILING_NUMBER = re.compile(r"[._]\d+$")
+# An eager iterator read (``next(iter(dataset))`` outside a tf.function) has no
+# "<name>:<type>" event, only the eager runtime's "EagerLocalExecute: <type>".
+_EAGER_INPUT = re.compile(r"EagerLocalExecute: (IteratorGetNext[A-Za-z0-9_]*)")
 
 
 @dataclass
@@ -111,6 +114,15 @@ def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | No
     return None
 
 
+def _host_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
+    """(op name, op type) of a host event that is a TF op: a graph op, or an
+    eager iterator read (named after its type, as eager ops have no node name)."""
+    eager = _EAGER_INPUT.fullmatch(name)
+    if eager is not None:
+        return eager.group(1), eager.group(1)
+    return tf_op_of(name, display_name, strict)
+
+
 def _hlo_op_type(op: str) -> str:
     """An HLO instruction's name without its numbering (``loop_add_fusion_3`` ->
     ``loop_add_fusion``), the op type until the HLO program says better."""
@@ -139,7 +151,7 @@ class _Attribution:
             if meta < 0 or no_tf:
                 continue
             if meta not in meta_ops:
-                meta_ops[meta] = tf_op_of(
+                meta_ops[meta] = _host_op_of(
                     cols.meta_name[meta], cols.meta_display_name[meta], strict
                 )
             found = meta_ops[meta]
