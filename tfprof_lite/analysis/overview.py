@@ -27,12 +27,12 @@ from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
 from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.cluster_merge import ClusterProfile
-from tfprof_lite.model.devices import is_canonical_device
+from tfprof_lite.model.devices import STEPS_DEVICE, is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 
-#: The device of an XSpace's step markers (as the model records it).
-_STEPS_DEVICE = "/host:cpu/steps"
+#: The device of an XSpace's step markers, as the step records name it (lower case).
+_STEPS_DEVICE = STEPS_DEVICE.lower()
 
 __all__ = ["TOP_OPS_TITLE", "Overview", "TopOp", "format_flop_rate", "overview"]
 

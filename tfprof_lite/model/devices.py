@@ -15,6 +15,7 @@ __all__ = [
     "DEVICE_ACCELERATOR",
     "DEVICE_CANONICAL",
     "DEVICE_OTHER",
+    "STEPS_DEVICE",
     "classify_device",
     "host_device_of",
     "is_canonical_device",
@@ -24,6 +25,8 @@ __all__ = [
 DEVICE_OTHER = 0
 DEVICE_ACCELERATOR = 1
 DEVICE_CANONICAL = 2
+#: The pseudo device of an XSpace's step markers (spans each step, carries no time).
+STEPS_DEVICE = "/host:CPU/steps"
 
 _CANONICAL_RE = re.compile(r".*/(device:gpu|gpu|device:cpu|cpu):\d+")
 _GPU_INDEX_RE = re.compile(r"gpu:\d+")

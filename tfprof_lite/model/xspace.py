@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.devices import host_device_of, is_tracer_device
+from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of, is_tracer_device
 from tfprof_lite.model.records import CodeFrame, NodeSpec
 from tfprof_lite.model.xspace_code import add_code_stacks, code_stacks
 from tfprof_lite.model.xspace_events import (
@@ -63,7 +63,6 @@ __all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "convert", "plan_steps"]
 I64 = npt.NDArray[np.int64]
 
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
-STEPS_DEVICE = "/host:CPU/steps"
 
 _TF_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*")
 _TF_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
