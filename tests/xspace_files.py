@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import gzip
+import shutil
+from pathlib import Path
 from typing import Any
 
 from tests.xspace_data import JAX_CASES, data_dir, jax_file
 from tfprof_lite.proto import messages as pb
 
-__all__ = ["data_dir", "jax_cases", "jax_file", "stat"]
+__all__ = ["data_dir", "jax_cases", "jax_file", "stat", "two_run_logdir"]
 
 
 def jax_cases() -> list[str]:
     """The names of the JAX capture folders."""
     return list(JAX_CASES)
+
+
+def two_run_logdir(root: Path) -> Path:
+    """``root`` made a logdir with two runs: ``2020_old`` (the transformer, hosts
+    a and b) and ``2099_new`` (the MLP, host vm)."""
+    old = root / "plugins" / "profile" / "2020_old"
+    old.mkdir(parents=True)
+    for host in ("a", "b"):
+        shutil.copy(jax_file("jax_h100_transformer_bf16"), old / f"{host}.xplane.pb")
+    new = root / "plugins" / "profile" / "2099_new"
+    new.mkdir()
+    shutil.copy(jax_file(JAX_CASES[0]), new / "vm.xplane.pb")
+    return root
 
 
 def stat(plane: Any, names: dict[str, int], name: str, **value: Any) -> Any:

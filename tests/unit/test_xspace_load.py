@@ -19,17 +19,8 @@ MLP = "jax_h100_mlp"
 
 @pytest.fixture(scope="module")
 def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A logdir with two runs: ``2020_old`` (the transformer, hosts a and b) and
-    ``2099_new`` (the MLP, host vm)."""
-    root = tmp_path_factory.mktemp("xspace_logdir")
-    old = root / "plugins" / "profile" / "2020_old"
-    old.mkdir(parents=True)
-    for host in ("a", "b"):
-        shutil.copy(xspace_files.jax_file("jax_h100_transformer_bf16"), old / f"{host}.xplane.pb")
-    new = root / "plugins" / "profile" / "2099_new"
-    new.mkdir()
-    shutil.copy(xspace_files.jax_file(MLP), new / "vm.xplane.pb")
-    return root
+    """:func:`tests.xspace_files.two_run_logdir` in a module's temporary folder."""
+    return xspace_files.two_run_logdir(tmp_path_factory.mktemp("xspace_logdir"))
 
 
 def test_load_file_run_dir_and_logdir(logdir: Path) -> None:
