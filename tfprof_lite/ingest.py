@@ -276,7 +276,8 @@ def _graph_columns(graph: Any) -> graphs.GraphColumns | None:
     if graph is None:
         return None
     raw = wire_bytes(pb.GraphDef, graph, "graph")
-    cols = graphs.native_graph_columns(raw) if raw is not None else None
+    # Names and ops now, the other columns when first read (every field checked now).
+    cols = graphs.native_graph_names(raw) if raw is not None else None
     if cols is None:
         return graphs.graph_columns_from_message(parse(pb.GraphDef, graph, "graph"))
     if len(cols.names) < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):

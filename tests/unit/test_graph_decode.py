@@ -300,6 +300,29 @@ def test_mutated_graphs_decline_or_agree() -> None:
     _decline_or_agree(seeds, 20261126, graphs.native_graph_columns, _pure_graph, assert_same_graph)
 
 
+def _names_agree(raw: bytes) -> bool:
+    """``graph_names`` declines exactly where ``graph`` does, with the same names,
+    ops and distinct attribute values otherwise; whether they took ``raw``."""
+    module = graphs._native()
+    full, lean = module.graph(raw), module.graph_names(raw)
+    assert (full is None) == (lean is None), raw.hex()
+    if full is not None:
+        assert (lean[0], lean[1], lean[2]) == (full[0], full[1], full[8])
+    return full is not None
+
+
+def test_names_mode_checks_what_the_full_decoder_checks() -> None:
+    seeds = [_hand_graph().SerializeToString(), hc.code_case().graph_def]
+    seeds += [g for g, _ in _raw_cases()]
+    for raw in seeds:
+        _names_agree(raw)
+    for _what, raw in _decline_graphs():
+        assert graphs.native_graph_names(raw) is None, _what
+    rng = random.Random(27)
+    taken = [_names_agree(_mutations(seeds[i % 2], rng)) for i in range(_mutation_count())]
+    assert 100 < sum(taken) < len(taken) - 100
+
+
 def test_mutated_logs_decline_or_agree() -> None:
     seeds = [_hand_log().SerializeToString(), hc.code_case().op_log]
     _decline_or_agree(seeds, 1126, graphs.native_op_log_columns, _pure_log, assert_same_log)
@@ -449,3 +472,38 @@ def test_native_op_log_merge_refuses_bad_columns() -> None:
         module.merge_op_log({"n0": 99}, ["n0"], [1], [()], [0], *rest[4:])
     with pytest.raises(TypeError):
         module.merge_op_log(index, ["n0"], [1], [["t"]], [0], *rest[4:])
+
+
+def test_profiler_decodes_node_details_on_first_read() -> None:
+    """A GraphDef given as bytes: names and ops at construction, the other
+    columns (inputs .. string attributes) when one is first read, equal to the
+    columns decoded at once; nodes added in between keep their places."""
+    raw = _hand_graph().SerializeToString()
+    model = tfprof_lite.Profiler(raw).model
+    assert model.pending_details and model._inputs == [] and model._attrs == []
+    pseudo = model.new_pseudo_node("pseudo")  # added before the details are read
+    model.add_graph_columns(graphs.native_graph_names(_field(1, _field(1, b"late"))))
+    assert model.pending_details
+    full = graphs.native_graph_columns(raw)
+    assert full is not None
+    n = len(full.names)
+    assert model.inputs[:n] != [] and not model.pending_details
+    kept = [0, 1, 2, 3, 5, 6]  # the repeated name "a" (row 4) is left out
+    for name in graphs.DETAILS:
+        column = getattr(model, name)
+        assert len(column) == len(model.names) == len(kept) + 2
+        assert column[: len(kept)] == [getattr(full, name)[i] for i in kept], name
+    assert model.names[pseudo] == "pseudo" and model.inputs[pseudo] == {}
+    assert model.shapes[pseudo] is None and model.names[-1] == "late"
+    assert model.attrs[-1] == {} and model.output_shapes[-1] == {}
+
+
+def test_detail_columns_written_before_read() -> None:
+    """Setting a detail column while details are pending decodes them first, so the
+    value set is what stays."""
+    model = tfprof_lite.Profiler(_hand_graph().SerializeToString()).model
+    assert model.pending_details
+    replaced = [{} for _ in model.names]
+    model.str_attrs = replaced
+    assert model.str_attrs is replaced and not model.pending_details
+    assert model.inputs[1] == {0: "a", 1: "a", 2: "a", 3: "a", 4: "a"}

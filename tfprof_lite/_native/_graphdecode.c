@@ -11,6 +11,11 @@
  *   holding every distinct AttrValue once, as the one attribute of a node (the
  *   caller parses it with upb: this decoder does not look into attribute values
  *   other than the three it reads). Equal AttrValue bytes share one object.
+ * graph_names(data: bytes) -> tuple | None
+ *   (names, ops, wrapped): the first two columns of graph() and its ``wrapped``;
+ *   every other field is read and checked as graph() does (it declines on the
+ *   same bytes) but builds nothing, so that the other columns can be decoded
+ *   later, when a view needs them.
  * op_log(data: bytes) -> tuple | None
  *   (names, float_ops, types, trace_ids, traces, id_to_string): per entry its
  *   name, FLOPs, extra types (tuple) and the index of its call stack in
@@ -167,13 +172,16 @@ static PyObject *table_text(Table *t, Span key) {
 
 /* ------------------------------------------------------------------ shapes */
 
-/* TensorShapeProto -> tfprof's dims list: [1] for a known-rank scalar. */
+/* TensorShapeProto -> tfprof's dims list: [1] for a known-rank scalar; with
+ * ``out`` NULL the value is only checked (the same declines, no list). */
 static int shape_dims(Span body, PyObject **out) {
     Ptr p = body.p;
     WireBuf dims = {NULL, 0, 0};
     int unknown_rank = 0, rc = OK;
     size_t n, i;
-    *out = NULL;
+    if (out != NULL) {
+        *out = NULL;
+    }
     while (p < body.end && rc == OK) {
         uint32_t number, wire;
         uint64_t v = 0;
@@ -209,6 +217,10 @@ static int shape_dims(Span body, PyObject **out) {
         }
     }
     n = dims.len / sizeof(int64_t);
+    if (out == NULL) {
+        wire_buf_free(&dims);
+        return rc;
+    }
     if (rc == OK) {
         *out = PyList_New(n == 0 && !unknown_rank ? 1 : (Py_ssize_t)n);
         rc = *out == NULL ? FAIL : OK;
@@ -257,16 +269,18 @@ static int attr_single(Span value, uint32_t *number, Span *body) {
     return p == value.end ? OK : DECLINE;
 }
 
-/* ``_output_shapes``: {index: dims} of a list value's shapes ({} otherwise). */
+/* ``_output_shapes``: {index: dims} of a list value's shapes ({} otherwise);
+ * with ``out`` NULL the value is only checked. */
 static int output_shapes(Span value, PyObject **out) {
     uint32_t number, wire;
-    Span list, item;
+    Span list = {NULL, NULL}, item;
     Ptr p;
     Py_ssize_t index = 0;
-    *out = NULL;
+    if (out != NULL) {
+        *out = NULL;
+    }
     TRY(attr_single(value, &number, &list));
-    *out = PyDict_New();
-    if (*out == NULL) {
+    if (out != NULL && (*out = PyDict_New()) == NULL) {
         return FAIL;
     }
     if (number != 1) {
@@ -290,10 +304,16 @@ static int output_shapes(Span value, PyObject **out) {
         if (number != 7) {
             continue;
         }
+        if (out == NULL) {
+            TRY(shape_dims(item, NULL));
+            continue;
+        }
         TRY(shape_dims(item, &dims));
         TRY(dict_put(*out, PyLong_FromSsize_t(index++), dims));
     }
-    wire_untrack(*out);
+    if (out != NULL) {
+        wire_untrack(*out);
+    }
     return OK;
 }
 
@@ -307,6 +327,7 @@ typedef struct {
     PyObject *zero;
     Table strings;          /* op types and attribute names */
     WireBuf spans;          /* scratch: Span per input */
+    int lean;               /* names and ops only: the rest checked, not built */
 } Graph;
 
 typedef struct {
@@ -339,29 +360,34 @@ static int put_head(WireBuf *b, uint8_t key, size_t len) {
     return wire_buf_put(b, &key, 1) == OK ? put_varint(b, len) : FAIL;
 }
 
-/* A new reference to the bytes of an AttrValue; equal values share one object.
- * A value met first is also added to ``wrapped`` as the one attribute of a
- * GraphDef node (node 1 > attr 5 > value 2), for the caller's protobuf check. */
-static PyObject *attr_bytes(Graph *g, Span value) {
+/* The slot of an AttrValue's bytes in ``values``. A value met first is added to
+ * ``wrapped`` as the one attribute of a GraphDef node (node 1 > attr 5 > value
+ * 2), for the caller's protobuf check. */
+static Slot *attr_value(Graph *g, Span value) {
     Slot *s = table_find(&g->values, value);
     size_t n = span_len(value), entry, node;
+    if (s == NULL || s->used) {
+        return s;
+    }
+    s->used = 1;
+    g->values.count++;
+    entry = 1 + varint_size(n) + n;
+    node = 1 + varint_size(entry) + entry;
+    if (put_head(&g->wrapped, 0x0A, node) != OK || put_head(&g->wrapped, 0x2A, entry) != OK ||
+        put_head(&g->wrapped, 0x12, n) != OK || wire_buf_put(&g->wrapped, value.p, n) != OK) {
+        return NULL;
+    }
+    return s;
+}
+
+/* A new reference to the bytes of an AttrValue; equal values share one object. */
+static PyObject *attr_bytes(Graph *g, Span value) {
+    Slot *s = attr_value(g, value);
     if (s == NULL) {
         return NULL;
     }
-    if (!s->used) {
-        s->obj = bytes_of(value);
-        if (s->obj == NULL) {
-            return NULL;
-        }
-        s->used = 1;
-        g->values.count++;
-        entry = 1 + varint_size(n) + n;
-        node = 1 + varint_size(entry) + entry;
-        if (put_head(&g->wrapped, 0x0A, node) != OK || put_head(&g->wrapped, 0x2A, entry) != OK ||
-            put_head(&g->wrapped, 0x12, n) != OK ||
-            wire_buf_put(&g->wrapped, value.p, n) != OK) {
-            return NULL;
-        }
+    if (s->obj == NULL && (s->obj = bytes_of(value)) == NULL) {
+        return NULL;
     }
     Py_INCREF(s->obj);
     return s->obj;
@@ -392,9 +418,19 @@ static int input_name(Span s, Span *name) {
 }
 
 static int node_inputs(Graph *g, const Span *spans, size_t n) {
-    PyObject *inputs = PyDict_New(), *src_output = PyDict_New();
+    PyObject *inputs, *src_output;
     size_t i;
-    int rc = inputs && src_output ? OK : FAIL;
+    int rc;
+    if (g->lean) {
+        Span name;
+        for (i = 0; i < n; i++) {
+            TRY(input_name(spans[i], &name));
+        }
+        return OK;
+    }
+    inputs = PyDict_New();
+    src_output = PyDict_New();
+    rc = inputs && src_output ? OK : FAIL;
     for (i = 0; rc == OK && i < n; i++) {
         Span name;
         PyObject *text, *pos;
@@ -452,9 +488,37 @@ static int attr_entry(Graph *g, Span entry, PyObject *attrs, NodeSpans *ns) {
         ns->data_format = value;
         ns->has_data_format = 1;
     }
+    if (g->lean) {
+        return attr_value(g, value) == NULL ? FAIL : OK;
+    }
     k = table_text(&g->strings, key);
     v = attr_bytes(g, value);
     return dict_put(attrs, k, v);
+}
+
+/* The checks of node_derived without its columns (lean decoding). */
+static int node_checked(NodeSpans *ns) {
+    uint32_t number;
+    Span body;
+    if (ns->has_shape) {
+        TRY(attr_single(ns->shape, &number, &body));
+        if (number == 7) {
+            if (body.p == NULL) {
+                return DECLINE;
+            }
+            TRY(shape_dims(body, NULL));
+        }
+    }
+    if (ns->has_out_shapes) {
+        TRY(output_shapes(ns->out_shapes, NULL));
+    }
+    if (ns->has_data_format) {
+        TRY(attr_single(ns->data_format, &number, &body));
+        if (number == 2 && body.p == NULL) {
+            return DECLINE;
+        }
+    }
+    return OK;
 }
 
 /* The derived columns: shape, output shapes (shared by equal values), str attrs. */
@@ -559,9 +623,9 @@ static int node_fields(Graph *g, Span body, NodeSpans *ns, PyObject *attrs) {
 
 static int graph_node(Graph *g, Span body) {
     NodeSpans ns;
-    PyObject *attrs = PyDict_New();
+    PyObject *attrs = NULL;
     int rc;
-    if (attrs == NULL) {
+    if (!g->lean && (attrs = PyDict_New()) == NULL) {
         return FAIL;
     }
     memset(&ns, 0, sizeof ns);
@@ -575,6 +639,9 @@ static int graph_node(Graph *g, Span body) {
     }
     if (rc == OK) {
         rc = node_inputs(g, (const Span *)g->spans.data, g->spans.len / sizeof(Span));
+    }
+    if (g->lean) {
+        return rc == OK ? node_checked(&ns) : rc;
     }
     if (rc == OK) {
         rc = node_derived(g, &ns, attrs);
@@ -675,19 +742,21 @@ static void drop_lists(PyObject **cols[], size_t n) {
     }
 }
 
-static PyObject *graph(PyObject *self, PyObject *arg) {
+/* graph() (all eight columns) or, ``lean``, graph_names() (names and ops). */
+static PyObject *decode_graph(PyObject *arg, int lean) {
     Graph g;
     Span data;
     PyObject **cols[] = {&g.names, &g.ops,    &g.inputs,        &g.src_output,
                          &g.attrs, &g.shapes, &g.output_shapes, &g.str_attrs};
+    size_t ncols = lean ? 2 : 8;
     PyObject *result = NULL;
     int rc;
-    (void)self;
     if (input_span(arg, &data) != OK) {
         return NULL;
     }
     memset(&g, 0, sizeof g);
-    rc = new_lists(cols, 8);
+    g.lean = lean;
+    rc = new_lists(cols, ncols);
     g.shared = PyDict_New();
     g.zero = PyLong_FromLong(0);
     if (rc == OK && g.shared && g.zero) {
@@ -696,11 +765,11 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
         rc = FAIL;
     }
     if (rc == OK) {
-        result = columns_tuple(cols, 8, 9);
+        result = columns_tuple(cols, ncols, ncols + 1);
         if (result != NULL) {
             PyObject *wrapped = PyBytes_FromStringAndSize(g.wrapped.data ? g.wrapped.data : "",
                                                           (Py_ssize_t)g.wrapped.len);
-            if (wrapped == NULL || PyTuple_SetItem(result, 8, wrapped) != 0) {
+            if (wrapped == NULL || PyTuple_SetItem(result, (Py_ssize_t)ncols, wrapped) != 0) {
                 Py_CLEAR(result);
             }
         }
@@ -708,7 +777,7 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
         result = Py_None;
         Py_INCREF(result);
     }
-    drop_lists(cols, 8);
+    drop_lists(cols, ncols);
     table_free(&g.values);
     wire_buf_free(&g.wrapped);
     Py_XDECREF(g.shared);
@@ -716,6 +785,16 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
     table_free(&g.strings);
     wire_buf_free(&g.spans);
     return result;
+}
+
+static PyObject *graph(PyObject *self, PyObject *arg) {
+    (void)self;
+    return decode_graph(arg, 0);
+}
+
+static PyObject *graph_names(PyObject *self, PyObject *arg) {
+    (void)self;
+    return decode_graph(arg, 1);
 }
 
 /* ------------------------------------------------------------------ op log */
@@ -1024,6 +1103,9 @@ static PyObject *merge_op_log(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"graph", graph, METH_O,
      "graph(data: bytes) -> tuple | None: a GraphDef's node columns; None when declined."},
+    {"graph_names", graph_names, METH_O,
+     "graph_names(data: bytes) -> tuple | None: a GraphDef's node names and ops, the rest "
+     "checked as graph() does; None when declined."},
     {"op_log", op_log, METH_O,
      "op_log(data: bytes) -> tuple | None: an OpLogProto's entry columns; None when declined."},
     {"op_type_sets", op_type_sets, METH_O,
