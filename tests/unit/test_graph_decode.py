@@ -226,6 +226,16 @@ def _decline_graphs() -> list[tuple[str, bytes]]:
             "bad attribute value",
             _field(1, node + _field(5, _field(1, b"k") + _field(2, b"\x0a\x05"))),
         ),
+        (
+            "attribute varint of eleven bytes",
+            _field(
+                1, node + _field(5, _field(1, b"T") + _field(2, b"\x30" + b"\xff" * 10 + b"\x01"))
+            ),
+        ),
+        (
+            "attribute bytes cut short",
+            _field(1, node + _field(5, _field(1, b"s") + _field(2, b"\x12\x05abc"))),
+        ),
     ]
 
 

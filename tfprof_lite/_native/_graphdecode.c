@@ -74,6 +74,20 @@ static uint64_t hash_mix(uint64_t h, uint64_t w) {
 
 static uint64_t hash_range(uint64_t h, Ptr p, Ptr end) {
     uint64_t w = 0;
+    if (end - p >= 32) { /* four independent lanes: long spans (call stacks) hash faster */
+        uint64_t lane[4] = {h, h ^ 0x452821E638D01377ull, h ^ 0xBE5466CF34E90C6Cull,
+                            h ^ 0xC0AC29B7C97C50DDull};
+        uint64_t words[4];
+        while (end - p >= 32) {
+            memcpy(words, p, sizeof words);
+            lane[0] = hash_mix(lane[0], words[0]);
+            lane[1] = hash_mix(lane[1], words[1]);
+            lane[2] = hash_mix(lane[2], words[2]);
+            lane[3] = hash_mix(lane[3], words[3]);
+            p += 32;
+        }
+        h = hash_mix(hash_mix(hash_mix(lane[0], lane[1]), lane[2]), lane[3]);
+    }
     while (end - p >= 8) {
         memcpy(&w, p, 8);
         h = hash_mix(h, w);
@@ -363,6 +377,29 @@ static int put_head(WireBuf *b, uint8_t key, size_t len) {
 /* The slot of an AttrValue's bytes in ``values``. A value met first is added to
  * ``wrapped`` as the one attribute of a GraphDef node (node 1 > attr 5 > value
  * 2), for the caller's protobuf check. */
+/* Whether an AttrValue's bytes are one field any protobuf parse takes: nothing,
+ * ``s`` (bytes), or ``i``, ``b`` or ``type`` as a varint. Such values need no
+ * check; the others go to ``wrapped``. */
+static int attr_plain(Span value) {
+    Ptr p = value.p;
+    uint32_t number, wire;
+    uint64_t v;
+    Span body;
+    if (p == NULL || p == value.end) {
+        return 1;
+    }
+    if (wire_tag(&p, value.end, &number, &wire) != OK) {
+        return 0;
+    }
+    if (number == 2 && wire == WIRE_LEN) {
+        return wire_len(&p, value.end, &body) == OK && p == value.end;
+    }
+    if ((number == 3 || number == 5 || number == 6) && wire == WIRE_VARINT) {
+        return wire_varint(&p, value.end, &v) == OK && p == value.end;
+    }
+    return 0;
+}
+
 static Slot *attr_value(Graph *g, Span value) {
     Slot *s = table_find(&g->values, value);
     size_t n = span_len(value), entry, node;
@@ -371,6 +408,9 @@ static Slot *attr_value(Graph *g, Span value) {
     }
     s->used = 1;
     g->values.count++;
+    if (attr_plain(value)) {
+        return s;
+    }
     entry = 1 + varint_size(n) + n;
     node = 1 + varint_size(entry) + entry;
     if (put_head(&g->wrapped, 0x0A, node) != OK || put_head(&g->wrapped, 0x2A, entry) != OK ||
@@ -489,7 +529,7 @@ static int attr_entry(Graph *g, Span entry, PyObject *attrs, NodeSpans *ns) {
         ns->has_data_format = 1;
     }
     if (g->lean) {
-        return attr_value(g, value) == NULL ? FAIL : OK;
+        return attr_plain(value) || attr_value(g, value) != NULL ? OK : FAIL;
     }
     k = table_text(&g->strings, key);
     v = attr_bytes(g, value);
@@ -870,7 +910,8 @@ static int code_def(OpLog *o, Span body, Py_ssize_t *index) {
     return OK;
 }
 
-static int log_entry(OpLog *o, Span body, PyObject *types) {
+/* One entry into the columns; ``*types`` is made when the entry has a type. */
+static int log_entry(OpLog *o, Span body, PyObject **types) {
     Ptr p = body.p;
     Span name = {NULL, NULL}, s;
     int64_t flops = 0;
@@ -887,7 +928,10 @@ static int log_entry(OpLog *o, Span body, PyObject *types) {
             flops = wire_i64(v);
         } else if (number == 3) {
             TRY(read_str(&p, body.end, wire, &s));
-            TRY(list_add(types, table_text(&o->strings, s)));
+            if (*types == NULL && (*types = PyList_New(0)) == NULL) {
+                return FAIL;
+            }
+            TRY(list_add(*types, table_text(&o->strings, s)));
         } else if (number == 4 && !has_code) {
             TRY(read_span(&p, body.end, wire, &s));
             TRY(code_def(o, s, &trace));
@@ -898,7 +942,7 @@ static int log_entry(OpLog *o, Span body, PyObject *types) {
     }
     TRY(list_add(o->names, wire_text(name)));
     TRY(list_add(o->float_ops, PyLong_FromLongLong(flops)));
-    TRY(list_add(o->types, PyList_AsTuple(types)));
+    TRY(list_add(o->types, *types ? PyList_AsTuple(*types) : PyTuple_New(0)));
     return list_add(o->trace_ids, PyLong_FromSsize_t(trace));
 }
 
@@ -930,13 +974,9 @@ static int op_log_walk(OpLog *o, Span data) {
         TRY(wire_tag(&p, data.end, &number, &wire));
         TRY(read_span(&p, data.end, wire, &s));
         if (number == 1) {
-            PyObject *types = PyList_New(0);
-            int rc;
-            if (types == NULL) {
-                return FAIL;
-            }
-            rc = log_entry(o, s, types);
-            Py_DECREF(types);
+            PyObject *types = NULL;
+            int rc = log_entry(o, s, &types);
+            Py_XDECREF(types);
             TRY(rc);
         } else if (number == 2) {
             TRY(id_string(o, s));
