@@ -125,6 +125,29 @@ def _hand_graph() -> Any:
     d.attr["shape"].shape.CopyFrom(_shape(4, 5, 6))
     d.attr["dtype"].func.name = "f"
     d.attr["dtype"].func.attr["inner"].s = b"v"
+    t = d.attr["value"].tensor  # every field of a tensor the decoder reads as plain
+    t.dtype, t.version_number, t.tensor_content = 1, 7, b"\x00\xff"
+    t.tensor_shape.CopyFrom(_shape(2, -1))
+    t.float_val.extend([1.5, -0.0])
+    t.double_val.append(2.5)
+    t.int_val.extend([-1, 2**31 - 1])
+    t.string_val.extend([b"", b"\xff"])
+    t.int64_val.append(I64_MIN)
+    t.bool_val.extend([True, False])
+    t.half_val.append(3)
+    t.uint32_val.append(2**32 - 1)
+    t.uint64_val.append(2**64 - 1)
+    t.scomplex_val.extend([1.0, 2.0])  # not read as plain: protobuf checks the value
+    listed = d.attr["_class"].list  # every kind of a list
+    listed.s.extend([b"loc:@a", b"\xfe"])
+    listed.i.extend([-5, 6])
+    listed.f.append(0.25)
+    listed.b.append(True)
+    listed.type.extend([1, 2])
+    listed.shape.add().CopyFrom(_shape(3))
+    d.attr["f"].f = -1.25
+    d.attr["b"].b = True
+    d.attr["placeholder"].placeholder = "T"
     g.node.add(name="a", op="Duplicate")  # a repeated name: the model keeps the first
     e = g.node.add(name="e")  # no op, no attributes
     e.attr["data_format"].s = b"NHWC"
@@ -230,6 +253,20 @@ def _decline_graphs() -> list[tuple[str, bytes]]:
             "attribute varint of eleven bytes",
             _field(
                 1, node + _field(5, _field(1, b"T") + _field(2, b"\x30" + b"\xff" * 10 + b"\x01"))
+            ),
+        ),
+        (
+            "packed floats of five bytes",
+            _field(
+                1, node + _field(5, _field(1, b"v") + _field(2, _field(8, _field(5, b"12345"))))
+            ),
+        ),
+        (
+            "shape of a tensor with a bad dim",
+            _field(
+                1,
+                node
+                + _field(5, _field(1, b"v") + _field(2, _field(8, _field(2, b"\x12\x02\x08")))),
             ),
         ),
         (

@@ -377,13 +377,83 @@ static int put_head(WireBuf *b, uint8_t key, size_t len) {
 /* The slot of an AttrValue's bytes in ``values``. A value met first is added to
  * ``wrapped`` as the one attribute of a GraphDef node (node 1 > attr 5 > value
  * 2), for the caller's protobuf check. */
-/* Whether an AttrValue's bytes are one field any protobuf parse takes: nothing,
- * ``s`` (bytes), or ``i``, ``b`` or ``type`` as a varint. Such values need no
- * check; the others go to ``wrapped``. */
+/* ------------------------------------------------------- plain attr values */
+
+/* Value kinds of the fields a plain value may hold (see attr_plain). */
+enum { K_BYTES = 1, K_VARINT, K_FIXED32, K_FIXED64, K_SHAPE, K_TENSOR };
+
+/* One field of kind ``kind`` at ``*pp`` (wire type ``wire``, its key read) that
+ * any protobuf parse takes; repeated numbers may be packed. 0 for anything else. */
+static int field_plain(Ptr *pp, Ptr end, uint32_t wire, int kind) {
+    Span body;
+    uint64_t v;
+    size_t n;
+    if (kind == K_VARINT && wire == WIRE_VARINT) {
+        return wire_varint(pp, end, &v) == OK;
+    }
+    n = kind == K_FIXED32 ? 4 : 8;
+    if ((kind == K_FIXED32 && wire == 5u) || (kind == K_FIXED64 && wire == 1u)) {
+        if ((size_t)(end - *pp) < n) {
+            return 0;
+        }
+        *pp += n;
+        return 1;
+    }
+    if (wire != WIRE_LEN || wire_len(pp, end, &body) != OK) {
+        return 0;
+    }
+    switch (kind) {
+    case K_BYTES:
+        return 1;
+    case K_VARINT: /* packed */
+        while (body.p < body.end) {
+            if (wire_varint(&body.p, body.end, &v) != OK) {
+                return 0;
+            }
+        }
+        return 1;
+    case K_FIXED32:
+    case K_FIXED64:
+        return span_len(body) % n == 0;
+    case K_SHAPE:
+        return shape_dims(body, NULL) == OK;
+    default:
+        return 0;
+    }
+}
+
+/* Whether every field of ``body`` is plain, the kind of field N being
+ * ``kinds[N]`` (0 or N >= count: not plain). */
+static int fields_plain(Span body, const unsigned char *kinds, uint32_t count) {
+    Ptr p = body.p;
+    while (p != NULL && p < body.end) {
+        uint32_t number, wire;
+        if (wire_tag(&p, body.end, &number, &wire) != OK || number >= count ||
+            !kinds[number] || !field_plain(&p, body.end, wire, kinds[number])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* TensorProto: dtype, shape, version, content, the numeric and string values. */
+static const unsigned char TENSOR_KINDS[18] = {
+    0,         K_VARINT, K_SHAPE,  K_VARINT, K_BYTES,  K_FIXED32,
+    K_FIXED64, K_VARINT, K_BYTES,  0,        K_VARINT, K_VARINT,
+    0,         K_VARINT, 0,        0,        K_VARINT, K_VARINT};
+/* AttrValue.ListValue: s, i, f, b, type, shape (not tensor, func). */
+static const unsigned char LIST_KINDS[8] = {0,        0,        K_BYTES, K_VARINT,
+                                            K_FIXED32, K_VARINT, K_VARINT, K_SHAPE};
+
+/* Whether an AttrValue's bytes are ones any protobuf parse takes, read here:
+ * nothing, or one field among ``s``, ``i``, ``f``, ``b``, ``type``, ``shape``,
+ * a ``list`` of those and a ``tensor`` of the fields in TENSOR_KINDS. Such
+ * values need no protobuf check; the others go to ``wrapped``. */
 static int attr_plain(Span value) {
+    static const unsigned char kinds[9] = {0,        0,        K_BYTES,  K_VARINT, K_FIXED32,
+                                           K_VARINT, K_VARINT, K_SHAPE,  0};
     Ptr p = value.p;
     uint32_t number, wire;
-    uint64_t v;
     Span body;
     if (p == NULL || p == value.end) {
         return 1;
@@ -391,13 +461,12 @@ static int attr_plain(Span value) {
     if (wire_tag(&p, value.end, &number, &wire) != OK) {
         return 0;
     }
-    if (number == 2 && wire == WIRE_LEN) {
-        return wire_len(&p, value.end, &body) == OK && p == value.end;
+    if ((number == 1 || number == 8) && wire == WIRE_LEN) {
+        return wire_len(&p, value.end, &body) == OK && p == value.end &&
+               (number == 1 ? fields_plain(body, LIST_KINDS, 8) : fields_plain(body, TENSOR_KINDS, 18));
     }
-    if ((number == 3 || number == 5 || number == 6) && wire == WIRE_VARINT) {
-        return wire_varint(&p, value.end, &v) == OK && p == value.end;
-    }
-    return 0;
+    return number < 9 && kinds[number] && field_plain(&p, value.end, wire, kinds[number]) &&
+           p == value.end;
 }
 
 static Slot *attr_value(Graph *g, Span value) {

@@ -265,7 +265,7 @@ def native_graph_names(raw: bytes) -> GraphColumns | None:
     if module is None or pure_forced():
         return None
     parts = module.graph_names(raw)
-    if parts is None or not _values_parse(parts[2]):
+    if parts is None or (parts[2] and not _values_parse(parts[2])):
         return None
     return GraphColumns(parts[0], parts[1], pending=raw)
 
