@@ -24,6 +24,7 @@ import tfprof_lite
 from tests.mutations import INSERTS, OVERWRITES, attr_values, mutate
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.decode import code_stacks
+from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import graphs
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
@@ -502,6 +503,45 @@ def test_native_op_log_merge_equals_python() -> None:
         cols = OpLogColumns(list(pure[1]), list(pure[2]), list(pure[3]), list(pure[4]))
         assert traced is model._merge_op_log(cols, pure[5])
         assert native[6:] == pure[6:]
+
+
+def test_native_op_log_merge_into_pending_types() -> None:
+    """With a dict for ``op_types`` (the model's types of nodes whose sets are not
+    made yet) ``merge_op_log`` collects each node's types there, untracked sets,
+    and the rest of the columns end as with the list."""
+    import copy
+    import gc
+
+    from tfprof_lite._native import load
+
+    module = load("_graphdecode")
+    rng = random.Random(17)
+    for n_nodes in [0, 1, 2, 5, 30, 200] * 5:
+        args = merge_case(rng, n_nodes)
+        listed, pending = copy.deepcopy(args), copy.deepcopy(args)
+        made = pending[6]
+        pending = (*pending[:6], {}, *pending[7:])
+        assert module.merge_op_log(*listed) is module.merge_op_log(*pending)
+        for nid, types in pending[6].items():
+            assert types and not gc.is_tracked(types)
+            made[nid] |= types
+        assert made == listed[6] and pending[7:] == listed[7:]
+
+
+def test_profiler_makes_op_type_sets_on_first_read() -> None:
+    """A GraphDef and op log given as bytes: the op type sets are made on first
+    read, with the op log's types and those of nodes added in between."""
+    raw, log = _hand_graph().SerializeToString(), _hand_log().SerializeToString()
+    model = tfprof_lite.Profiler(raw, op_log=log).model
+    assert model._op_types == [] and model.pending_types == {
+        0: {"_trainable_variables", "x"},
+        2: {"y"},
+    }
+    pseudo = model.new_pseudo_node("pseudo")
+    model.add_op_log([OpLogEntrySpec("pseudo", types=["z"])], {})
+    assert model.op_types[:3] == [{"Const", "_trainable_variables", "x"}, {"Ωp"}, {"Conv2D", "y"}]
+    assert model.op_types[pseudo] == {"pseudo", "z"} and len(model.op_types) == len(model.names)
+    assert model.pending_types == {}
 
 
 def test_native_op_log_merge_refuses_bad_columns() -> None:

@@ -1117,22 +1117,59 @@ static PyObject *op_type_sets(PyObject *self, PyObject *ops) {
 /* merge_op_log(index, names, float_ops, types, trace_ids, stacks, op_types,
    static, traces) -> bool: ProfileModel.add_op_log_columns' loop over the
    entries (see tfprof_lite/model/profile.py); True when an entry of a known
-   node has a code trace. */
-static int merge_entry(PyObject *const *a, Py_ssize_t i, Py_ssize_t nid, int *traced) {
-    PyObject *flops = PyList_GetItem(a[2], i), *types = PyList_GetItem(a[3], i);
+   node has a code trace. ``op_types`` is the model's list of sets, or a dict
+   (node id -> set, sets made as needed) collecting the types of nodes whose
+   sets are not made yet. */
+/* The op types set of node ``nid`` (borrowed): op_types[nid] of a list, or the
+   dict's value under ``key`` (the node id), a new untracked set if it has none. */
+static PyObject *types_of(PyObject *op_types, PyObject *key, Py_ssize_t nid) {
+    PyObject *set;
+    if (PyList_Check(op_types)) {
+        return PyList_GetItem(op_types, nid);
+    }
+    set = PyDict_GetItemWithError(op_types, key);
+    if (set != NULL || PyErr_Occurred()) {
+        return set;
+    }
+    set = PySet_New(NULL);
+    if (set == NULL) {
+        return NULL;
+    }
+    wire_untrack(set);
+    if (PyDict_SetItem(op_types, key, set) != 0) {
+        Py_DECREF(set);
+        return NULL;
+    }
+    Py_DECREF(set); /* the dict holds it */
+    return set;
+}
+
+static int merge_entry(PyObject *const *a, Py_ssize_t i, PyObject *key, Py_ssize_t nid,
+                       int *traced) {
+    PyObject *flops = PyList_GetItem(a[2], i), *types = PyList_GetItem(a[3], i), *set;
     Py_ssize_t trace = PyLong_AsSsize_t(PyList_GetItem(a[4], i)), k;
     int truth;
     if (trace == -1 && PyErr_Occurred()) {
         return FAIL;
     }
-    if (!PyTuple_Check(types) ||
-        (PyTuple_Size(types) > 0 && !PySet_Check(PyList_GetItem(a[6], nid)))) {
+    if (!PyTuple_Check(types)) {
         PyErr_SetString(PyExc_TypeError, "merge_op_log(): types must be tuples, op_types sets");
         return FAIL;
     }
-    for (k = 0; k < PyTuple_Size(types); k++) {
-        if (PySet_Add(PyList_GetItem(a[6], nid), PyTuple_GetItem(types, k)) != 0) {
+    if (PyTuple_Size(types) > 0) {
+        set = types_of(a[6], key, nid);
+        if (set == NULL && PyErr_Occurred()) {
             return FAIL;
+        }
+        if (set == NULL || !PySet_Check(set)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "merge_op_log(): types must be tuples, op_types sets");
+            return FAIL;
+        }
+        for (k = 0; k < PyTuple_Size(types); k++) {
+            if (PySet_Add(set, PyTuple_GetItem(types, k)) != 0) {
+                return FAIL;
+            }
         }
     }
     truth = PyObject_IsTrue(flops);
@@ -1168,20 +1205,20 @@ static PyObject *merge_op_log(PyObject *self, PyObject *args) {
                           &a[5], &a[6], &a[7], &a[8])) {
         return NULL;
     }
-    if (!PyDict_Check(a[0])) {
-        PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict and eight lists");
+    if (!PyDict_Check(a[0]) || !(PyList_Check(a[6]) || PyDict_Check(a[6]))) {
+        PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict, lists and op_types");
         return NULL;
     }
     for (k = 1; k < 9; k++) {
-        if (!PyList_Check(a[k])) {
-            PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict and eight lists");
+        if (k != 6 && !PyList_Check(a[k])) {
+            PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict, lists and op_types");
             return NULL;
         }
     }
     n = PyList_Size(a[1]);
-    size = PyList_Size(a[6]);
+    size = PyList_Size(a[7]);
     if (PyList_Size(a[2]) != n || PyList_Size(a[3]) != n || PyList_Size(a[4]) != n ||
-        PyList_Size(a[7]) != size || PyList_Size(a[8]) != size) {
+        (PyList_Check(a[6]) && PyList_Size(a[6]) != size) || PyList_Size(a[8]) != size) {
         PyErr_SetString(PyExc_ValueError, "merge_op_log(): column lengths differ");
         return NULL;
     }
@@ -1202,7 +1239,7 @@ static PyObject *merge_op_log(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_IndexError, "merge_op_log(): node id out of range");
             return NULL;
         }
-        if (merge_entry(a, i, nid, &traced) != OK) {
+        if (merge_entry(a, i, found, nid, &traced) != OK) {
             return NULL;
         }
     }

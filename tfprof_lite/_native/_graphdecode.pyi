@@ -22,7 +22,7 @@ def merge_op_log(
     types: list[tuple[str, ...]],
     trace_ids: list[int],
     stacks: list[Any],
-    op_types: list[set[str]],
+    op_types: list[set[str]] | dict[int, set[str]],
     static: list[int],
     traces: list[Any],
 ) -> bool:

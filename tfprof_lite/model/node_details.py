@@ -17,12 +17,20 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from tfprof_lite._native import active
 from tfprof_lite.proto.graphs import DETAILS, GraphColumns
 
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["DetailColumn", "PendingDetails", "graph_rows"]
+__all__ = [
+    "DetailColumn",
+    "OpTypesColumn",
+    "PendingDetails",
+    "graph_rows",
+    "make_op_types",
+    "op_type_sets",
+]
 
 _V = TypeVar("_V")
 
@@ -105,3 +113,47 @@ def graph_rows(cols: GraphColumns, keep: list[int]) -> GraphColumns:
     for name in DETAILS:
         setattr(out, name, [getattr(cols, name)[i] for i in keep])
     return out
+
+
+class OpTypesColumn:
+    """:attr:`ProfileModel.op_types`: per node ``{op}`` plus the types op logs and
+    steps add. The sets of nodes added from GraphDef columns are made on first
+    read, and the types op logs give such nodes wait in the model's
+    ``pending_types`` (node id -> set) until then."""
+
+    @overload
+    def __get__(self, model: None, owner: type) -> OpTypesColumn: ...
+
+    @overload
+    def __get__(self, model: ProfileModel, owner: type) -> list[set[str]]: ...
+
+    def __get__(self, model: ProfileModel | None, owner: type) -> Any:
+        if model is None:
+            return self
+        return make_op_types(model)
+
+    def __set__(self, model: ProfileModel, value: list[set[str]]) -> None:
+        model.pending_types.clear()
+        model._op_types = value
+
+
+def make_op_types(model: ProfileModel) -> list[set[str]]:
+    """``model``'s op type sets, those not made yet made now (with their pending types)."""
+    sets: list[set[str]] = model._op_types
+    if len(sets) < len(model.names):
+        sets.extend(op_type_sets(model.ops[len(sets) :]))
+        for nid, types in model.pending_types.items():
+            sets[nid].update(types)
+        model.pending_types.clear()
+    return sets
+
+
+def op_type_sets(ops: list[str]) -> list[set[str]]:
+    """``{op}`` for each op; made by the native graph decoder when it is built,
+    which keeps these sets out of the garbage collector's walks (they hold
+    strings only)."""
+    module = active("_graphdecode")
+    if module is not None:
+        sets: list[set[str]] = module.op_type_sets(ops)
+        return sets
+    return [{op} for op in ops]

@@ -24,7 +24,13 @@ from tfprof_lite._native import active
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.execs import RunningSums, StepExecs
 from tfprof_lite.model.int64 import unsigned_mean
-from tfprof_lite.model.node_details import DetailColumn, PendingDetails, graph_rows
+from tfprof_lite.model.node_details import (
+    DetailColumn,
+    OpTypesColumn,
+    PendingDetails,
+    graph_rows,
+    make_op_types,
+)
 from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
 from tfprof_lite.model.step_ingest import ingest_step
 from tfprof_lite.proto.graphs import DETAILS, GraphColumns, OpLogColumns
@@ -58,6 +64,8 @@ class NodeStats:
 #: The statistics summed from each step's records (the others are derived).
 _SUMMED = tuple(m.name for m in METRICS if m.per_step)
 _I64_WRAP = 1 << 63
+#: The node columns made on first read (stored as ``_<name>``).
+_LAZY = (*DETAILS, "op_types")
 
 
 class ProfileModel:
@@ -67,6 +75,7 @@ class ProfileModel:
     first read (see :mod:`tfprof_lite.model.node_details`).
     """
 
+    op_types = OpTypesColumn()
     shapes: DetailColumn[list[int] | None] = DetailColumn()
     output_shapes: DetailColumn[dict[int, list[int]]] = DetailColumn()
     inputs: DetailColumn[dict[int, str]] = DetailColumn()
@@ -78,7 +87,9 @@ class ProfileModel:
         self.names: list[str] = []
         self.ops: list[str] = []
         self.index: dict[str, int] = {}
-        self.op_types: list[set[str]] = []
+        self._op_types: list[set[str]] = []
+        #: Types op logs gave nodes whose op type sets are not made yet.
+        self.pending_types: dict[int, set[str]] = {}
         self.pending_details = PendingDetails()
         self._shapes: list[list[int] | None] = []
         self._output_shapes: list[dict[int, list[int]]] = []
@@ -124,7 +135,8 @@ class ProfileModel:
         self.names.append(name)
         self.ops.append(op)
         self.index[name] = nid
-        self.op_types.append({op})
+        if len(self._op_types) == nid:  # else made with the others on first read
+            self._op_types.append({op})
         if spec is None:
             self._shapes.append(None)
             self._output_shapes.append({})
@@ -167,6 +179,7 @@ class ProfileModel:
         base = len(self.names)
         n = len(names)
         self.pending_details.pad(self, base)
+        make_op_types(self)  # the sets of the nodes so far, before these are added
         self.names.extend(names)
         self.ops.extend(ops)
         self.index.update(zip(names, range(base, base + n)))
@@ -188,7 +201,7 @@ class ProfileModel:
             raise TypeError(f"extend_nodes: unknown per-node lists {sorted(unknown)}")
         for name, default in defaults.items():
             values = loaded.get(name)
-            column = getattr(self, "_" + name if name in DETAILS else name)
+            column = getattr(self, "_" + name if name in _LAZY else name)
             column.extend(default() if values is None else values)
         self._str_attrs.extend({} for _ in range(n))
         self.graph_version += n
@@ -244,7 +257,6 @@ class ProfileModel:
         self.ops.extend(cols.ops)
         if not indexed:
             self.index.update(zip(names, range(base, base + n)))
-        self.op_types.extend(_op_type_sets(cols.ops))
         if cols.pending is not None:
             self.pending_details.add(base, keep, cols)
         else:
@@ -269,6 +281,7 @@ class ProfileModel:
         module = active("_graphdecode")
         merge = getattr(module, "merge_op_log", None) if module is not None else None
         if merge is not None:
+            sets = self._op_types  # or, while they are not made, the pending types
             traced = merge(
                 self.index,
                 cols.names,
@@ -276,7 +289,7 @@ class ProfileModel:
                 cols.types,
                 cols.trace_ids,
                 stacks,
-                self.op_types,
+                sets if len(sets) >= len(self.names) else self.pending_types,
                 self.static_float_ops,
                 self.traces,
             )
@@ -477,14 +490,3 @@ class ProfileModel:
                 run.add(execs.totals(n))
                 run.included[s] = execs.version
         return run.count, run.sums
-
-
-def _op_type_sets(ops: list[str]) -> list[set[str]]:
-    """``{op}`` for each op; made by the native graph decoder when it is built,
-    which keeps these sets out of the garbage collector's walks (they hold
-    strings only)."""
-    module = active("_graphdecode")
-    if module is not None:
-        sets: list[set[str]] = module.op_type_sets(ops)
-        return sets
-    return [{op} for op in ops]
