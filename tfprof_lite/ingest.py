@@ -132,6 +132,7 @@ class Ingest:
             with _gc_paused():
                 log_cols = _op_log_columns(op_log)
                 ingest._feed(_graph_columns(graph), log_cols)
+                del log_cols  # freed before collections resume, not walked by them
             return ingest
         user_log = parse_op_log(op_log)
         ingest._start_flops(graph, user_log)

@@ -39,15 +39,15 @@ class PendingDetails:
     """Node ranges of a model whose detail columns are not decoded yet."""
 
     def __init__(self) -> None:
-        #: (first node id, rows of ``cols`` the model kept or None for all, cols)
-        self.segments: list[tuple[int, list[int] | None, GraphColumns]] = []
+        #: (first node id, rows the model kept or None for all, GraphDef bytes)
+        self.segments: list[tuple[int, list[int] | None, bytes]] = []
 
     def __bool__(self) -> bool:
         return bool(self.segments)
 
-    def add(self, base: int, keep: list[int] | None, cols: GraphColumns) -> None:
-        """Nodes ``base ..`` are the rows ``keep`` (all when None) of ``cols``."""
-        self.segments.append((base, keep, cols))
+    def add(self, base: int, keep: list[int] | None, raw: bytes) -> None:
+        """Nodes ``base ..`` are the nodes ``keep`` (all when None) of GraphDef ``raw``."""
+        self.segments.append((base, keep, raw))
 
     def pad(self, model: ProfileModel, n: int) -> None:
         """Placeholders in ``model``'s detail lists up to node ``n`` (they stop at
@@ -65,8 +65,8 @@ class PendingDetails:
         collecting = gc.isenabled()
         gc.disable()  # many small containers, none of them garbage
         try:
-            for base, keep, cols in segments:
-                full = cols.with_details()
+            for base, keep, raw in segments:
+                full = GraphColumns(pending=raw).with_details()
                 for name in DETAILS:
                     values: list[Any] = getattr(full, name)
                     if keep is not None:

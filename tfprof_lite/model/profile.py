@@ -258,7 +258,7 @@ class ProfileModel:
         if not indexed:
             self.index.update(zip(names, range(base, base + n)))
         if cols.pending is not None:
-            self.pending_details.add(base, keep, cols)
+            self.pending_details.add(base, keep, cols.pending)
         else:
             self.pending_details.pad(self, base)
             for name in DETAILS:
