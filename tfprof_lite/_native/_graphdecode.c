@@ -220,7 +220,7 @@ static int shape_dims(Span body, PyObject **out) {
                     rc = DECLINE;
                 }
             }
-            if (rc == OK) {
+            if (rc == OK && out != NULL) {
                 rc = wire_put_i64(&dims, size);
             }
         } else if (number == 3) {
