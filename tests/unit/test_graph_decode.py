@@ -594,3 +594,34 @@ def test_detail_columns_written_before_read() -> None:
     model.str_attrs = replaced
     assert model.str_attrs is replaced and not model.pending_details
     assert model.inputs[1] == {0: "a", 1: "a", 2: "a", 3: "a", 4: "a"}
+
+
+def test_details_read_in_another_thread_while_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread reading a detail column while another decodes the pending
+    details waits for complete lists; it never sees the placeholders."""
+    import threading
+    import time
+
+    model = tfprof_lite.Profiler(_hand_graph().SerializeToString()).model
+    seen: list[Any] = []
+    started = threading.Event()
+
+    def reader() -> None:
+        started.set()
+        seen.append(list(model.inputs))
+
+    decode = GraphColumns.with_details
+    threads: list[threading.Thread] = []
+
+    def slow_decode(cols: GraphColumns) -> GraphColumns:
+        thread = threading.Thread(target=reader)
+        threads.append(thread)
+        thread.start()
+        started.wait(5)
+        time.sleep(0.05)  # the reader runs now, while this decode is under way
+        return decode(cols)
+
+    monkeypatch.setattr(GraphColumns, "with_details", slow_decode)
+    first = list(model.inputs)
+    threads[0].join(5)
+    assert seen == [first] and None not in first and len(first) == len(model.names)

@@ -58,20 +58,26 @@ class PendingDetails:
                 column.extend([None] * (n - len(column)))
 
     def decode(self, model: ProfileModel) -> None:
-        """Decode the pending nodes' details into ``model``'s detail lists."""
+        """Decode the pending nodes' details into ``model``'s detail lists (one
+        thread at a time: readers in other threads wait for complete lists)."""
+        with model.lazy_lock:
+            if self.segments:
+                self._decode(model)
+
+    def _decode(self, model: ProfileModel) -> None:
         self.pad(model, len(model.names))
         columns = {name: getattr(model, "_" + name) for name in DETAILS}
-        segments, self.segments = self.segments, []
         collecting = gc.isenabled()
         gc.disable()  # many small containers, none of them garbage
         try:
-            for base, keep, raw in segments:
+            for base, keep, raw in self.segments:
                 full = GraphColumns(pending=raw).with_details()
                 for name in DETAILS:
                     values: list[Any] = getattr(full, name)
                     if keep is not None:
                         values = [values[i] for i in keep]
                     columns[name][base : base + len(values)] = values
+            self.segments = []  # only now: readers that do not wait see none pending
         finally:
             if collecting:
                 gc.enable()
@@ -141,10 +147,12 @@ def make_op_types(model: ProfileModel) -> list[set[str]]:
     """``model``'s op type sets, those not made yet made now (with their pending types)."""
     sets: list[set[str]] = model._op_types
     if len(sets) < len(model.names):
-        sets.extend(op_type_sets(model.ops[len(sets) :]))
-        for nid, types in model.pending_types.items():
-            sets[nid].update(types)
-        model.pending_types.clear()
+        with model.lazy_lock:
+            if len(sets) < len(model.names):
+                sets.extend(op_type_sets(model.ops[len(sets) :]))
+                for nid, types in model.pending_types.items():
+                    sets[nid].update(types)
+                model.pending_types.clear()
     return sets
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress
@@ -91,6 +92,8 @@ class ProfileModel:
         #: Types op logs gave nodes whose op type sets are not made yet.
         self.pending_types: dict[int, set[str]] = {}
         self.pending_details = PendingDetails()
+        #: Held while columns made on first read are made.
+        self.lazy_lock = threading.Lock()
         self._shapes: list[list[int] | None] = []
         self._output_shapes: list[dict[int, list[int]]] = []
         self._inputs: list[dict[int, str]] = []
