@@ -235,17 +235,17 @@ class XlaOpIndex:
         for text, code in texts.items():
             if code >= 0:
                 cols.texts[code] = text
-        ops, how = self.resolve_columns(cols)
+        ops, at, how = self.resolve_columns(cols)
         return [
-            None if op is None else Resolution(op, HOW[int(h)]) for op, h in zip(ops, how.tolist())
+            None if a < 0 else Resolution(ops[a], HOW[h]) for a, h in zip(at.tolist(), how.tolist())
         ]
 
-    def resolve_columns(self, cols: KernelColumns) -> tuple[list[HloOp | None], I8]:
-        """:meth:`resolve_all` on events in columns: per event its :class:`HloOp`
-        (``None``: none) and how it was found (an index into :data:`HOW`)."""
+    def resolve_columns(self, cols: KernelColumns) -> tuple[list[HloOp], I64, I8]:
+        """:meth:`resolve_all` on events in columns: the instructions found (each
+        once), per event the index of its own among them (-1: none) and how it was
+        found (an index into :data:`HOW`)."""
         n = len(cols.name)
-        out: list[HloOp | None] = [None] * n
-        how = np.zeros(n, dtype=np.int8)
+        found = _Found(n)
         for members, key in _groups(cols):
             has_program, program_id, module, hlo_op, has_execution, _, _ = key
             program = self.program(
@@ -256,27 +256,20 @@ class XlaOpIndex:
             op_name = cols.texts[hlo_op] if hlo_op >= 0 else ""
             direct = program.ops.get(op_name)
             if direct is not None and not program.is_call(op_name):
-                for i in members.tolist():
-                    out[i] = direct
-                how[members] = _HOW_HLO_OP
+                found.at[members] = found.slot(direct)
+                found.how[members] = _HOW_HLO_OP
             elif not has_execution:
                 for i in members.tolist():
                     named = program.by_kernel_name.get(cols.name[i])
                     if named is not None:
-                        out[i] = named
-                        how[i] = _HOW_NAME
+                        found.at[i] = found.slot(named)
+                        found.how[i] = _HOW_NAME
             else:
-                self._resolve_execution(program, op_name, cols, members, out, how)
-        return out, how
+                self._resolve_execution(program, op_name, cols, members, found)
+        return found.ops, found.at, found.how
 
     def _resolve_execution(
-        self,
-        program: ProgramOps,
-        hlo_op: str,
-        cols: KernelColumns,
-        members: I64,
-        out: list[HloOp | None],
-        how: I8,
+        self, program: ProgramOps, hlo_op: str, cols: KernelColumns, members: I64, found: _Found
     ) -> None:
         order = members[np.argsort(cols.start_ps[members], kind="stable")]
         kernel = cols.is_kernel[order]
@@ -288,17 +281,44 @@ class XlaOpIndex:
         if picked is None:
             picked = align(names, launches.kernel_names, launches.library, program.by_kernel_name)
             self._aligned[key] = picked
-        ops: list[HloOp | None] = [None] * len(order)
-        valid = np.zeros(len(order), dtype=bool)
-        for at, index in zip(kernel_at.tolist(), picked):
-            if index is not None:
-                ops[at] = launches.op(index)
-                valid[at] = True
-        _attach_others(kernel, valid, ops)
-        for i, op in zip(order.tolist(), ops):
-            if op is not None:
-                out[i] = op
-                how[i] = _HOW_POSITION
+        slots = found.slots(key, launches, picked)
+        placed = np.full(len(order), -1, dtype=np.int64)
+        placed[kernel_at] = slots
+        _attach_others(kernel, placed)
+        hit = placed >= 0
+        found.at[order[hit]] = placed[hit]
+        found.how[order[hit]] = _HOW_POSITION
+
+
+class _Found:
+    """What :meth:`XlaOpIndex.resolve_columns` found: the ops, each once, and per
+    event its op's index and how it was found."""
+
+    def __init__(self, n: int) -> None:
+        self.ops: list[HloOp] = []
+        self.at = np.full(n, -1, dtype=np.int64)
+        self.how = np.zeros(n, dtype=np.int8)
+        self._index: dict[int, int] = {}
+        self._picked: dict[tuple[int, str, tuple[str, ...]], I64] = {}
+
+    def slot(self, op: HloOp) -> int:
+        """The index of ``op`` among the ops found (added when new)."""
+        at = self._index.get(id(op))
+        if at is None:
+            at = self._index[id(op)] = len(self.ops)
+            self.ops.append(op)
+        return at
+
+    def slots(
+        self, key: tuple[int, str, tuple[str, ...]], launches: Any, picked: list[int | None]
+    ) -> I64:
+        """The op index of each kernel of an alignment (-1: none), once per alignment."""
+        found = self._picked.get(key)
+        if found is None:
+            found = self._picked[key] = np.asarray(
+                [-1 if i is None else self.slot(launches.op(i)) for i in picked], dtype=np.int64
+            ).reshape(len(picked))
+        return found
 
 
 def _groups(cols: KernelColumns) -> Iterator[tuple[I64, tuple[int, ...]]]:
@@ -333,16 +353,16 @@ def _canonical(codes: I64, texts: list[str]) -> I64:
     return np.asarray(canon, dtype=np.int64)[inverse.reshape(-1)]
 
 
-def _attach_others(kernel: BoolArray, valid: BoolArray, ops: list[HloOp | None]) -> None:
+def _attach_others(kernel: BoolArray, placed: I64) -> None:
     """Give each non-kernel event (in start order) the op of the next mapped
-    kernel, else of the previous one."""
+    kernel, else of the previous one (``placed``: op index per event, -1: none)."""
     if kernel.all():
         return
-    size = len(ops)
+    size = len(placed)
     at = np.arange(size)
+    valid = kernel & (placed >= 0)
     following = np.minimum.accumulate(np.where(valid, at, size)[::-1])[::-1]
     previous = np.maximum.accumulate(np.where(valid, at, -1))
-    for j in np.flatnonzero(~kernel).tolist():
-        source = int(following[j]) if following[j] < size else int(previous[j])
-        if source >= 0:
-            ops[j] = ops[source]
+    source = np.where(following < size, following, previous)
+    others = ~kernel & (source >= 0)
+    placed[others] = placed[source[others]]

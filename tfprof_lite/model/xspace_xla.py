@@ -84,21 +84,25 @@ def _nonempty(codes: I64, strings: list[str]) -> npt.NDArray[np.bool_]:
 class XlaEvents:
     """The HLO instruction of the XLA device events of a file.
 
-    ``events``: GPU event rows with an ``hlo_module`` or ``hlo_op``; ``ops[i]``
-    the :class:`HloOp` of ``events[i]`` or ``None``.
+    ``events``: GPU event rows with an ``hlo_module`` or ``hlo_op``, ascending;
+    ``at[i]``: the index in ``ops`` of the :class:`HloOp` of ``events[i]`` (-1:
+    none); ``ops``: each instruction found, once.
     """
 
     events: I64
-    ops: list[HloOp | None]
+    at: I64
+    ops: list[HloOp]
 
     def by_event(self) -> dict[int, HloOp]:
         """Event row -> its :class:`HloOp`, for the mapped events."""
-        return {e: op for e, op in zip(self.events.tolist(), self.ops) if op is not None}
+        hit = self.at >= 0
+        ops = self.ops
+        return {e: ops[a] for e, a in zip(self.events[hit].tolist(), self.at[hit].tolist())}
 
 
 def xla_events(table: EventTable) -> XlaEvents:
     """The HLO instruction of each GPU event that maps to one (see :func:`xla_ops`)."""
-    none = XlaEvents(np.zeros(0, dtype=np.int64), [])
+    none = XlaEvents(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
     protos = hlo_protos(table)
     if not protos:
         return none
@@ -131,11 +135,11 @@ def xla_events(table: EventTable) -> XlaEvents:
         device=plane_ordinal[cols.line_plane[cols.event_line[events]]],
     )
     try:
-        found, _ = index.resolve_columns(kernels)
+        ops, at, _ = index.resolve_columns(kernels)
     except InvalidInputError as err:
         log.warning("XLA programs not mapped to their ops: %s", err)
         return none
-    return XlaEvents(events, found)
+    return XlaEvents(events, at, ops)
 
 
 def xla_ops(table: EventTable) -> dict[int, HloOp]:
