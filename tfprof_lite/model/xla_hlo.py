@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from tfprof_lite.model.xla_align import sanitize
@@ -71,7 +70,6 @@ _MOVES_DATA = frozenset(
 )  # fmt: skip
 
 
-@dataclass
 class ProgramOps:
     """The kernel-launching instructions of one program.
 
@@ -81,14 +79,22 @@ class ProgramOps:
     building any.
     """
 
-    program_id: int
-    module: str
-    ops: Mapping[str, HloOp]
-    by_kernel_name: Mapping[str, HloOp]
-    calls: dict[str, tuple[int, ...]]
-    _sequences: dict[str, tuple[HloOp, ...]] = field(default_factory=dict, repr=False)
-    _launches: dict[str, _Launches] = field(default_factory=dict, repr=False)
-    _flat: Any = field(default=None, repr=False)
+    def __init__(
+        self,
+        program_id: int,
+        module: str,
+        ops: Mapping[str, HloOp],
+        by_kernel_name: Mapping[str, HloOp],
+        calls: dict[str, tuple[int, ...]],
+    ) -> None:
+        self.program_id = program_id
+        self.module = module
+        self.ops = ops
+        self.by_kernel_name = by_kernel_name
+        self.calls = calls
+        self._sequences: dict[str, tuple[HloOp, ...]] = {}
+        self._launches: dict[str, _Launches] = {}
+        self._flat: Any = None
 
     def is_call(self, name: str) -> bool:
         """Whether ``name`` is a ``call``/``while``/``conditional`` instruction."""

@@ -39,7 +39,7 @@ Contract:
   kernel name (``how = "name"``). An event of an unknown
   program, or of a known one that matches nothing, gives ``None``.
 * :meth:`XlaOpIndex.resolve_columns` is :meth:`~XlaOpIndex.resolve_all` on
-  events in columns (:class:`KernelColumns`: arrays and string codes, no object
+  events in columns (:class:`KernelEvents`: arrays and string codes, no object
   per event), as the XSpace conversion calls it; it gives the :class:`HloOp` of
   each event and how it was found (:data:`HOW`).
 * :meth:`XlaOpIndex.resolve` is the one-event form (no alignment).
@@ -51,8 +51,7 @@ many steps of one program costs one alignment.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -66,7 +65,7 @@ __all__ = [
     "CATEGORIES",
     "HOW",
     "HloOp",
-    "KernelColumns",
+    "KernelEvents",
     "KernelRef",
     "ProgramOps",
     "Resolution",
@@ -84,9 +83,8 @@ HOW = ("", "hlo_op", "position", "name")
 _HOW_HLO_OP, _HOW_POSITION, _HOW_NAME = 1, 2, 3
 
 
-@dataclass(frozen=True)
-class KernelRef:
-    """One device event to resolve, from its XSpace stats.
+class KernelRef(NamedTuple):
+    """One device event to resolve, from its XSpace stats (an immutable record).
 
     Attributes:
         name: the event name (kernel name, ``Memset``, ``MemcpyD2D``...).
@@ -110,29 +108,42 @@ class KernelRef:
     device: int = 0
 
 
-@dataclass
-class KernelColumns:
+class KernelEvents:
     """Device events to resolve, in columns: what :class:`KernelRef` holds, one
     entry per event. ``hlo_op`` and ``hlo_module`` are codes into ``texts``
     (``-1``: absent); ``has_program`` and ``has_execution`` say where
     ``program_id`` and ``execution`` are set."""
 
-    name: list[str]
-    hlo_op: I64
-    hlo_module: I64
-    texts: list[str]
-    program_id: I64
-    has_program: BoolArray
-    execution: I64
-    has_execution: BoolArray
-    start_ps: I64
-    is_kernel: BoolArray
-    device: I64
+    def __init__(
+        self,
+        *,
+        name: list[str],
+        hlo_op: I64,
+        hlo_module: I64,
+        texts: list[str],
+        program_id: I64,
+        has_program: BoolArray,
+        execution: I64,
+        has_execution: BoolArray,
+        start_ps: I64,
+        is_kernel: BoolArray,
+        device: I64,
+    ) -> None:
+        self.name = name
+        self.hlo_op = hlo_op
+        self.hlo_module = hlo_module
+        self.texts = texts
+        self.program_id = program_id
+        self.has_program = has_program
+        self.execution = execution
+        self.has_execution = has_execution
+        self.start_ps = start_ps
+        self.is_kernel = is_kernel
+        self.device = device
 
 
-@dataclass(frozen=True)
-class Resolution:
-    """The HLO instruction of one event and how it was found.
+class Resolution(NamedTuple):
+    """The HLO instruction of one event and how it was found (an immutable record).
 
     ``how`` is ``"hlo_op"`` (the event's ``hlo_op`` names it), ``"position"``
     (its place in a command-buffer execution) or ``"name"`` (its kernel name).
@@ -216,7 +227,7 @@ class XlaOpIndex:
         """The instruction of every event, in input order (see the module docstring)."""
         texts: dict[str, int] = {"": -1}
         n = len(kernels)
-        cols = KernelColumns(
+        cols = KernelEvents(
             name=[k.name for k in kernels],
             hlo_op=np.asarray([texts.setdefault(k.hlo_op, len(texts)) for k in kernels], np.int64),
             hlo_module=np.asarray(
@@ -240,7 +251,7 @@ class XlaOpIndex:
             None if a < 0 else Resolution(ops[a], HOW[h]) for a, h in zip(at.tolist(), how.tolist())
         ]
 
-    def resolve_columns(self, cols: KernelColumns) -> tuple[list[HloOp], I64, I8]:
+    def resolve_columns(self, cols: KernelEvents) -> tuple[list[HloOp], I64, I8]:
         """:meth:`resolve_all` on events in columns: the instructions found (each
         once), per event the index of its own among them (-1: none) and how it was
         found (an index into :data:`HOW`)."""
@@ -269,7 +280,7 @@ class XlaOpIndex:
         return found.ops, found.at, found.how
 
     def _resolve_execution(
-        self, program: ProgramOps, hlo_op: str, cols: KernelColumns, members: I64, found: _Found
+        self, program: ProgramOps, hlo_op: str, cols: KernelEvents, members: I64, found: _Found
     ) -> None:
         order = members[np.argsort(cols.start_ps[members], kind="stable")]
         kernel = cols.is_kernel[order]
@@ -321,7 +332,7 @@ class _Found:
         return found
 
 
-def _groups(cols: KernelColumns) -> Iterator[tuple[I64, tuple[int, ...]]]:
+def _groups(cols: KernelEvents) -> Iterator[tuple[I64, tuple[int, ...]]]:
     """The events of each (program id, module, ``hlo_op``, execution, device), in
     input order, and the group's key (absent values as 0 with their flag false)."""
     if not len(cols.name):

@@ -36,7 +36,6 @@ import bisect
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -72,7 +71,6 @@ _TRAILING_NUMBER = re.compile(r"[._]\d+$")
 _EAGER_INPUT = re.compile(r"EagerLocalExecute: (IteratorGetNext[A-Za-z0-9_]*)")
 
 
-@dataclass
 class XSpaceSteps:
     """The steps of one XSpace as step columns, and the graph nodes they name.
 
@@ -80,12 +78,21 @@ class XSpaceSteps:
     records, in the order :meth:`ProfileModel.add_step` keeps them.
     """
 
-    numbers: list[int]
-    columns: list[StepColumns]
-    nodes: list[NodeSpec]
-    source: str
-    tracer_ns: list[list[int]] = field(default_factory=list)
-    code: dict[str, list[CodeFrame]] = field(default_factory=dict)
+    def __init__(
+        self,
+        numbers: list[int],
+        columns: list[StepColumns],
+        nodes: list[NodeSpec],
+        source: str,
+        tracer_ns: list[list[int]],
+        code: dict[str, list[CodeFrame]],
+    ) -> None:
+        self.numbers = numbers
+        self.columns = columns
+        self.nodes = nodes
+        self.source = source
+        self.tracer_ns = tracer_ns
+        self.code = code
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:

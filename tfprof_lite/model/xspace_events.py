@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -103,7 +102,6 @@ def _strings_at(strings: list[str], codes: I64) -> list[str]:
     return values
 
 
-@dataclass
 class EventTable:
     """Columns per event (index = event row of the XSpace columns).
 
@@ -111,21 +109,27 @@ class EventTable:
     -1 where absent; ``text[stat]``: the same as strings (made when first read).
     """
 
-    cols: XSpaceColumns
-    plane_kind: I64
-    start: I64
-    end: I64
-    names: list[str]
-    derived: BoolArray
-    codes: dict[str, I64] = field(default_factory=dict)
-    ints: dict[str, I64] = field(default_factory=dict)
-    has_int: dict[str, BoolArray] = field(default_factory=dict)
-    text: dict[str, list[str]] = field(init=False, repr=False)
-    _host: I64 | None = field(default=None, init=False, repr=False)
-    _device: I64 | None = field(default=None, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.text = _Texts(self)
+    def __init__(
+        self,
+        cols: XSpaceColumns,
+        plane_kind: I64,
+        start: I64,
+        end: I64,
+        names: list[str],
+        derived: BoolArray,
+    ) -> None:
+        self.cols = cols
+        self.plane_kind = plane_kind
+        self.start = start
+        self.end = end
+        self.names = names
+        self.derived = derived
+        self.codes: dict[str, I64] = {}
+        self.ints: dict[str, I64] = {}
+        self.has_int: dict[str, BoolArray] = {}
+        self.text: dict[str, list[str]] = _Texts(self)
+        self._host: I64 | None = None
+        self._device: I64 | None = None
 
     def __len__(self) -> int:
         return len(self.start)

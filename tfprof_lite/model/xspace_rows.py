@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -34,16 +33,16 @@ CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 _LOW = np.iinfo(np.int64).min
 
 
-@dataclass
 class DeviceNodes:
     """The device events to lay out and what the attribution found for them:
     ``events`` (GPU event rows, ascending), ``launch`` (host launch event, -1:
     none), ``node`` (index into ``names``, the node names)."""
 
-    events: I64
-    launch: I64
-    node: I64
-    names: list[str]
+    def __init__(self, events: I64, launch: I64, node: I64, names: list[str]) -> None:
+        self.events = events
+        self.launch = launch
+        self.node = node
+        self.names = names
 
 
 class _Strings:
@@ -64,17 +63,17 @@ class _Strings:
         return np.asarray([self.id(t) for t in texts], dtype=np.int64).reshape(len(texts))
 
 
-@dataclass
 class _Part:
     """Records in the order they are added: their step, device, name, label
     (string ids) and start and end (ps)."""
 
-    step: I64
-    dev: I64
-    name: I64
-    label: I64
-    start: I64
-    end: I64
+    def __init__(self, step: I64, dev: I64, name: I64, label: I64, start: I64, end: I64) -> None:
+        self.step = step
+        self.dev = dev
+        self.name = name
+        self.label = label
+        self.start = start
+        self.end = end
 
 
 def _concat(parts: list[_Part]) -> _Part:
@@ -265,14 +264,14 @@ def _root_part(
     return part, windows
 
 
-@dataclass
 class StepRows:
     """The records of every step (see the module docstring), grouped by step and
     device: ``bounds[i]:bounds[i + 1]`` are step ``i``'s rows."""
 
-    rows: _Part
-    bounds: list[int]
-    strings: list[str]
+    def __init__(self, rows: _Part, bounds: list[int], strings: list[str]) -> None:
+        self.rows = rows
+        self.bounds = bounds
+        self.strings = strings
 
     def columns(self, step: int, origin_ns: int) -> StepColumns:
         """Step ``step``'s records as step columns (absolute µs)."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,13 +40,13 @@ _PROGRAM = (
 )
 
 
-@dataclass
 class StepRoots:
     """The step roots (event rows, by start), their step numbers and how found."""
 
-    events: list[int]
-    numbers: list[int]
-    source: str
+    def __init__(self, events: list[int], numbers: list[int], source: str) -> None:
+        self.events = events
+        self.numbers = numbers
+        self.source = source
 
     def __len__(self) -> int:
         return len(self.events)

@@ -10,14 +10,13 @@ on an :class:`~tfprof_lite.model.xspace_events.EventTable`.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.xla_kinds import HloOp
-from tfprof_lite.model.xla_ops import KernelColumns, XlaOpIndex
+from tfprof_lite.model.xla_ops import KernelEvents, XlaOpIndex
 from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
 
 __all__ = ["XlaEvents", "hlo_protos", "xla_events", "xla_ops"]
@@ -80,7 +79,6 @@ def _nonempty(codes: I64, strings: list[str]) -> npt.NDArray[np.bool_]:
     return flags[inverse.reshape(-1)]
 
 
-@dataclass
 class XlaEvents:
     """The HLO instruction of the XLA device events of a file.
 
@@ -89,9 +87,10 @@ class XlaEvents:
     none); ``ops``: each instruction found, once.
     """
 
-    events: I64
-    at: I64
-    ops: list[HloOp]
+    def __init__(self, events: I64, at: I64, ops: list[HloOp]) -> None:
+        self.events = events
+        self.at = at
+        self.ops = ops
 
     def by_event(self) -> dict[int, HloOp]:
         """Event row -> its :class:`HloOp`, for the mapped events."""
@@ -121,7 +120,7 @@ def xla_events(table: EventTable) -> XlaEvents:
         log.warning("XLA program not mapped to its ops: %s", error)
     cols = table.cols
     plane_ordinal = np.asarray([gpu_ordinal(name) for name in cols.plane_name], dtype=np.int64)
-    kernels = KernelColumns(
+    kernels = KernelEvents(
         name=[table.names[e] for e in events.tolist()],
         hlo_op=codes["hlo_op"][events],
         hlo_module=codes["hlo_module"][events],
