@@ -194,6 +194,11 @@ class XlaOpIndex:
         self._by_module.setdefault(str(module.name), []).append(key)
         return key
 
+    def module(self, program_id: int) -> Any | None:
+        """The parsed ``HloModuleProto`` of program ``program_id`` (``None``: no such
+        program), for readers of what the index does not keep (call stacks)."""
+        return self._modules.get(program_id)
+
     @property
     def programs(self) -> dict[int, ProgramOps]:
         """Every program, indexed (all of them are built on this call)."""

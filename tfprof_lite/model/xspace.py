@@ -48,7 +48,7 @@ from tfprof_lite.model.xspace_code import add_code_stacks, code_stacks
 from tfprof_lite.model.xspace_events import EventTable, event_table
 from tfprof_lite.model.xspace_memory import add_memory
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
-from tfprof_lite.model.xspace_steps import find_steps, outermost, program_of
+from tfprof_lite.model.xspace_steps import find_steps, host_programs, outermost
 from tfprof_lite.model.xspace_xla import xla_events
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
@@ -144,7 +144,7 @@ class _Attribution:
         self.tf_ops: dict[int, tuple[str, str]] = {} if no_tf else _tf_ops(table, host, metas)
         # JAX: each execution of an XLA program on a host thread is the host side
         # of its kernels (dispatch, launch), a node of op type XlaModule.
-        self.programs: dict[int, str] = _programs(table, host, metas) if no_tf else {}
+        self.programs: dict[int, str] = _programs(table, host) if no_tf else {}
         self.node_types: dict[str, str] = {name: kind for name, kind in self.tf_ops.values()}
         for module in self.programs.values():
             self.node_types.setdefault(module, "XlaModule")
@@ -312,17 +312,10 @@ def _tf_ops(table: EventTable, host: I64, metas: I64) -> dict[int, tuple[str, st
     return {e: found[i] for e, i in zip(host[is_op].tolist(), which[is_op].tolist())}
 
 
-def _programs(table: EventTable, host: I64, metas: I64) -> dict[int, str]:
+def _programs(table: EventTable, host: I64) -> dict[int, str]:
     """The outermost host executions of XLA programs -> the program (module) run."""
-    if not len(host):
-        return {}
-    used, inverse = np.unique(metas, return_inverse=True)
-    names = table.cols.meta_name
-    modules = [program_of(names[m]) if m >= 0 else "" for m in used.tolist()]
-    which = inverse.reshape(-1)
-    runs = np.asarray([bool(m) for m in modules], dtype=bool)[which]
-    of_event = dict(zip(host[runs].tolist(), which[runs].tolist()))
-    return {e: modules[of_event[e]] for e in outermost(table, list(of_event))}
+    runs = host_programs(table, host)
+    return {e: runs[e] for e in outermost(table, list(runs))}
 
 
 def _launch_index(table: EventTable, host: I64) -> tuple[I64, I64]:

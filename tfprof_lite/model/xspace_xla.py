@@ -84,13 +84,17 @@ class XlaEvents:
 
     ``events``: GPU event rows with an ``hlo_module`` or ``hlo_op``, ascending;
     ``at[i]``: the index in ``ops`` of the :class:`HloOp` of ``events[i]`` (-1:
-    none); ``ops``: each instruction found, once.
+    none); ``ops``: each instruction found, once; ``index``: the programs (their
+    parsed modules: :meth:`XlaOpIndex.module`), ``None`` when the file has none.
     """
 
-    def __init__(self, events: I64, at: I64, ops: list[HloOp]) -> None:
+    def __init__(
+        self, events: I64, at: I64, ops: list[HloOp], index: XlaOpIndex | None = None
+    ) -> None:
         self.events = events
         self.at = at
         self.ops = ops
+        self.index = index
 
     def by_event(self) -> dict[int, HloOp]:
         """Event row -> its :class:`HloOp`, for the mapped events."""
@@ -138,7 +142,7 @@ def xla_events(table: EventTable) -> XlaEvents:
     except InvalidInputError as err:
         log.warning("XLA programs not mapped to their ops: %s", err)
         return none
-    return XlaEvents(events, at, ops)
+    return XlaEvents(events, at, ops, index)
 
 
 def xla_ops(table: EventTable) -> dict[int, HloOp]:
