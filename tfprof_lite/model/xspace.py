@@ -398,14 +398,21 @@ def _bind_gpu_devices(model: ProfileModel) -> None:
     """Bind each node recorded only on a GPU's tracer devices (an XLA kernel or copy
     has no op record) to that GPU's canonical device, as TensorFlow binds a GPU op,
     so the device views and the accelerator checker see it."""
+    gpu_of: dict[str, str | None] = {}
     for number in model.sorted_steps():
         for nid, devices in model.steps[number].devices.items():
             if model.canonical_device[nid]:
                 continue
             for device in devices:
-                found = _GPU_TRACER_RE.match(device)
-                if found is not None:
-                    dev = f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
+                if device not in gpu_of:
+                    found = _GPU_TRACER_RE.match(device)
+                    gpu_of[device] = (
+                        f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
+                        if found is not None
+                        else None
+                    )
+                dev = gpu_of[device]
+                if dev is not None:
                     model.canonical_device[nid] = dev
                     model.host_device[nid] = host_device_of(dev)
                     model.op_types[nid].add(dev)

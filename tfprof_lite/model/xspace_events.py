@@ -166,8 +166,11 @@ def _plane_kinds(cols: XSpaceColumns) -> I64:
 def _stat_rows(cols: XSpaceColumns, keys: dict[str, int]) -> dict[str, I64]:
     """The event stat rows of each stat name in ``keys`` (one pass over the stats)."""
     stats = cols.event_stats
-    wanted = np.asarray(list(keys.values()), dtype=stats.key.dtype)
-    rows = np.flatnonzero(np.isin(stats.key, wanted))
+    # A table by string row (one slot more for any key out of range, never wanted).
+    wanted = np.zeros(len(cols.strings) + 1, dtype=bool)
+    wanted[list(keys.values())] = True
+    key = stats.key
+    rows = np.flatnonzero(wanted[np.where((key >= 0) & (key < len(cols.strings)), key, -1)])
     found = stats.key[rows]
     return {name: rows[found == key] for name, key in keys.items()}
 
