@@ -64,6 +64,9 @@ NO_KERNEL = frozenset(
     }
 )
 _PRINCIPAL = ("dot", "convolution", "custom-call")
+#: Names inside a fusion that decide its category (see :func:`category_of`).
+_DECIDING = frozenset({"dot", "convolution"})
+_DECIDING_PREFIXES = ("__cudnn$conv", "__cublas")
 _MOVES_DATA = frozenset(
     {"parameter", "constant", "bitcast", "get-tuple-element", "tuple", "copy", "reshape",
      "transpose", "broadcast", "convert", "slice", "concatenate", "pad"}
@@ -224,23 +227,33 @@ class _Module:
         return list(comp.instructions)
 
     def fused(self, comp_ids: Any) -> frozenset[str]:
-        """Opcodes and custom-call targets inside fused computations, recursively."""
-        found: set[str] = set()
+        """The opcodes and custom-call targets inside fused computations
+        (recursively) that decide a fusion's category: ``dot``, ``convolution``
+        and cuBLAS / cuDNN convolution names (:func:`category_of` reads no others)."""
+        found: frozenset[str] = frozenset()
         for cid in comp_ids:
-            if cid not in self._fused:
+            inner = self._fused.get(cid)
+            if inner is None:
                 self._fused[cid] = frozenset()  # guards against cycles
-                inner: set[str] = set()
-                for instr in self.comps[cid].instructions if cid in self.comps else ():
-                    opcode = instr.opcode
-                    inner.add(opcode)
-                    target = instr.custom_call_target
-                    if target:
-                        inner.add(target)
-                    if opcode == "fusion":
-                        inner |= self.fused(instr.called_computation_ids)
-                self._fused[cid] = frozenset(inner)
-            found |= self._fused[cid]
-        return frozenset(found)
+                inner = self._fused[cid] = self._fused_in(cid)
+            found = found | inner if found else inner
+        return found
+
+    def _fused_in(self, cid: int) -> frozenset[str]:
+        comp = self.comps.get(cid)
+        if comp is None:
+            return frozenset()
+        inner: set[str] = set()
+        for instr in comp.instructions:
+            opcode = instr.opcode
+            if opcode == "fusion":
+                inner |= self.fused(instr.called_computation_ids)
+            elif opcode in _DECIDING or opcode.startswith(_DECIDING_PREFIXES):
+                inner.add(opcode)
+            target = instr.custom_call_target
+            if target and (target in _DECIDING or target.startswith(_DECIDING_PREFIXES)):
+                inner.add(target)
+        return frozenset(inner)
 
     def metadata(self, instr: Any, depth: int = 0) -> Any:
         """The instruction's metadata, or for a fusion without any the principal
