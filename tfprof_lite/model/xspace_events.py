@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -128,6 +129,8 @@ class EventTable:
         self.ints: dict[str, I64] = {}
         self.has_int: dict[str, BoolArray] = {}
         self.text: dict[str, list[str]] = _Texts(self)
+        #: Facts derived from the table, kept for whoever asks again (by name).
+        self.memo: dict[str, Any] = {}
         self._host: I64 | None = None
         self._device: I64 | None = None
 

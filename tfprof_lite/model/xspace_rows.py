@@ -272,6 +272,8 @@ class StepRows:
         self.rows = rows
         self.bounds = bounds
         self.strings = strings
+        self._tracer: BoolArray | None = None
+        self._texts: npt.NDArray[np.object_] | None = None
 
     def columns(self, step: int, origin_ns: int) -> StepColumns:
         """Step ``step``'s records as step columns (absolute µs)."""
@@ -280,7 +282,9 @@ class StepRows:
         change = np.ones(len(dev), dtype=bool)
         change[1:] = dev[1:] != dev[:-1]
         devices = [self.strings[d] for d in dev[change].tolist()]
-        texts = _objects(self.strings)
+        if self._texts is None:
+            self._texts = _objects(self.strings)
+        texts = self._texts
         n = len(dev)
         start = _micros(origin_ns, self.rows.start[low:high])
         end = _micros(origin_ns, self.rows.end[low:high])
@@ -305,7 +309,10 @@ class StepRows:
     def tracer_ns(self, step: int) -> list[int]:
         """The durations (ns) of step ``step``'s GPU tracer records, in row order."""
         low, high = self.bounds[step], self.bounds[step + 1]
-        tracer = np.asarray([is_tracer_device(s.lower()) for s in self.strings] + [False])
+        if self._tracer is None:
+            flags = [is_tracer_device(s.lower()) for s in self.strings]
+            self._tracer = np.asarray(flags, dtype=bool).reshape(len(flags))
+        tracer = self._tracer
         rows = self.rows
         hit = tracer[rows.dev[low:high]]
         return list(((rows.end[low:high][hit] - rows.start[low:high][hit]) // 1000).tolist())

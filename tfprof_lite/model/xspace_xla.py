@@ -29,7 +29,15 @@ _METADATA_PLANE = "/host:metadata"
 
 
 def hlo_protos(table: EventTable) -> list[tuple[int | None, bytes]]:
-    """``(program_id, HloProto bytes)`` of every program in ``/host:metadata``."""
+    """``(program_id, HloProto bytes)`` of every program in ``/host:metadata``
+    (read once per table)."""
+    found: list[tuple[int | None, bytes]] | None = table.memo.get("hlo_protos")
+    if found is None:
+        found = table.memo["hlo_protos"] = _hlo_protos(table)
+    return found
+
+
+def _hlo_protos(table: EventTable) -> list[tuple[int | None, bytes]]:
     cols = table.cols
     planes = [i for i, name in enumerate(cols.plane_name) if name == _METADATA_PLANE]
     if not planes:
