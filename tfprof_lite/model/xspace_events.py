@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -74,17 +75,25 @@ def gpu_ordinal(plane_name: str) -> int:
     return int(found.group(1)) if found else -1
 
 
-class _Texts(dict[str, list[str]]):
+class _Texts(Mapping[str, list[str]]):
     """Stat name -> per-event text, each list made from its codes when first read."""
 
     def __init__(self, table: EventTable) -> None:
-        super().__init__()
         self._table = table
+        self._made: dict[str, list[str]] = {}
 
-    def __missing__(self, name: str) -> list[str]:
-        codes = self._table.codes[name]
-        values = self[name] = _strings_at(self._table.cols.strings, codes)
+    def __getitem__(self, name: str) -> list[str]:
+        values = self._made.get(name)
+        if values is None:
+            codes = self._table.codes[name]
+            values = self._made[name] = _strings_at(self._table.cols.strings, codes)
         return values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.codes)
+
+    def __len__(self) -> int:
+        return len(self._table.codes)
 
 
 def _strings_at(strings: list[str], codes: I64) -> list[str]:
@@ -128,7 +137,7 @@ class EventTable:
         self.codes: dict[str, I64] = {}
         self.ints: dict[str, I64] = {}
         self.has_int: dict[str, BoolArray] = {}
-        self.text: dict[str, list[str]] = _Texts(self)
+        self.text: Mapping[str, list[str]] = _Texts(self)
         #: Facts derived from the table, kept for whoever asks again (by name).
         self.memo: dict[str, Any] = {}
         self._host: I64 | None = None
