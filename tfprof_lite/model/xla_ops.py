@@ -230,27 +230,27 @@ class XlaOpIndex:
 
     def resolve_all(self, kernels: Sequence[KernelRef]) -> list[Resolution | None]:
         """The instruction of every event, in input order (see the module docstring)."""
-        texts: dict[str, int] = {"": -1}
+        codes: dict[str, int] = {}
+
+        def code(text: str) -> int:
+            return codes.setdefault(text, len(codes)) if text else -1
+
         n = len(kernels)
+        hlo_op = np.asarray([code(k.hlo_op) for k in kernels], np.int64).reshape(n)
+        hlo_module = np.asarray([code(k.hlo_module) for k in kernels], np.int64).reshape(n)
         cols = KernelEvents(
             name=[k.name for k in kernels],
-            hlo_op=np.asarray([texts.setdefault(k.hlo_op, len(texts)) for k in kernels], np.int64),
-            hlo_module=np.asarray(
-                [texts.setdefault(k.hlo_module, len(texts)) for k in kernels], np.int64
-            ),
-            texts=[""] * len(texts),
-            program_id=np.asarray([k.program_id or 0 for k in kernels], np.int64),
-            has_program=np.asarray([k.program_id is not None for k in kernels], bool),
-            execution=np.asarray([k.execution or 0 for k in kernels], np.int64),
-            has_execution=np.asarray([k.execution is not None for k in kernels], bool),
+            hlo_op=hlo_op,
+            hlo_module=hlo_module,
+            texts=list(codes),
+            program_id=np.asarray([k.program_id or 0 for k in kernels], np.int64).reshape(n),
+            has_program=np.asarray([k.program_id is not None for k in kernels], bool).reshape(n),
+            execution=np.asarray([k.execution or 0 for k in kernels], np.int64).reshape(n),
+            has_execution=np.asarray([k.execution is not None for k in kernels], bool).reshape(n),
             start_ps=np.asarray([k.start_ps for k in kernels], np.int64).reshape(n),
             is_kernel=np.asarray([k.is_kernel for k in kernels], bool).reshape(n),
             device=np.asarray([k.device for k in kernels], np.int64).reshape(n),
         )
-        cols.texts = [""] * (max(texts.values()) + 1)
-        for text, code in texts.items():
-            if code >= 0:
-                cols.texts[code] = text
         ops, at, how = self.resolve_columns(cols)
         return [
             None if a < 0 else Resolution(ops[a], HOW[h]) for a, h in zip(at.tolist(), how.tolist())
