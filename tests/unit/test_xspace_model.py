@@ -261,3 +261,21 @@ def test_only_the_programs_events_name_are_parsed(
     # module must be, and the corrupt one is reported.
     reported = [r.getMessage() for r in caplog.records if "program 8" in r.getMessage()]
     assert len(reported) == (0 if program_id else 1)
+
+
+def test_gpu_events_named_memcpy_are_copies_with_or_without_details() -> None:
+    b = SpaceBuilder()
+    gpu = b.gpu_plane()
+    stream = b.line(gpu, 5, "Stream #5")
+    b.event(gpu, stream, "Memcpy", 10, 5)
+    b.event(gpu, stream, "MemcpyH2D", 20, 5)
+    b.event(gpu, stream, "memset", 30, 5, memcpy_details="size:8")
+    b.event(gpu, stream, "sync", 40, 5)
+    _, plan = _model(b.bytes())
+    cols = plan.columns[0]
+    rows = list(zip((cols.devices[d] for d in cols.dev.tolist()), cols.name, cols.label))
+    assert ("/device:GPU:0/stream:5<Memcpy>", "Memcpy", "Memcpy") in rows
+    assert ("/device:GPU:0/memcpy", "Memcpy", "Memcpy") in rows
+    assert ("/device:GPU:0/stream:5<MemcpyH2D>", "MemcpyH2D", "MemcpyH2D") in rows
+    assert ("/device:GPU:0/stream:5<Memcpy>", "memset", "Memcpy size:8") in rows
+    assert ("/device:GPU:0/stream:", "sync", "sync") in rows

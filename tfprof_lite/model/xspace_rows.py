@@ -122,7 +122,7 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
         return name if name.startswith("Memcpy") else "Memcpy"
 
     kernel = _nonempty(details, texts)
-    memcpy_name = np.asarray([copy_kind(m) != "Memcpy" for m in range(len(names))] + [False])
+    memcpy_name = np.asarray([name.startswith("Memcpy") for name in names] + [False])
     copy = ~kernel & (_nonempty(copies, texts) | memcpy_name[meta])
     other = ~kernel & ~copy
     first = np.empty(len(events), dtype=np.int64)
