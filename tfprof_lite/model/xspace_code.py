@@ -153,7 +153,9 @@ class PythonStacks:
         host = table.host_events()
         meta = cols.event_meta[host]
         frame_of: dict[int, CodeFrame] = {}
-        for m in np.unique(meta).tolist():
+        present = np.zeros(len(cols.meta_name) + 1, dtype=bool)
+        present[meta + 1] = True  # -1: no metadata
+        for m in (np.flatnonzero(present) - 1).tolist():
             name = cols.meta_name[m] if m >= 0 else ""
             frame = python_frame(name) if name.startswith("$") else None
             if frame is not None:

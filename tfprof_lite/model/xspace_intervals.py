@@ -56,7 +56,7 @@ class LineIntervals:
         # The last event of the line started at or before t: search each line's
         # starts (the queries of one line at once).
         at = np.empty(len(times), dtype=np.int64)
-        for line in np.unique(lines).tolist():
+        for line in np.flatnonzero(np.bincount(lines)).tolist():
             sel = np.flatnonzero(lines == line)
             lo, hi = int(first[sel[0]]), int(last[sel[0]])
             at[sel] = lo + np.searchsorted(self.starts[lo:hi], times[sel], side="right") - 1

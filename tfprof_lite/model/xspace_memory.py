@@ -209,9 +209,18 @@ def _stat_columns(table: EventTable, rows: I64) -> dict[str, I64]:
 
 def _texts(table: EventTable, column: I64) -> tuple[list[str], I64]:
     """The distinct texts of a text stat column ("" when absent) and each event's."""
-    uniq, inverse = np.unique(column, return_inverse=True)
     strings = table.cols.strings
-    return [strings[i] if i >= 0 else "" for i in uniq.tolist()], inverse.reshape(-1)
+    uniq, inverse = _distinct(column, len(strings))
+    return [strings[i] if i >= 0 else "" for i in uniq.tolist()], inverse
+
+
+def _distinct(values: I64, size: int) -> tuple[I64, I64]:
+    """The distinct values (each in -1 .. size - 1), sorted, and each value's
+    index among them; by a presence table, without sorting."""
+    present = np.zeros(size + 1, dtype=bool)
+    present[values + 1] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present) - 1, rank[values + 1]
 
 
 def _enclosing(
@@ -222,13 +231,13 @@ def _enclosing(
     on the line (see :class:`~tfprof_lite.model.xspace_intervals.LineIntervals`)."""
     cols = table.cols
     host = table.host_events()
-    near = host[_among(cols.event_line[host], np.unique(lines).tolist())]
+    near = host[_among(cols.event_line[host], np.flatnonzero(np.bincount(lines)).tolist())]
     op_mask = np.zeros(len(table), dtype=bool)
     op_mask[np.fromiter(tf_ops, dtype=np.int64, count=len(tf_ops))] = True
     is_op = op_mask[near]
-    metas, inverse = np.unique(cols.event_meta[near[~is_op]], return_inverse=True)
+    metas, inverse = _distinct(cols.event_meta[near[~is_op]].astype(np.int64), len(cols.meta_name))
     modules = {m: program_of(cols.meta_name[m]) if m >= 0 else "" for m in metas.tolist()}
-    runs = np.asarray([bool(modules[m]) for m in metas.tolist()], dtype=bool)[inverse.reshape(-1)]
+    runs = np.asarray([bool(modules[m]) for m in metas.tolist()], dtype=bool)[inverse]
     ops, programs = near[is_op], near[~is_op][runs]
     meta = cols.event_meta
     op_node = _around(table, ops, lines, times, lambda e: names(tf_ops[e][0]))
@@ -245,11 +254,11 @@ def _around(
                           table.start[rows], table.end[rows])  # fmt: skip
     at = spans.around(lines, times)
     hit = at >= 0
-    found, inverse = np.unique(at[hit], return_inverse=True)
+    found, inverse = _distinct(at[hit], len(spans))
     out = np.full(len(times), -1, dtype=np.int64)
     if len(found):
         codes = _codes([node_of(int(spans.rows[p])) for p in found.tolist()])
-        out[hit] = codes[inverse.reshape(-1)]
+        out[hit] = codes[inverse]
     return out
 
 
