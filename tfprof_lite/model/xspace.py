@@ -41,8 +41,8 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of, is_tracer_device
-from tfprof_lite.model.records import CodeFrame, NodeSpec
-from tfprof_lite.model.xspace_code import add_code_stacks, code_stacks
+from tfprof_lite.model.records import NodeSpec
+from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
 from tfprof_lite.model.xspace_events import (
     PLANE_GPU,
     EventTable,
@@ -98,7 +98,7 @@ class XSpaceSteps:
     source: str
     rows: list[list[_Row]] = field(default_factory=list)
     tracer_ns: list[list[int]] = field(default_factory=list)
-    code: dict[str, list[CodeFrame]] = field(default_factory=dict)
+    code: CodeSources = field(default_factory=CodeSources)
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
@@ -414,7 +414,7 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     tracer = [_tracer_ns(rows) for rows in groups]
     programs = set(attribution.programs.values())
     add_memory(table, attribution.tf_ops, roots.events, columns, nodes, programs)
-    code = code_stacks(table, attribution)
+    code = code_sources(table, attribution)
     return XSpaceSteps(numbers, columns, nodes, roots.source, groups, tracer, code)
 
 
@@ -434,7 +434,7 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
             if len(kernels) == before + len(exact):
                 kernels.dur_ns[before:] = exact
     _bind_gpu_devices(model)
-    add_code_stacks(model, plan.code)
+    defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
     return plan
 

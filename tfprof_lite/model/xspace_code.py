@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,10 +46,13 @@ if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
+    "CodeSources",
     "PythonStacks",
     "add_code_stacks",
     "call_site",
+    "code_sources",
     "code_stacks",
+    "defer_code_stacks",
     "hlo_stacks",
     "python_frame",
 ]
@@ -124,10 +128,22 @@ def hlo_stacks(
 ) -> dict[str, dict[str, list[CodeFrame]]]:
     """Module name -> framework scope -> call stack, for the HLO programs of the
     file (those of ``programs`` only when given; programs without an id always)."""
+    return _parsed_stacks(_wanted_protos(table, programs))
+
+
+def _wanted_protos(table: EventTable, programs: set[int] | None) -> list[tuple[int | None, bytes]]:
+    return [
+        (program, data)
+        for program, data in hlo_protos(table)
+        if programs is None or program is None or program in programs
+    ]
+
+
+def _parsed_stacks(
+    protos: list[tuple[int | None, bytes]],
+) -> dict[str, dict[str, list[CodeFrame]]]:
     out: dict[str, dict[str, list[CodeFrame]]] = {}
-    for program, data in hlo_protos(table):
-        if programs is not None and program is not None and program not in programs:
-            continue
+    for _, data in protos:
         try:
             module = parse_hlo_proto(data).hlo_module
         except InvalidInputError as err:
@@ -245,47 +261,82 @@ def _python_stacks(
             into[nodes[i]] = python.stack(at)
 
 
-def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame]]:
-    """Node name -> its call stack (see the module docstring).
+@dataclass
+class CodeSources:
+    """What the nodes' call stacks come from, gathered while reading a file:
+    the Python tracer's stack of each node it gives one, and for the HLO
+    stacks the programs' protos (still serialized), the distinct (node, HLO
+    module, framework scope) of the device events mapped to an instruction,
+    by event start, and the XLA programs executed on the host."""
+
+    from_python: dict[str, list[CodeFrame]] = field(default_factory=dict)
+    protos: list[tuple[int | None, bytes]] = field(default_factory=list)
+    mapped: list[tuple[str, str, str]] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.from_python or self.protos)
+
+    def stacks(self) -> dict[str, list[CodeFrame]]:
+        """Node name -> its call stack (parses the HLO programs)."""
+        hlo_by_module = _parsed_stacks(self.protos)
+        from_hlo: dict[str, list[CodeFrame]] = {}
+        for node, module, scope in self.mapped:
+            if node not in from_hlo:
+                built = hlo_by_module.get(module, {}).get(scope)
+                if built:
+                    from_hlo[node] = built
+        for module in self.programs:
+            if module not in self.from_python and module not in from_hlo:
+                site = call_site(hlo_by_module.get(module, {}))
+                if site:
+                    from_hlo[module] = site
+        return {**self.from_python, **from_hlo}
+
+
+def code_sources(table: EventTable, attribution: Any) -> CodeSources:
+    """What the nodes' call stacks come from (see the module docstring).
 
     ``attribution`` is the conversion's op attribution: its ``tf_ops`` (host
     event -> (name, type)), ``programs`` (host execution of an XLA program ->
     its node, when present), ``hlo`` (device event -> HLO op) and ``op_of``.
     """
     python = PythonStacks(table)
-    programs = {op.program_id for op in attribution.hlo.values()}
-    hlo_by_module = hlo_stacks(table, programs) if attribution.hlo else {}
-    if not python and not hlo_by_module:
-        return {}
-    from_hlo: dict[str, list[CodeFrame]] = {}
-    from_python: dict[str, list[CodeFrame]] = {}
+    hlo = attribution.hlo
+    out = CodeSources()
+    if hlo:
+        out.protos = _wanted_protos(table, {op.program_id for op in hlo.values()})
+    if not python and not out.protos:
+        return out
+    programs: dict[int, str] = getattr(attribution, "programs", {})
+    out.programs = list(dict.fromkeys(programs.values()))
     if python:
         host_ops = {e: name for e, (name, _) in attribution.tf_ops.items()}
-        host_ops.update(getattr(attribution, "programs", {}))
+        host_ops.update(programs)
         events = _by_start(table, np.fromiter(host_ops, dtype=np.int64, count=len(host_ops)))
-        _python_stacks(table, python, events, [host_ops[e] for e in events.tolist()], from_python)
+        _python_stacks(
+            table, python, events, [host_ops[e] for e in events.tolist()], out.from_python
+        )
     device = _by_start(table, np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived))
     launches = _launches(table, device)
     nodes = [attribution.op_of(e, at) for e, at in zip(device.tolist(), launches.tolist())]
-    hlo = attribution.hlo
+    mapped: dict[tuple[str, str, str], None] = {}
     for event, node in zip(device.tolist(), nodes):
-        if node not in from_hlo:
-            mapped = hlo.get(event)
-            if mapped is not None:
-                built = hlo_by_module.get(mapped.module, {}).get(mapped.scope)
-                if built:
-                    from_hlo[node] = built
+        op = hlo.get(event)
+        if op is not None:
+            mapped[(node, op.module, op.scope)] = None
+    out.mapped = list(mapped)
     if python:
         launched = np.flatnonzero(launches >= 0)
-        _python_stacks(
-            table, python, launches[launched], [nodes[i] for i in launched.tolist()], from_python
-        )
-    for module in set(getattr(attribution, "programs", {}).values()):
-        if module not in from_python and module not in from_hlo:
-            site = call_site(hlo_by_module.get(module, {}))
-            if site:
-                from_hlo[module] = site
-    return {**from_python, **from_hlo}
+        _python_stacks(table, python, launches[launched], [nodes[i] for i in launched.tolist()],
+                       out.from_python)  # fmt: skip
+    return out
+
+
+def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame]]:
+    """Node name -> its call stack (see the module docstring): the stacks of
+    :func:`code_sources`."""
+    return code_sources(table, attribution).stacks()
 
 
 def call_site(stacks: dict[str, list[CodeFrame]]) -> list[CodeFrame]:
@@ -305,6 +356,14 @@ def call_site(stacks: dict[str, list[CodeFrame]]) -> list[CodeFrame]:
         if not common:
             break
     return common or []
+
+
+def defer_code_stacks(model: ProfileModel, sources: CodeSources) -> None:
+    """Give the model's nodes the stacks of ``sources`` when its traces are first
+    used (:class:`~tfprof_lite.model.traces.DeferredTraces`): parsing the HLO
+    programs waits for the code view, pprof or a saved profile."""
+    if sources:
+        model.defer_traces(lambda: add_code_stacks(model, sources.stacks()))
 
 
 def add_code_stacks(model: ProfileModel, stacks: dict[str, list[CodeFrame]]) -> None:
