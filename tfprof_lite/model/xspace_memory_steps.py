@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import compress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -166,20 +166,14 @@ def add_step_memory(
 
 def _row_range(cols: StepColumns, lo: int, hi: int) -> StepColumns:
     """Rows ``lo`` to ``hi`` of ``cols`` (sparse columns sorted by row; no devices)."""
-    out = StepColumns(name=cols.name[lo:hi], label=cols.label[lo:hi],
-                      has_step_stats=cols.has_step_stats)  # fmt: skip
-    for name in _ROW_FIELDS:
-        setattr(out, name, getattr(cols, name)[lo:hi])
-    out.untimed = cols.untimed[lo:hi]
-    for row_field, fields in (*_SPARSE, ("r_row", ())):
+    fields: dict[str, Any] = {name: getattr(cols, name)[lo:hi] for name in _ROW_FIELDS}
+    for row_field, sparse in (*_SPARSE, ("r_row", ("raw",))):
         rows = getattr(cols, row_field)
         a, b = np.searchsorted(rows, [lo, hi])
-        setattr(out, row_field, (rows[a:b] - lo).astype(np.int32))
-        for name in fields:
-            setattr(out, name, getattr(cols, name)[a:b])
-        if row_field == "r_row":
-            out.raw = cols.raw[a:b]
-    return out
+        fields[row_field] = (rows[a:b] - lo).astype(np.int32)
+        fields.update((name, getattr(cols, name)[a:b]) for name in sparse)
+    return StepColumns(name=cols.name[lo:hi], label=cols.label[lo:hi], untimed=cols.untimed[lo:hi],
+                       has_step_stats=cols.has_step_stats, **fields)  # fmt: skip
 
 
 def _records(
@@ -282,49 +276,50 @@ def take_rows(cols: StepColumns, keep: np.ndarray) -> StepColumns:
     if keep.all():
         return cols
     new_index = np.cumsum(keep) - 1
-    out = StepColumns(
-        devices=list(cols.devices),
-        dev=cols.dev[keep],
-        name=list(compress(cols.name, keep.tolist())),
-        label=list(compress(cols.label, keep.tolist())),
-        has_step_stats=cols.has_step_stats,
-    )
-    for name in _ROW_FIELDS:
-        setattr(out, name, getattr(cols, name)[keep])
-    out.untimed = cols.untimed[keep] if cols.untimed.size else cols.untimed
-    for row_field, fields in _SPARSE:
+    fields: dict[str, Any] = {name: getattr(cols, name)[keep] for name in _ROW_FIELDS}
+    for row_field, sparse in _SPARSE:
         rows = getattr(cols, row_field)
         sel = keep[rows] if rows.size else np.zeros(0, dtype=bool)
-        setattr(out, row_field, new_index[rows[sel]].astype(np.int32))
-        for name in fields:
-            setattr(out, name, getattr(cols, name)[sel])
+        fields[row_field] = new_index[rows[sel]].astype(np.int32)
+        fields.update((name, getattr(cols, name)[sel]) for name in sparse)
     r_keep = keep[cols.r_row] if cols.r_row.size else np.zeros(0, dtype=bool)
-    out.r_row = new_index[cols.r_row[r_keep]].astype(np.int32)
-    out.raw = list(compress(cols.raw, r_keep.tolist()))
-    return out
+    listed = keep.tolist()
+    return StepColumns(
+        devices=list(cols.devices),
+        dev=cols.dev[keep],
+        name=list(compress(cols.name, listed)),
+        label=list(compress(cols.label, listed)),
+        untimed=cols.untimed[keep] if cols.untimed.size else cols.untimed,
+        r_row=new_index[cols.r_row[r_keep]].astype(np.int32),
+        raw=list(compress(cols.raw, r_keep.tolist())),
+        has_step_stats=cols.has_step_stats,
+        **fields,
+    )
 
 
 def concat_columns(a: StepColumns, b: StepColumns) -> StepColumns:
     """The rows of ``a`` then those of ``b`` (devices of ``b`` after ``a``'s)."""
     n, d = len(a), len(a.devices)
-    out = StepColumns(
+    fields: dict[str, Any] = {
+        name: np.concatenate([getattr(a, name), getattr(b, name)]) for name in _ROW_FIELDS
+    }
+    if a.untimed.size or b.untimed.size:
+        fields["untimed"] = np.concatenate([_untimed(a), _untimed(b)])
+    for row_field, sparse in (*_SPARSE, ("r_row", ())):
+        rows = np.concatenate([getattr(a, row_field), getattr(b, row_field) + n])
+        fields[row_field] = rows.astype(np.int32)
+        fields.update(
+            (name, np.concatenate([getattr(a, name), getattr(b, name)])) for name in sparse
+        )
+    return StepColumns(
         devices=a.devices + b.devices,
         dev=np.concatenate([a.dev, b.dev + d]).astype(np.int32),
         name=a.name + b.name,
         label=a.label + b.label,
+        raw=a.raw + b.raw,
         has_step_stats=a.has_step_stats or b.has_step_stats,
+        **fields,
     )
-    for name in _ROW_FIELDS:
-        setattr(out, name, np.concatenate([getattr(a, name), getattr(b, name)]))
-    if a.untimed.size or b.untimed.size:
-        out.untimed = np.concatenate([_untimed(a), _untimed(b)])
-    for row_field, fields in (*_SPARSE, ("r_row", ())):
-        rows = np.concatenate([getattr(a, row_field), getattr(b, row_field) + n])
-        setattr(out, row_field, rows.astype(np.int32))
-        for name in fields:
-            setattr(out, name, np.concatenate([getattr(a, name), getattr(b, name)]))
-    out.raw = a.raw + b.raw
-    return out
 
 
 def _untimed(cols: StepColumns) -> np.ndarray:
