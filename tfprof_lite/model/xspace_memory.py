@@ -338,25 +338,39 @@ def memory_columns(
     new[lost] = _NEW_NO_OP
     nbytes = np.where(stats["allocation_bytes"] != 0, stats["allocation_bytes"],
                       stats["requested_bytes"])  # fmt: skip
-    shape_texts, shape_at = _texts(table, stats["shape"])
-    parsed = [_shape(text) for text in shape_texts]
-    shapes = [dims for dims in parsed if dims is not None]
-    shape_code = np.cumsum([dims is not None for dims in parsed]) - 1
-    shape_code[[dims is None for dims in parsed]] = -1
+    shape, shapes = _shapes(table, stats["shape"])
     mem = MemoryColumns(
         rows, times, allocator, np.where(is_alloc, nbytes, -nbytes),
         stats["bytes_allocated"] + stats["bytes_reserved"], addr, node,
-        stats["requested_bytes"], stats["data_type"], shape_code[shape_at], allocators,
-        names.names, shapes,
+        stats["requested_bytes"], stats["data_type"], shape, allocators, names.names, shapes,
     )  # fmt: skip
+    return mem, _new_nodes(node, new, (tf_kind, tf_at), names.names)
+
+
+def _shapes(table: EventTable, column: I64) -> tuple[I64, list[tuple[int, ...]]]:
+    """Each event's shape (-1: none) among the distinct shapes of a shape column."""
+    texts, at = _texts(table, column)
+    parsed = [_shape(text) for text in texts]
+    code = np.cumsum([dims is not None for dims in parsed]) - 1
+    code[[dims is None for dims in parsed]] = -1
+    return code[at], [dims for dims in parsed if dims is not None]
+
+
+def _new_nodes(
+    node: I64, new: I64, tf_kinds: tuple[list[str], I64], names: list[str]
+) -> dict[str, str]:
+    """The op type of each node the events add, in the order they first name
+    them (the first event's kind of addition decides; ``tf_kinds``: the
+    distinct tf_op kinds and each event's)."""
+    kind_of, kind_at = tf_kinds
     kinds = {_NEW_PROGRAM: PROGRAM_TYPE, _NEW_NO_OP: NO_OP_TYPE}
-    new_nodes: dict[str, str] = {}
+    out: dict[str, str] = {}
     pos = np.flatnonzero(new != _NEW_NONE)
     _, first = np.unique(node[pos], return_index=True)
     for at in pos[np.sort(first)].tolist():
-        kind = tf_kind[tf_at[at]] if new[at] == _NEW_TF_OP else kinds[int(new[at])]
-        new_nodes[names.names[node[at]]] = kind
-    return mem, new_nodes
+        tf_kind = kind_of[kind_at[at]]
+        out[names[node[at]]] = tf_kind if new[at] == _NEW_TF_OP else kinds[int(new[at])]
+    return out
 
 
 def memory_events(
