@@ -232,10 +232,10 @@ def _launches(table: EventTable, events: I64) -> I64:
     last = np.ones(len(keys), dtype=bool)
     last[:-1] = keys[1:] != keys[:-1]
     keys, host = keys[last], host[last]
-    wanted = corr[events]
-    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
     if not len(keys):
         return np.full(len(events), -1, dtype=np.int64)
+    wanted = corr[events]
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     found = has[events] & (keys[at] == wanted)
     return np.where(found, host[at], -1)
 
