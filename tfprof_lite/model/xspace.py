@@ -42,9 +42,9 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of
-from tfprof_lite.model.records import CodeFrame, NodeSpec
+from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xla_kinds import HloOp
-from tfprof_lite.model.xspace_code import add_code_stacks, code_stacks
+from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
 from tfprof_lite.model.xspace_events import EventTable, event_table
 from tfprof_lite.model.xspace_memory import add_memory
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
@@ -85,7 +85,7 @@ class XSpaceSteps:
         nodes: list[NodeSpec],
         source: str,
         tracer_ns: list[list[int]],
-        code: dict[str, list[CodeFrame]],
+        code: CodeSources,
     ) -> None:
         self.numbers = numbers
         self.columns = columns
@@ -366,7 +366,7 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     tracer = [rows.tracer_ns(step) for step in steps]
     programs = set(attribution.programs.values())
     add_memory(table, attribution.tf_ops, roots.events, columns, nodes, programs)
-    code = code_stacks(table, attribution)
+    code = code_sources(table, attribution)
     return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code)
 
 
@@ -386,7 +386,7 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
             if len(kernels) == before + len(exact):
                 kernels.dur_ns[before:] = exact
     _bind_gpu_devices(model)
-    add_code_stacks(model, plan.code)
+    defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
     return plan
 
