@@ -65,7 +65,8 @@ def plan_text(raw: bytes) -> str:
                 shown = value.tolist() if isinstance(value, np.ndarray) else value
                 lines.append(f"  .{key} {shown!r}")
     lines.append(f"tracer {plan.tracer_ns}")
-    lines += [f"code {k!r} {v!r}" for k, v in plan.code.items()]
+    code = plan.code if isinstance(plan.code, dict) else plan.code.stacks()
+    lines += [f"code {k!r} {v!r}" for k, v in code.items()]
     for nid, name in enumerate(model.names):
         lines.append(
             f"model {name!r} {model.ops[nid]!r} {model.canonical_device[nid]!r} "
