@@ -34,6 +34,7 @@ from tfprof_lite.model.node_details import (
 )
 from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
 from tfprof_lite.model.step_ingest import ingest_step
+from tfprof_lite.model.traces import DeferredTraces
 from tfprof_lite.proto.graphs import DETAILS, GraphColumns, OpLogColumns
 from tfprof_lite.proto.steps import StepColumns
 
@@ -69,7 +70,7 @@ _I64_WRAP = 1 << 63
 _LAZY = (*DETAILS, "op_types")
 
 
-class ProfileModel:
+class ProfileModel(DeferredTraces):
     """Graph nodes plus execution records of every added step.
 
     The GraphDef detail columns (``inputs`` .. ``str_attrs``) may be decoded on
@@ -101,7 +102,7 @@ class ProfileModel:
         self._attrs: list[dict[str, bytes]] = []
         self._str_attrs: list[dict[str, str]] = []
         self.static_float_ops: list[int] = []
-        self.traces: list[list[CodeFrame] | None] = []
+        self.traces = []
         self.canonical_device: list[str] = []
         self.host_device: list[str] = []
         self.has_execs: list[bool] = []
