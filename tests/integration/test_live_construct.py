@@ -139,3 +139,44 @@ def test_op_log_columns_equal_the_decoded_op_log(
         assert cols.traces == other.traces
         assert cols.id_to_string == other.id_to_string
     assert cols.traces and any(cols.float_ops)
+
+
+def test_call_stacks_resolved_on_first_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the profile resolves one op's call stack (enough to know the graph
+    has some); the first read of ``traces`` resolves the others, in graph order
+    (the string ids TensorFlow's op log would give)."""
+    from tfprof_lite.capture.traces import TraceEncoder
+    from tfprof_lite.model import decode
+
+    model = live_models.LIVE_MODELS["mlp"]()
+    model.close()
+    resolved: list[str] = []
+    original = TraceEncoder.code_def
+
+    def counting(self: TraceEncoder, op: Any, op_type: str) -> bytes:
+        resolved.append(op.name)
+        return original(self, op, op_type)
+
+    monkeypatch.setattr(TraceEncoder, "code_def", counting)
+    prof = tfprof_lite.Profiler(model.graph)
+    assert prof.model.has_trace
+    assert len(resolved) == 1
+    names = [op.name for op in model.graph.get_operations()]
+    traces = prof.model.traces
+    assert resolved == names
+    eager = oplog.OpLogBuilder(model.graph).build_columns()
+    assert prof.model.id_to_string == eager.id_to_string
+    stacks = decode.code_stacks(eager.traces)
+    want = {name: stacks[t] for name, t in zip(eager.names, eager.trace_ids) if t >= 0}
+    assert {n: traces[prof.model.index[n]] for n in want} == want
+
+
+def test_imported_graph_has_no_call_stacks() -> None:
+    """Ops imported from a GraphDef have no call stack: nothing is left pending."""
+    graph = live_models.LIVE_MODELS["mlp"]().graph
+    imported = tf.Graph()
+    with imported.as_default():
+        tf.compat.v1.import_graph_def(graph.as_graph_def(), name="")
+    prof = tfprof_lite.Profiler(imported)
+    assert not prof.model.has_trace
+    assert all(trace is None for trace in prof.model.traces)

@@ -29,12 +29,22 @@ class GraphSource:
         self._ops_sent = count
         return graph_def_bytes(self.graph)
 
-    def initial(self, user_op_log: Any = None) -> tuple[Any, Any]:
-        """GraphDef and merged default op log for ``Profiler(graph, op_log)``:
-        the op log as decoded columns, or as our message when a user op log is merged."""
-        op_log = self._builder.build_columns(user_op_log=user_op_log)
+    def initial(self, user_op_log: Any = None) -> tuple[Any, Any, bool]:
+        """GraphDef and merged default op log for ``Profiler(graph, op_log)``: the
+        op log as decoded columns, or as our message when a user op log is merged;
+        and whether call stacks were left pending (without a user op log they are:
+        :meth:`deferred_traces` gives them, as does the next step's op log)."""
+        if user_op_log is None or not len(user_op_log.log_entries):
+            op_log, traced = self._builder.build_deferred()
+        else:
+            op_log, traced = self._builder.build_columns(user_op_log=user_op_log), False
         graph_def = self._new_nodes()
-        return graph_def, op_log
+        return graph_def, op_log, traced
+
+    def deferred_traces(self) -> Any:
+        """The call stacks :meth:`initial` left pending, as op log columns (empty
+        once a step's op log has taken them)."""
+        return self._builder.take_deferred()
 
     def for_step(self, run_meta: Any) -> tuple[Any | None, Any]:
         """New nodes (or None, else serialized) and the op log refined by ``run_meta``
