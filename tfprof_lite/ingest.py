@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from tfprof_lite.capture.flops import FlopsHook, resolve_flops_mode
-from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_bytes, is_tf_graph
+from tfprof_lite.capture.graphdef import graph_columns
+from tfprof_lite.capture.oplog import OpLogBuilder, is_tf_graph
 from tfprof_lite.capture.source import GraphSource
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model import decode
@@ -209,8 +210,8 @@ class Ingest:
         model = ingest.model = LiveGraphModel()
         model.freeze_views = ingest._conventions is None
         with _gc_paused():
-            # The graph and the default op log come as bytes (or the op log as a
-            # message when merged with the user's) and are decoded once.
+            # The graph and the default op log come as decoded columns (the op log
+            # as a message when merged with the user's).
             graph_def, user_log, traced = source.initial(user_log)
             ingest._feed(graph_def, user_log)
         if traced:
@@ -234,7 +235,7 @@ class Ingest:
         ingest._start_flops(graph, user_log)
         if graph is not None and is_tf_graph(graph):
             user_log = OpLogBuilder(graph, add_trace=add_trace).build_columns(meta, user_log)
-            graph = graph_def_bytes(graph)
+            graph = graph_columns(graph)
         ingest._feed(graph, user_log, meta, step=0)  # decoded once, from bytes when it can
         return ingest
 

@@ -7,9 +7,10 @@ are first refined from the recorded tensor shapes (this mutates the graph, as
 TensorFlow's profiler does). TensorFlow re-derives every op's FLOPs on each
 ``add_step``; :class:`OpLogBuilder` gives the same entries incrementally: after
 the first call it revisits only new ops and the ops whose FLOPs can still change,
-those with a registered FLOP function and an input or output shape that was not
-fully known when they were last counted (refined shapes reach them whoever
-refined the graph: this builder, TensorFlow's own profiler, or the user).
+those with a registered FLOP function that read a shape that was not fully known
+when they were last counted (refined shapes reach them whoever refined the graph:
+this builder, TensorFlow's own profiler, or the user; see
+:mod:`~tfprof_lite.capture.registered_flops` for which shapes count as read).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from tfprof_lite.base.foreign import is_tf_graph
 from tfprof_lite.capture.notes import note_incomplete_shapes, tf_deprecations_silenced
+from tfprof_lite.capture.registered_flops import RegisteredFlops
 from tfprof_lite.capture.requirement import require_tensorflow
 from tfprof_lite.capture.traces import PendingTraces, TraceEncoder
 from tfprof_lite.proto import messages as pb
@@ -104,33 +106,26 @@ class OpLogBuilder:
         self._seen_ops = 0
         self._traces = TraceEncoder()
         self._pending: PendingTraces | None = None
-        self._flops_types = _FlopsTypes()
-        self._tensors = _TensorLookup(graph)
+        self._registered = RegisteredFlops(graph)
+        self._flops_types = self._registered.function
         # Ops counted while a shape they read was unknown, in graph order.
         self._unsettled: dict[str, Any] = {}
 
     def _flops(self, op: Any, function: Any) -> tuple[int, bool]:
-        """TensorFlow's registered ``flops`` statistic of ``op``, as
-        ``ops.get_stats_for_node_def`` gives it (a ``LookupError`` inside the
-        function means no statistic), the function called directly with the
-        graph's fast tensor look-up; and whether a shape it read was unknown."""
-        if function is None:  # get_stats_for_node_def returns an empty OpStats
-            return 0, False
-        try:
-            stats = function(self._tensors, op.node_def)
-        except LookupError:
-            return 0, False
-        except ValueError:
-            return 0, True
-        if stats is not None and stats.value:
-            return int(stats.value), False
-        return 0, False
+        """TensorFlow's registered ``flops`` statistic of ``op`` by ``function``, as
+        ``ops.get_stats_for_node_def`` gives it, and whether a shape it read was
+        unknown (see :mod:`~tfprof_lite.capture.registered_flops`)."""
+        flops, missing, _ = self._registered.value(op, function)
+        return flops, missing
 
     def _entry(self, op: Any, with_trace: bool, op_type: str) -> tuple[_Entry | None, bool]:
         function = self._flops_types(op_type)
-        flops, missing = self._flops(op, function)
+        flops, missing, settled = self._registered.value(op, function)
         if function is not None:
-            self._settle(op)
+            if settled:
+                self._unsettled.pop(op.name, None)
+            else:
+                self._unsettled[op.name] = op
         if not with_trace:
             return (_Entry(flops) if flops else None), missing
         return _Entry(flops, code=self._traces.code_def(op, op_type)), missing
@@ -219,13 +214,6 @@ class OpLogBuilder:
             note_incomplete_shapes(missing)
         return logged
 
-    def _settle(self, op: Any) -> None:
-        """Track whether ``op``'s FLOPs can still change as shapes get refined."""
-        if _shapes_known(op):
-            self._unsettled.pop(op.name, None)
-        else:
-            self._unsettled[op.name] = op
-
     def _add_trainable(self, logged: dict[str, _Entry], every: bool) -> None:
         from tensorflow.python.framework import ops
 
@@ -282,76 +270,6 @@ class _Entry:
             body += str_field(3, text)
         body += self.code  # already framed (field 4)
         return b"\x0a" + varint(len(body)) + body
-
-
-class _FlopsTypes:
-    """Op type -> TensorFlow's registered ``flops`` statistics function, or None."""
-
-    def __init__(self) -> None:
-        self._known: dict[str, Any] = {}
-
-    def __call__(self, op_type: str) -> Any:
-        if op_type not in self._known:
-            self._known[op_type] = _flops_function(op_type)
-        return self._known[op_type]
-
-
-class _TensorLookup:
-    """A ``tf.Graph`` as TensorFlow's flops functions see it, with a fast
-    ``get_tensor_by_name``.
-
-    The functions only read tensors by name (``graph_util.
-    tensor_shape_from_node_def_name``); TensorFlow's own look-up parses the name
-    under the graph's lock for each. A plain ``op:index`` name of an existing
-    output is looked up here; every other name goes to the graph, so results and
-    errors are TensorFlow's.
-    """
-
-    def __init__(self, graph: Any) -> None:
-        self._graph = graph
-        self._op_by_name = getattr(graph, "_get_operation_by_name", graph.get_operation_by_name)
-
-    def get_tensor_by_name(self, name: Any) -> Any:
-        """The tensor ``name`` (``op:index``), as ``tf.Graph.get_tensor_by_name``."""
-        if isinstance(name, str):
-            op_name, sep, index = name.partition(":")
-            if sep and index.isascii() and index.isdigit():
-                try:
-                    outputs = self._op_by_name(op_name).outputs
-                except KeyError:
-                    outputs = ()
-                if int(index) < len(outputs):
-                    return outputs[int(index)]
-        return self._graph.get_tensor_by_name(name)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
-
-
-def _shapes_known(op: Any) -> bool:
-    """Whether every input and output shape of ``op`` is fully defined."""
-    tensors = list(op.inputs) + list(op.outputs)
-    return all(t.get_shape().is_fully_defined() for t in tensors)
-
-
-def _flops_function(op_type: str) -> Any:
-    """TensorFlow's registered ``flops`` function for ``op_type``, or None."""
-    from tensorflow.python.framework import ops
-
-    registry = getattr(ops, "_stats_registry", None)
-    if registry is None:  # unknown TensorFlow internals: ask TensorFlow every time
-        return _registry_call
-    try:
-        return registry.lookup(f"{op_type},flops")
-    except LookupError:
-        return None
-
-
-def _registry_call(graph: Any, node_def: Any) -> Any:
-    """``ops.get_stats_for_node_def`` (through the public look-up)."""
-    from tensorflow.python.framework import ops
-
-    return ops.get_stats_for_node_def(graph, node_def, "flops")
 
 
 def graph_def_bytes(graph: Any) -> bytes:
