@@ -37,7 +37,7 @@ from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model import decode
 from tfprof_lite.model.flops import FlopConventions
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.records import CodeFrame, OpLogEntrySpec
+from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import graphs, steps
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse, wire_bytes
@@ -100,47 +100,44 @@ class LiveGraphModel(ProfileModel):
     TensorFlow resolves an op's call stack the first time it is read, which is
     most of what building a profile from a graph would cost; only the code view
     and written profiles read them, so ``Profiler(graph)`` leaves them pending
-    (:meth:`defer_traces`) and the first read of either attribute takes them, as
-    the first step's op log would. Equal to resolving them at once: the stacks
-    of existing ops never change and their strings keep graph order.
+    (:meth:`defer_graph_traces`, through the model's deferred traces) and the
+    first read of ``traces`` or ``id_to_string`` takes them, as the first
+    step's op log would. Equal to resolving them at once: the stacks of
+    existing ops never change and their strings keep graph order.
+    ``has_trace`` is known at construction (one op's stack is resolved then),
+    so reading it leaves the rest pending.
     """
 
-    def __init__(self) -> None:
-        self._resolve: Callable[[], graphs.OpLogColumns] | None = None
-        super().__init__()
-
-    def defer_traces(self, resolve: Callable[[], graphs.OpLogColumns]) -> None:
+    def defer_graph_traces(self, resolve: Callable[[], graphs.OpLogColumns]) -> None:
         """Take the entries ``resolve`` gives (names, call stacks, strings) on the
         first read of ``traces`` or ``id_to_string``."""
-        self._resolve = resolve
+        self.defer_traces(lambda: self._take_traces(resolve))
 
     @property
-    def traces(self) -> list[list[CodeFrame] | None]:
-        """Per node: its call stack, or None (see :class:`ProfileModel`)."""
-        if self._resolve is not None:
-            self._take_traces()
-        return self._traces
+    def has_trace(self) -> bool:
+        """Whether any node has a call stack (known without the pending stacks)."""
+        return self._has_trace
 
-    @traces.setter
-    def traces(self, value: list[list[CodeFrame] | None]) -> None:
-        self._traces = value
+    @has_trace.setter
+    def has_trace(self, value: bool) -> None:
+        self._has_trace = value
 
     @property
     def id_to_string(self) -> dict[int, str]:
         """The op logs' string table (see :class:`ProfileModel`)."""
-        if self._resolve is not None:
-            self._take_traces()
+        if self.traces_pending:
+            self._settle_traces()
         return self._id_to_string
 
     @id_to_string.setter
     def id_to_string(self, value: dict[int, str]) -> None:
+        if self.traces_pending:
+            self._settle_traces()
         self._id_to_string = value
 
-    def _take_traces(self) -> None:
+    def _take_traces(self, resolve: Callable[[], graphs.OpLogColumns]) -> None:
         """Merge the pending entries: a node's first call stack wins, as in
         :meth:`ProfileModel.add_op_log_columns`."""
-        assert self._resolve is not None
-        resolve, self._resolve = self._resolve, None
         cols = resolve()
         for key, text in cols.id_to_string.items():
             self._id_to_string.setdefault(key, text)
@@ -217,7 +214,7 @@ class Ingest:
             ingest._feed(graph_def, user_log)
         if traced:
             model.has_trace = True
-            model.defer_traces(source.deferred_traces)
+            model.defer_graph_traces(source.deferred_traces)
         return ingest
 
     @classmethod
