@@ -306,16 +306,33 @@ def _gpu_name(prefix: str) -> str:
     return f"/device:GPU:{match.group(1)}" if match else prefix
 
 
-def _selected(cols: KernelColumns) -> list[tuple[int, str, str]]:
-    """(record index, GPU, kind) of the records to count, one copy of each."""
+def _device_parts(dev: str) -> tuple[str, str] | None:
+    """(GPU, lower-cased sub-device) of a tracer device, or None for another device."""
+    match = _DEVICE_RE.fullmatch(dev)
+    if match is None:
+        return None
+    return _gpu_name(match.group(1)), match.group(2).lower()
+
+
+def _selected(
+    cols: KernelColumns, devices: dict[str, tuple[str, str] | None]
+) -> list[tuple[int, str, str]]:
+    """(record index, GPU, kind) of the records to count, one copy of each.
+
+    ``devices`` caches :func:`_device_parts` across steps (a trace has a few
+    devices and thousands of records).
+    """
     parsed = []
     has_all: set[str] = set()
     has_memcpy: set[str] = set()
     for i, dev in enumerate(cols.dev):
-        match = _DEVICE_RE.fullmatch(dev)
-        if match is None:
+        if dev in devices:
+            parts = devices[dev]
+        else:
+            parts = devices[dev] = _device_parts(dev)
+        if parts is None:
             continue
-        gpu, sub = _gpu_name(match.group(1)), match.group(2).lower()
+        gpu, sub = parts
         if sub == "stream:all":
             has_all.add(gpu)
         elif sub == "memcpy":
@@ -372,26 +389,55 @@ def _copy_directions(cols: KernelColumns) -> dict[tuple[str, int, int], str]:
     return out
 
 
-def _add_tracer_step(model: ProfileModel, cols: KernelColumns, acc: dict[_Key, _Acc]) -> bool:
-    chosen = _selected(cols)
-    directions = _copy_directions(cols)
-    for i, gpu, kind in chosen:
-        name, label = cols.name[i], cols.label[i]
-        # TF 2.21 names an unannotated kernel's record after the kernel, whose
-        # C++ name may hold ":" (so it is no "name:Type" annotation).
-        bare = kind == KIND_KERNEL and bool(label) and split_label(label)[0] == name
-        op, op_type = ("", "") if bare else _launcher(model, name)
-        if not op and "@@" in label:
-            # The raw annotation stack after "@@": "outer::inner#key=value#".
-            inner = label.split("@@", 1)[1].split("::")[-1].split("#", 1)[0]
-            op, op_type = _launcher(model, inner)
-        if kind == KIND_MEMCPY and _DIRECTION_RE.search(label + name) is None:
-            name = name + directions.get((name, cols.start[i], cols.dur[i]), "")
-        launch = split_label(label)[1] if kind == KIND_KERNEL and label else _NO_LAUNCH
-        key = (kind, kernel_name(label, name, kind, bool(op)), op, op_type, launch)
-        nbytes = _copied_bytes(label) if kind == KIND_MEMCPY else 0
-        acc.setdefault(key, _Acc()).add(cols.dur_ns[i], nbytes, gpu)
-    return bool(chosen)
+#: What a record's kind, name and label say, shared by every record with the same
+#: three: its op, op type, launch configuration, bytes copied and kernel name (None
+#: for a copy whose direction is only in the device of the copy's other record).
+_Said = tuple[str, str, LaunchConfig, int, "str | None"]
+
+
+def _said(model: ProfileModel, kind: str, name: str, label: str) -> _Said:
+    # TF 2.21 names an unannotated kernel's record after the kernel, whose
+    # C++ name may hold ":" (so it is no "name:Type" annotation).
+    bare = kind == KIND_KERNEL and bool(label) and split_label(label)[0] == name
+    op, op_type = ("", "") if bare else _launcher(model, name)
+    if not op and "@@" in label:
+        # The raw annotation stack after "@@": "outer::inner#key=value#".
+        inner = label.split("@@", 1)[1].split("::")[-1].split("#", 1)[0]
+        op, op_type = _launcher(model, inner)
+    launch = split_label(label)[1] if kind == KIND_KERNEL and label else _NO_LAUNCH
+    nbytes = _copied_bytes(label) if kind == KIND_MEMCPY else 0
+    undirected = kind == KIND_MEMCPY and _DIRECTION_RE.search(label + name) is None
+    kernel = None if undirected else kernel_name(label, name, kind, bool(op))
+    return op, op_type, launch, nbytes, kernel
+
+
+class _Tracer:
+    """Parses of tracer devices and records, cached across the steps of one report."""
+
+    def __init__(self, model: ProfileModel) -> None:
+        self.model = model
+        self.devices: dict[str, tuple[str, str] | None] = {}
+        self.said: dict[tuple[str, str, str], _Said] = {}
+
+    def add_step(self, cols: KernelColumns, acc: dict[_Key, _Acc]) -> bool:
+        """Adds one step's records to ``acc``; False when none was a GPU's."""
+        chosen = _selected(cols, self.devices)
+        directions = _copy_directions(cols)
+        for i, gpu, kind in chosen:
+            name, label = cols.name[i], cols.label[i]
+            said = self.said.get((kind, name, label))
+            if said is None:
+                said = self.said[(kind, name, label)] = _said(self.model, kind, name, label)
+            op, op_type, launch, nbytes, kernel = said
+            if kernel is None:
+                name = name + directions.get((name, cols.start[i], cols.dur[i]), "")
+                kernel = kernel_name(label, name, kind, bool(op))
+            key = (kind, kernel, op, op_type, launch)
+            entry = acc.get(key)
+            if entry is None:
+                entry = acc[key] = _Acc()
+            entry.add(cols.dur_ns[i], nbytes, gpu)
+        return bool(chosen)
 
 
 def _add_profile_step(model: ProfileModel, step: int, acc: dict[_Key, _Acc]) -> bool:
@@ -457,9 +503,10 @@ def kernel_stats(
     acc: dict[_Key, _Acc] = {}
     report = KernelReport()
     from_tracer = from_profile = 0
+    tracer = _Tracer(model)
     for number in steps:
         cols = model.steps[number].kernels
-        if len(cols) and _add_tracer_step(model, cols, acc):
+        if len(cols) and tracer.add_step(cols, acc):
             from_tracer += 1
         elif _add_profile_step(model, number, acc):
             from_profile += 1

@@ -29,6 +29,7 @@ Contract of :func:`trace_data` (the JSON the page's script draws on a canvas):
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable
 from typing import Any
 
@@ -53,7 +54,33 @@ _KINDS = ("cpu", "accelerator", KIND_KERNEL, KIND_MEMCPY, KIND_SYNC)
 
 def pack_rows(starts: list[int], durs: list[int]) -> tuple[list[int], int]:
     """Rows for events given in start order (longer first on ties): each event
-    goes to the first row whose last event has ended. Returns (rows, row count)."""
+    goes to the first row whose last event has ended. Returns (rows, row count).
+
+    In start order a row that has ended stays free until it is given an event,
+    so the free rows are kept in a heap (lowest first) and the busy ones in a
+    heap by end: each event costs a logarithm of the rows, not a scan of them.
+    """
+    if any(b < a for a, b in zip(starts, starts[1:])):
+        return _pack_scanning(starts, durs)
+    free: list[int] = []
+    busy: list[tuple[int, int]] = []  # (end, row)
+    rows: list[int] = []
+    count = 0
+    for start, dur in zip(starts, durs):
+        while busy and busy[0][0] <= start:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            row = heapq.heappop(free)
+        else:
+            row = count
+            count += 1
+        rows.append(row)
+        heapq.heappush(busy, (start + dur, row))
+    return rows, count
+
+
+def _pack_scanning(starts: list[int], durs: list[int]) -> tuple[list[int], int]:
+    """:func:`pack_rows` for events out of start order: a scan of every row."""
     ends: list[int] = []
     rows: list[int] = []
     for start, dur in zip(starts, durs):
