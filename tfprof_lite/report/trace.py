@@ -119,7 +119,13 @@ def _tracer_kind(dev: str, label: str) -> int:
     return _KINDS.index(KIND_SYNC if tail == "sync" else KIND_KERNEL)
 
 
-def _tracer_records(model: ProfileModel, step: int, taken: set[str]) -> dict[str, list[_Record]]:
+#: (device, node name, label) of a tracer record -> its node key and kind code.
+_Said = dict[tuple[str, str, str], tuple[tuple[str, str, str], int]]
+
+
+def _tracer_records(
+    model: ProfileModel, step: int, taken: set[str], said: _Said
+) -> dict[str, list[_Record]]:
     """device -> records of the GPU tracer's devices that hold no op time
     (``stream:N``, ``memcpy``, ``sync``), keyed by (kernel name, raw node name)."""
     cols = model.steps[step].kernels
@@ -127,14 +133,21 @@ def _tracer_records(model: ProfileModel, step: int, taken: set[str]) -> dict[str
     for dev, name, label, start, dur in zip(cols.dev, cols.name, cols.label, cols.start, cols.dur):
         if dev in taken or start <= 0:
             continue
-        code = _tracer_kind(dev, label)
-        key = ("kernel", kernel_name(label, name, _KINDS[code]), name)
+        known = said.get((dev, name, label))
+        if known is None:
+            code = _tracer_kind(dev, label)
+            known = said[(dev, name, label)] = (
+                ("kernel", kernel_name(label, name, _KINDS[code]), name),
+                code,
+            )
+        key, code = known
         out.setdefault(dev, []).append((start, max(dur, 1), key, code))
     return out
 
 
-def _step_records(model: ProfileModel, step: int) -> dict[str, list[_Record]]:
-    """device -> (start, dur, node key, kind code) of one step."""
+def _step_records(model: ProfileModel, step: int, said: _Said) -> dict[str, list[_Record]]:
+    """device -> (start, dur, node key, kind code) of one step (``said``: the tracer
+    records read so far; thousands share a few hundred devices, names and labels)."""
     execs = model.steps[step]
     out: dict[str, list[_Record]] = {}
     names = execs.device_names
@@ -147,7 +160,7 @@ def _step_records(model: ProfileModel, step: int) -> dict[str, list[_Record]]:
         times["dur"].tolist(),
     ):
         out.setdefault(names[dev], []).append((start, dur, nid, int(kind == KIND_ACCELERATOR)))
-    out.update(_tracer_records(model, step, set(out)))
+    out.update(_tracer_records(model, step, set(out), said))
     return out
 
 
@@ -156,8 +169,9 @@ def _laid_out(model: ProfileModel) -> tuple[dict[str, list[_Record]], list[list[
     lanes: dict[str, list[_Record]] = {}
     steps: list[list[int]] = []
     cursor: int | None = None
+    said: _Said = {}
     for step in model.sorted_steps():
-        recs = _step_records(model, step)
+        recs = _step_records(model, step, said)
         if not recs:
             continue
         first = min(r[0] for rs in recs.values() for r in rs)
