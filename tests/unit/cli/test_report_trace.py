@@ -4,6 +4,7 @@ drives the page in headless Chromium)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import re
@@ -343,6 +344,27 @@ def _large_profile(n_nodes: int, steps: int) -> tfprof_lite.Profiler:
             start += dur + k % 3
         prof.add_step(step, meta)
     return prof
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_rendering_pauses_the_collector_and_restores_it(
+    monkeypatch: pytest.MonkeyPatch, collecting: bool
+) -> None:
+    seen: list[bool] = []
+    original = report_page.code_view
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(report_page, "code_view", spy)
+    was = gc.isenabled()
+    (gc.enable if collecting else gc.disable)()
+    try:
+        assert render_html(profiles.profiler().model).startswith("<!DOCTYPE html>")
+        assert seen == [False] and gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_size_budget_21k_nodes_5_steps() -> None:
