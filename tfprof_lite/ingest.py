@@ -25,19 +25,26 @@ from __future__ import annotations
 import gc
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model import decode
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.records import OpLogEntrySpec
+from tfprof_lite.model.records import CodeFrame, OpLogEntrySpec
 from tfprof_lite.proto import graphs, steps
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.codec import parse, wire_bytes
 
-__all__ = ["Ingest", "default_tf_graph", "one_shot_model", "parse_op_log", "parse_run_meta"]
+__all__ = [
+    "Ingest",
+    "LiveGraphModel",
+    "default_tf_graph",
+    "one_shot_model",
+    "parse_op_log",
+    "parse_run_meta",
+]
 
 if TYPE_CHECKING:
     from tfprof_lite.capture.flops import FlopsHook
@@ -87,6 +94,65 @@ def _gc_paused() -> Iterator[None]:
 def _flop_names(user_log: Any | None) -> set[str]:
     """Names a user op log gives FLOPs."""
     return {e.name for e in user_log.log_entries if e.float_ops} if user_log else set()
+
+
+class LiveGraphModel(ProfileModel):
+    """The profile of a live ``tf.Graph``: its ops' call stacks (``traces``, and
+    the strings of ``id_to_string``) may be resolved on first use.
+
+    TensorFlow resolves an op's call stack the first time it is read, which is
+    most of what building a profile from a graph would cost; only the code view
+    and written profiles read them, so ``Profiler(graph)`` leaves them pending
+    (:meth:`defer_traces`) and the first read of either attribute takes them, as
+    the first step's op log would. Equal to resolving them at once: the stacks
+    of existing ops never change and their strings keep graph order.
+    """
+
+    def __init__(self) -> None:
+        self._resolve: Callable[[], graphs.OpLogColumns] | None = None
+        super().__init__()
+
+    def defer_traces(self, resolve: Callable[[], graphs.OpLogColumns]) -> None:
+        """Take the entries ``resolve`` gives (names, call stacks, strings) on the
+        first read of ``traces`` or ``id_to_string``."""
+        self._resolve = resolve
+
+    @property
+    def traces(self) -> list[list[CodeFrame] | None]:
+        """Per node: its call stack, or None (see :class:`ProfileModel`)."""
+        if self._resolve is not None:
+            self._take_traces()
+        return self._traces
+
+    @traces.setter
+    def traces(self, value: list[list[CodeFrame] | None]) -> None:
+        self._traces = value
+
+    @property
+    def id_to_string(self) -> dict[int, str]:
+        """The op logs' string table (see :class:`ProfileModel`)."""
+        if self._resolve is not None:
+            self._take_traces()
+        return self._id_to_string
+
+    @id_to_string.setter
+    def id_to_string(self, value: dict[int, str]) -> None:
+        self._id_to_string = value
+
+    def _take_traces(self) -> None:
+        """Merge the pending entries: a node's first call stack wins, as in
+        :meth:`ProfileModel.add_op_log_columns`."""
+        assert self._resolve is not None
+        resolve, self._resolve = self._resolve, None
+        cols = resolve()
+        for key, text in cols.id_to_string.items():
+            self._id_to_string.setdefault(key, text)
+        stacks = decode.code_stacks(cols.traces)
+        traces, index = self._traces, self.index
+        for name, trace in zip(cols.names, cols.trace_ids):
+            nid = index.get(name)
+            if nid is not None and trace >= 0 and traces[nid] is None:
+                traces[nid] = stacks[trace]
 
 
 class Ingest:
@@ -143,19 +209,25 @@ class Ingest:
             with _gc_paused():
                 log_cols = _op_log_columns(op_log)
                 ingest._feed(_graph_columns(graph), log_cols)
+                del log_cols  # freed before collections resume, not walked by them
             return ingest
         user_log = parse_op_log(op_log)
         ingest._start_flops(graph, user_log)
         if not live:
             ingest._feed(_graph_def(graph), user_log)
             return ingest
-        ingest.source = GraphSource(graph)
+        source = ingest.source = GraphSource(graph)
         ingest._user_flops = _flop_names(user_log)
+        model = ingest.model = LiveGraphModel()
+        model.freeze_views = ingest._conventions is None
         with _gc_paused():
-            # The graph and the default op log come as bytes (or the op log as a
-            # message when merged with the user's) and are decoded once.
-            graph_def, user_log = ingest.source.initial(user_log)
+            # The graph and the default op log come as decoded columns (the op log
+            # as a message when merged with the user's).
+            graph_def, user_log, traced = source.initial(user_log)
             ingest._feed(graph_def, user_log)
+        if traced:
+            model.has_trace = True
+            model.defer_traces(source.deferred_traces)
         return ingest
 
     @classmethod
@@ -168,7 +240,8 @@ class Ingest:
         flops: str | FlopConventions = "tf",
     ) -> Ingest:
         """The one-shot profile (see :func:`one_shot_model`)."""
-        from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_bytes, is_tf_graph
+        from tfprof_lite.capture.graphdef import graph_columns
+        from tfprof_lite.capture.oplog import OpLogBuilder, is_tf_graph
 
         ingest, graph = cls._begin(graph, flops)
         meta = parse_run_meta(run_meta)
@@ -176,7 +249,7 @@ class Ingest:
         ingest._start_flops(graph, user_log)
         if graph is not None and is_tf_graph(graph):
             user_log = OpLogBuilder(graph, add_trace=add_trace).build_columns(meta, user_log)
-            graph = graph_def_bytes(graph)
+            graph = graph_columns(graph)
         ingest._feed(graph, user_log, meta, step=0)  # decoded once, from bytes when it can
         return ingest
 
@@ -293,7 +366,8 @@ def _graph_columns(graph: Any) -> graphs.GraphColumns | None:
     if graph is None:
         return None
     raw = wire_bytes(pb.GraphDef, graph, "graph")
-    cols = graphs.native_graph_columns(raw) if raw is not None else None
+    # Names and ops now, the other columns when first read (every field checked now).
+    cols = graphs.native_graph_names(raw) if raw is not None else None
     if cols is None:
         return graphs.graph_columns_from_message(parse(pb.GraphDef, graph, "graph"))
     if len(cols.names) < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):

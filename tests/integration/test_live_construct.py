@@ -21,7 +21,7 @@ pytestmark = pytest.mark.tf
 tf = pytest.importorskip("tensorflow")
 live_models = pytest.importorskip("tests.integration.live_models")
 
-from tfprof_lite.capture import oplog  # noqa: E402
+from tfprof_lite.capture import oplog, registered_flops  # noqa: E402
 from tfprof_lite.proto import messages as pb  # noqa: E402
 
 
@@ -35,7 +35,7 @@ def _outcome(fn: Any, name: Any) -> Any:
 @pytest.mark.parametrize("model", sorted(live_models.LIVE_MODELS))
 def test_tensor_lookup_is_the_graphs(model: str) -> None:
     graph = live_models.LIVE_MODELS[model]().graph
-    lookup = oplog._TensorLookup(graph)
+    lookup = registered_flops.TensorLookup(graph)
     names: list[Any] = [t.name for op in graph.get_operations() for t in op.outputs]
     first = graph.get_operations()[0].name
     names += [
@@ -69,7 +69,7 @@ def _registry_flops(graph: Any) -> dict[str, tuple[int, bool]]:
     for op in graph.get_operations():
         function = builder._flops_types(op.type)
         if function is not None:
-            out[op.name] = builder._flops(op, oplog._registry_call)
+            out[op.name] = builder._flops(op, registered_flops.registry_call)
     return out
 
 
@@ -139,3 +139,193 @@ def test_op_log_columns_equal_the_decoded_op_log(
         assert cols.traces == other.traces
         assert cols.id_to_string == other.id_to_string
     assert cols.traces and any(cols.float_ops)
+
+
+def test_call_stacks_resolved_on_first_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the profile resolves one op's call stack (enough to know the graph
+    has some); the first read of ``traces`` resolves the others, in graph order
+    (the string ids TensorFlow's op log would give)."""
+    from tfprof_lite.capture.traces import TraceEncoder
+    from tfprof_lite.model import decode
+
+    model = live_models.LIVE_MODELS["mlp"]()
+    model.close()
+    resolved: list[str] = []
+    original = TraceEncoder.code_def
+
+    def counting(self: TraceEncoder, op: Any, op_type: str) -> bytes:
+        resolved.append(op.name)
+        return original(self, op, op_type)
+
+    monkeypatch.setattr(TraceEncoder, "code_def", counting)
+    prof = tfprof_lite.Profiler(model.graph)
+    assert prof.model.has_trace
+    assert len(resolved) == 1
+    names = [op.name for op in model.graph.get_operations()]
+    traces = prof.model.traces
+    assert resolved == names
+    eager = oplog.OpLogBuilder(model.graph).build_columns()
+    assert prof.model.id_to_string == eager.id_to_string
+    stacks = decode.code_stacks(eager.traces)
+    want = {name: stacks[t] for name, t in zip(eager.names, eager.trace_ids) if t >= 0}
+    assert {n: traces[prof.model.index[n]] for n in want} == want
+
+
+def test_imported_graph_has_no_call_stacks() -> None:
+    """Ops imported from a GraphDef have no call stack: nothing is left pending."""
+    graph = live_models.LIVE_MODELS["mlp"]().graph
+    imported = tf.Graph()
+    with imported.as_default():
+        tf.compat.v1.import_graph_def(graph.as_graph_def(), name="")
+    prof = tfprof_lite.Profiler(imported)
+    assert not prof.model.has_trace
+    assert all(trace is None for trace in prof.model.traces)
+
+
+def _edge_graph() -> Any:
+    """Ops of the computed kinds on fully, partly and not known shapes."""
+    tf1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        known = tf1.placeholder(tf.float32, [3, 5], name="known")
+        batch = tf1.placeholder(tf.float32, [None, 5], name="batch")
+        anything = tf1.placeholder(tf.float32, None, name="anything")
+        weights = tf1.placeholder(tf.float32, [5, 5], name="weights")
+        empty = tf1.placeholder(tf.float32, [0, 5], name="empty")
+        for name, x in (("known", known), ("batch", batch), ("any", anything), ("empty", empty)):
+            with tf1.name_scope(name):
+                tf.matmul(x, weights)
+                tf.matmul(weights, x, transpose_b=True)
+                tf.matmul(x, x, transpose_a=True)
+                tf.add(x, 1.0)
+                tf.square(x)
+                tf.math.squared_difference(x, x)
+                tf.math.rsqrt(x)
+                tf.nn.softmax(x)
+                tf.nn.l2_loss(x)
+                tf.reduce_sum(x, axis=0)
+                tf.reduce_mean(x)
+                tf.argmax(x, axis=1)
+        with tf.control_dependencies([known]):
+            tf.add(known, known, name="with_control")
+    return graph
+
+
+@pytest.mark.parametrize("model", [*sorted(live_models.LIVE_MODELS), "edge"])
+def test_computed_flops_are_the_registered_functions(model: str) -> None:
+    """Every op of a kind computed from its tensors gets what TensorFlow's own
+    function gives (value, no statistic, or a missing shape), on every op, not
+    only after a kind's first op agreed."""
+    from tfprof_lite.capture.notes import tf_deprecations_silenced
+
+    graph = _edge_graph() if model == "edge" else live_models.LIVE_MODELS[model]().graph
+    flops = registered_flops.RegisteredFlops(graph)
+    known = registered_flops._known_functions()
+    outcomes = set()
+    seen = 0
+    with tf_deprecations_silenced():
+        for op in graph.get_operations():
+            function = flops.function(op.type)
+            if function not in known:
+                continue
+            kind, args = known[function]
+            want = flops.call(op, function)
+            assert registered_flops._outcome(kind, op, args) == want, op.name
+            outcomes.add(want[1])
+            seen += 1
+    assert seen
+    if model == "edge":
+        assert outcomes == {False, True}  # values and missing shapes both checked
+
+
+def test_a_kind_that_disagrees_on_its_first_op_is_not_used() -> None:
+    """A computed kind is used only after its first op gave TensorFlow's answer."""
+    graph = live_models.LIVE_MODELS["mlp"]().graph
+    matmuls = [op for op in graph.get_operations() if op.type == "MatMul"]
+    flops = registered_flops.RegisteredFlops(graph)
+    function = flops.function("MatMul")
+    flops._unchecked[function] = (lambda op, args: 7, ())
+    values = [flops.value(op, function) for op in matmuls]
+    assert function not in flops._checked
+    assert all(value[0] != 7 for value in values)
+    agreeing = registered_flops.RegisteredFlops(graph)
+    assert [agreeing.value(op, function) for op in matmuls] == values
+    assert function in agreeing._checked
+
+
+def _shapes_graph() -> Any:
+    """Outputs of every kind of static shape, several outputs, none."""
+    tf1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, [None, 300, 0], name="x")
+        tf1.placeholder(tf.float32, None, name="unknown_rank")
+        tf.constant(1.0, name="scalar")
+        tf.split(tf1.placeholder(tf.float32, [4, 6]), 2, axis=1, name="split")
+        tf.unique(tf1.placeholder(tf.int32, [None]), name="unique")
+        tf.identity(x, name="same_as_x")
+        tf.no_op(name="nothing")
+        tf1.placeholder(tf.float32, [2**40, 3], name="large")
+    return graph
+
+
+def _decoded_graphs(data: bytes) -> list[Any]:
+    from tfprof_lite.proto import graphs
+
+    decoded = [graphs.graph_columns_from_message(pb.GraphDef.FromString(data))]
+    if graphs.native_graph_available():
+        native = graphs.native_graph_columns(data)
+        if native is not None:  # None: declined, the pure path reads it
+            decoded.append(native)
+    return decoded
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("model", [*sorted(live_models.LIVE_MODELS), "edge", "shapes"])
+def test_graph_columns_equal_the_decoded_graph_def(
+    model: str, pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The node columns of a live graph equal those both decoders read from
+    ``as_graph_def(add_shapes=True)`` serialized, ``_output_shapes`` bytes included."""
+    from tfprof_lite.capture import graphdef
+
+    builders = {"edge": _edge_graph, "shapes": _shapes_graph}
+    graph = builders[model]() if model in builders else live_models.LIVE_MODELS[model]().graph
+    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
+    wire = graph.as_graph_def(add_shapes=True).SerializeToString()
+    decoded = _decoded_graphs(wire)
+    if pure:
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+
+    def tensorflows_way(graph: Any) -> bytes:
+        raise AssertionError("the GraphDef was taken TensorFlow's way")
+
+    monkeypatch.setattr(graphdef, "graph_def_bytes", tensorflows_way)
+    got = graphdef.graph_columns(graph)
+    assert any("_output_shapes" in attrs for attrs in got.attrs)
+    for other in decoded:
+        assert got.names == other.names
+        assert got.ops == other.ops
+        assert got.inputs == other.inputs
+        assert got.attrs == other.attrs
+        assert got.shapes == other.shapes
+        assert got.output_shapes == other.output_shapes
+        assert got.str_attrs == other.str_attrs
+
+
+def test_graph_columns_append_to_an_output_shapes_attribute() -> None:
+    """A node that already has ``_output_shapes`` gets TensorFlow's shapes appended
+    to it, as ``as_graph_def(add_shapes=True)`` does."""
+    from tensorflow.core.framework import attr_value_pb2
+
+    from tfprof_lite.capture import graphdef
+
+    graph = _shapes_graph()
+    preset = attr_value_pb2.AttrValue()
+    preset.list.shape.add().unknown_rank = True
+    graph.get_operation_by_name("scalar")._set_attr("_output_shapes", preset)
+    got = graphdef.graph_columns(graph)
+    want = _decoded_graphs(graph.as_graph_def(add_shapes=True).SerializeToString())[-1]
+    index = got.names.index("scalar")
+    assert got.output_shapes[index] == {0: [], 1: [1]}
+    assert got.attrs == want.attrs and got.output_shapes == want.output_shapes

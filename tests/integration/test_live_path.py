@@ -294,3 +294,30 @@ def test_views_built_before_new_runtime_nodes(freeze: str) -> None:
     assert problems == []
     text = differential.our_text(ours, "scope", B.time_and_memory(min_bytes=0))
     assert "_retval" not in text
+
+
+@pytest.mark.parametrize("first_read", ["code", "profile"])
+@pytest.mark.parametrize("model_name", ["mlp", "cond", "rnn"])
+def test_call_stacks_read_before_any_step(model_name: str, first_read: str) -> None:
+    """``Profiler(graph)`` leaves the ops' call stacks pending; read first by the code
+    view or by a written profile, before any step, they are TF's, and so is
+    everything after the first step (whose op log no longer carries them)."""
+    model = live_models.LIVE_MODELS[model_name]()
+    try:
+        ours = tfprof_lite.Profiler(model.graph)
+        tf_prof = tf_oracle.LiveTf(model.graph)
+        if first_read == "code":
+            options = differential.OPTION_SETS["all_select"]()
+            problems = _compare(ours, tf_prof, "code", "all_select", options)
+        else:
+            problems = _compare_profiles(ours, tf_prof)
+        problems += _compare_sets(ours, tf_prof, QUICK_SETS, [-1])
+        problems += _compare_profiles(ours, tf_prof)
+        data = model.traced_step()
+        ours.add_step(0, data)
+        tf_prof.add_step(0, tf_oracle._parse_run_meta(data))
+        problems += _compare_sets(ours, tf_prof, QUICK_SETS, [0])
+        problems += _compare_profiles(ours, tf_prof)
+    finally:
+        model.close()
+    assert problems == []

@@ -24,6 +24,7 @@ import tfprof_lite
 from tests.mutations import INSERTS, OVERWRITES, attr_values, mutate
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.decode import code_stacks
+from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import graphs
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
@@ -125,6 +126,29 @@ def _hand_graph() -> Any:
     d.attr["shape"].shape.CopyFrom(_shape(4, 5, 6))
     d.attr["dtype"].func.name = "f"
     d.attr["dtype"].func.attr["inner"].s = b"v"
+    t = d.attr["value"].tensor  # every field of a tensor the decoder reads as plain
+    t.dtype, t.version_number, t.tensor_content = 1, 7, b"\x00\xff"
+    t.tensor_shape.CopyFrom(_shape(2, -1))
+    t.float_val.extend([1.5, -0.0])
+    t.double_val.append(2.5)
+    t.int_val.extend([-1, 2**31 - 1])
+    t.string_val.extend([b"", b"\xff"])
+    t.int64_val.append(I64_MIN)
+    t.bool_val.extend([True, False])
+    t.half_val.append(3)
+    t.uint32_val.append(2**32 - 1)
+    t.uint64_val.append(2**64 - 1)
+    t.scomplex_val.extend([1.0, 2.0])  # not read as plain: protobuf checks the value
+    listed = d.attr["_class"].list  # every kind of a list
+    listed.s.extend([b"loc:@a", b"\xfe"])
+    listed.i.extend([-5, 6])
+    listed.f.append(0.25)
+    listed.b.append(True)
+    listed.type.extend([1, 2])
+    listed.shape.add().CopyFrom(_shape(3))
+    d.attr["f"].f = -1.25
+    d.attr["b"].b = True
+    d.attr["placeholder"].placeholder = "T"
     g.node.add(name="a", op="Duplicate")  # a repeated name: the model keeps the first
     e = g.node.add(name="e")  # no op, no attributes
     e.attr["data_format"].s = b"NHWC"
@@ -226,6 +250,30 @@ def _decline_graphs() -> list[tuple[str, bytes]]:
             "bad attribute value",
             _field(1, node + _field(5, _field(1, b"k") + _field(2, b"\x0a\x05"))),
         ),
+        (
+            "attribute varint of eleven bytes",
+            _field(
+                1, node + _field(5, _field(1, b"T") + _field(2, b"\x30" + b"\xff" * 10 + b"\x01"))
+            ),
+        ),
+        (
+            "packed floats of five bytes",
+            _field(
+                1, node + _field(5, _field(1, b"v") + _field(2, _field(8, _field(5, b"12345"))))
+            ),
+        ),
+        (
+            "shape of a tensor with a bad dim",
+            _field(
+                1,
+                node
+                + _field(5, _field(1, b"v") + _field(2, _field(8, _field(2, b"\x12\x02\x08")))),
+            ),
+        ),
+        (
+            "attribute bytes cut short",
+            _field(1, node + _field(5, _field(1, b"s") + _field(2, b"\x12\x05abc"))),
+        ),
     ]
 
 
@@ -298,6 +346,29 @@ def _decline_or_agree(
 def test_mutated_graphs_decline_or_agree() -> None:
     seeds = [_hand_graph().SerializeToString(), hc.code_case().graph_def]
     _decline_or_agree(seeds, 20261126, graphs.native_graph_columns, _pure_graph, assert_same_graph)
+
+
+def _names_agree(raw: bytes) -> bool:
+    """``graph_names`` declines exactly where ``graph`` does, with the same names,
+    ops and distinct attribute values otherwise; whether they took ``raw``."""
+    module = graphs._native()
+    full, lean = module.graph(raw), module.graph_names(raw)
+    assert (full is None) == (lean is None), raw.hex()
+    if full is not None:
+        assert (lean[0], lean[1], lean[2]) == (full[0], full[1], full[8])
+    return full is not None
+
+
+def test_names_mode_checks_what_the_full_decoder_checks() -> None:
+    seeds = [_hand_graph().SerializeToString(), hc.code_case().graph_def]
+    seeds += [g for g, _ in _raw_cases()]
+    for raw in seeds:
+        _names_agree(raw)
+    for _what, raw in _decline_graphs():
+        assert graphs.native_graph_names(raw) is None, _what
+    rng = random.Random(27)
+    taken = [_names_agree(_mutations(seeds[i % 2], rng)) for i in range(_mutation_count())]
+    assert 100 < sum(taken) < len(taken) - 100
 
 
 def test_mutated_logs_decline_or_agree() -> None:
@@ -434,6 +505,45 @@ def test_native_op_log_merge_equals_python() -> None:
         assert native[6:] == pure[6:]
 
 
+def test_native_op_log_merge_into_pending_types() -> None:
+    """With a dict for ``op_types`` (the model's types of nodes whose sets are not
+    made yet) ``merge_op_log`` collects each node's types there, untracked sets,
+    and the rest of the columns end as with the list."""
+    import copy
+    import gc
+
+    from tfprof_lite._native import load
+
+    module = load("_graphdecode")
+    rng = random.Random(17)
+    for n_nodes in [0, 1, 2, 5, 30, 200] * 5:
+        args = merge_case(rng, n_nodes)
+        listed, pending = copy.deepcopy(args), copy.deepcopy(args)
+        made = pending[6]
+        pending = (*pending[:6], {}, *pending[7:])
+        assert module.merge_op_log(*listed) is module.merge_op_log(*pending)
+        for nid, types in pending[6].items():
+            assert types and not gc.is_tracked(types)
+            made[nid] |= types
+        assert made == listed[6] and pending[7:] == listed[7:]
+
+
+def test_profiler_makes_op_type_sets_on_first_read() -> None:
+    """A GraphDef and op log given as bytes: the op type sets are made on first
+    read, with the op log's types and those of nodes added in between."""
+    raw, log = _hand_graph().SerializeToString(), _hand_log().SerializeToString()
+    model = tfprof_lite.Profiler(raw, op_log=log).model
+    assert model._op_types == [] and model.pending_types == {
+        0: {"_trainable_variables", "x"},
+        2: {"y"},
+    }
+    pseudo = model.new_pseudo_node("pseudo")
+    model.add_op_log([OpLogEntrySpec("pseudo", types=["z"])], {})
+    assert model.op_types[:3] == [{"Const", "_trainable_variables", "x"}, {"Ωp"}, {"Conv2D", "y"}]
+    assert model.op_types[pseudo] == {"pseudo", "z"} and len(model.op_types) == len(model.names)
+    assert model.pending_types == {}
+
+
 def test_native_op_log_merge_refuses_bad_columns() -> None:
     from tfprof_lite._native import load
 
@@ -449,3 +559,69 @@ def test_native_op_log_merge_refuses_bad_columns() -> None:
         module.merge_op_log({"n0": 99}, ["n0"], [1], [()], [0], *rest[4:])
     with pytest.raises(TypeError):
         module.merge_op_log(index, ["n0"], [1], [["t"]], [0], *rest[4:])
+
+
+def test_profiler_decodes_node_details_on_first_read() -> None:
+    """A GraphDef given as bytes: names and ops at construction, the other
+    columns (inputs .. string attributes) when one is first read, equal to the
+    columns decoded at once; nodes added in between keep their places."""
+    raw = _hand_graph().SerializeToString()
+    model = tfprof_lite.Profiler(raw).model
+    assert model.pending_details and model._inputs == [] and model._attrs == []
+    pseudo = model.new_pseudo_node("pseudo")  # added before the details are read
+    model.add_graph_columns(graphs.native_graph_names(_field(1, _field(1, b"late"))))
+    assert model.pending_details
+    full = graphs.native_graph_columns(raw)
+    assert full is not None
+    n = len(full.names)
+    assert model.inputs[:n] != [] and not model.pending_details
+    kept = [0, 1, 2, 3, 5, 6]  # the repeated name "a" (row 4) is left out
+    for name in graphs.DETAILS:
+        column = getattr(model, name)
+        assert len(column) == len(model.names) == len(kept) + 2
+        assert column[: len(kept)] == [getattr(full, name)[i] for i in kept], name
+    assert model.names[pseudo] == "pseudo" and model.inputs[pseudo] == {}
+    assert model.shapes[pseudo] is None and model.names[-1] == "late"
+    assert model.attrs[-1] == {} and model.output_shapes[-1] == {}
+
+
+def test_detail_columns_written_before_read() -> None:
+    """Setting a detail column while details are pending decodes them first, so the
+    value set is what stays."""
+    model = tfprof_lite.Profiler(_hand_graph().SerializeToString()).model
+    assert model.pending_details
+    replaced = [{} for _ in model.names]
+    model.str_attrs = replaced
+    assert model.str_attrs is replaced and not model.pending_details
+    assert model.inputs[1] == {0: "a", 1: "a", 2: "a", 3: "a", 4: "a"}
+
+
+def test_details_read_in_another_thread_while_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread reading a detail column while another decodes the pending
+    details waits for complete lists; it never sees the placeholders."""
+    import threading
+    import time
+
+    model = tfprof_lite.Profiler(_hand_graph().SerializeToString()).model
+    seen: list[Any] = []
+    started = threading.Event()
+
+    def reader() -> None:
+        started.set()
+        seen.append(list(model.inputs))
+
+    decode = GraphColumns.with_details
+    threads: list[threading.Thread] = []
+
+    def slow_decode(cols: GraphColumns) -> GraphColumns:
+        thread = threading.Thread(target=reader)
+        threads.append(thread)
+        thread.start()
+        started.wait(5)
+        time.sleep(0.05)  # the reader runs now, while this decode is under way
+        return decode(cols)
+
+    monkeypatch.setattr(GraphColumns, "with_details", slow_decode)
+    first = list(model.inputs)
+    threads[0].join(5)
+    assert seen == [first] and None not in first and len(first) == len(model.names)

@@ -174,6 +174,7 @@ def _graph_calls() -> list[tuple[str, Any]]:
     calls += [("graph", tg._mutations(graph, rng)) for _ in range(MUTATIONS)]
     calls += [("op_log", tg._mutations(log, rng)) for _ in range(MUTATIONS)]
     calls += [("graph", graph[:n]) for n in range(0, len(graph), 5)]
+    calls += [("graph_names", data) for name, data in list(calls) if name == "graph"]
     calls += [("op_type_sets", ["MatMul", "", "ü"] * 50), ("op_type_sets", [])]
     return calls
 

@@ -11,6 +11,11 @@
  *   holding every distinct AttrValue once, as the one attribute of a node (the
  *   caller parses it with upb: this decoder does not look into attribute values
  *   other than the three it reads). Equal AttrValue bytes share one object.
+ * graph_names(data: bytes) -> tuple | None
+ *   (names, ops, wrapped): the first two columns of graph() and its ``wrapped``;
+ *   every other field is read and checked as graph() does (it declines on the
+ *   same bytes) but builds nothing, so that the other columns can be decoded
+ *   later, when a view needs them.
  * op_log(data: bytes) -> tuple | None
  *   (names, float_ops, types, trace_ids, traces, id_to_string): per entry its
  *   name, FLOPs, extra types (tuple) and the index of its call stack in
@@ -69,6 +74,20 @@ static uint64_t hash_mix(uint64_t h, uint64_t w) {
 
 static uint64_t hash_range(uint64_t h, Ptr p, Ptr end) {
     uint64_t w = 0;
+    if (end - p >= 32) { /* four independent lanes: long spans (call stacks) hash faster */
+        uint64_t lane[4] = {h, h ^ 0x452821E638D01377ull, h ^ 0xBE5466CF34E90C6Cull,
+                            h ^ 0xC0AC29B7C97C50DDull};
+        uint64_t words[4];
+        while (end - p >= 32) {
+            memcpy(words, p, sizeof words);
+            lane[0] = hash_mix(lane[0], words[0]);
+            lane[1] = hash_mix(lane[1], words[1]);
+            lane[2] = hash_mix(lane[2], words[2]);
+            lane[3] = hash_mix(lane[3], words[3]);
+            p += 32;
+        }
+        h = hash_mix(hash_mix(hash_mix(lane[0], lane[1]), lane[2]), lane[3]);
+    }
     while (end - p >= 8) {
         memcpy(&w, p, 8);
         h = hash_mix(h, w);
@@ -167,13 +186,16 @@ static PyObject *table_text(Table *t, Span key) {
 
 /* ------------------------------------------------------------------ shapes */
 
-/* TensorShapeProto -> tfprof's dims list: [1] for a known-rank scalar. */
+/* TensorShapeProto -> tfprof's dims list: [1] for a known-rank scalar; with
+ * ``out`` NULL the value is only checked (the same declines, no list). */
 static int shape_dims(Span body, PyObject **out) {
     Ptr p = body.p;
     WireBuf dims = {NULL, 0, 0};
     int unknown_rank = 0, rc = OK;
     size_t n, i;
-    *out = NULL;
+    if (out != NULL) {
+        *out = NULL;
+    }
     while (p < body.end && rc == OK) {
         uint32_t number, wire;
         uint64_t v = 0;
@@ -198,7 +220,7 @@ static int shape_dims(Span body, PyObject **out) {
                     rc = DECLINE;
                 }
             }
-            if (rc == OK) {
+            if (rc == OK && out != NULL) {
                 rc = wire_put_i64(&dims, size);
             }
         } else if (number == 3) {
@@ -209,6 +231,10 @@ static int shape_dims(Span body, PyObject **out) {
         }
     }
     n = dims.len / sizeof(int64_t);
+    if (out == NULL) {
+        wire_buf_free(&dims);
+        return rc;
+    }
     if (rc == OK) {
         *out = PyList_New(n == 0 && !unknown_rank ? 1 : (Py_ssize_t)n);
         rc = *out == NULL ? FAIL : OK;
@@ -257,16 +283,18 @@ static int attr_single(Span value, uint32_t *number, Span *body) {
     return p == value.end ? OK : DECLINE;
 }
 
-/* ``_output_shapes``: {index: dims} of a list value's shapes ({} otherwise). */
+/* ``_output_shapes``: {index: dims} of a list value's shapes ({} otherwise);
+ * with ``out`` NULL the value is only checked. */
 static int output_shapes(Span value, PyObject **out) {
     uint32_t number, wire;
-    Span list, item;
+    Span list = {NULL, NULL}, item;
     Ptr p;
     Py_ssize_t index = 0;
-    *out = NULL;
+    if (out != NULL) {
+        *out = NULL;
+    }
     TRY(attr_single(value, &number, &list));
-    *out = PyDict_New();
-    if (*out == NULL) {
+    if (out != NULL && (*out = PyDict_New()) == NULL) {
         return FAIL;
     }
     if (number != 1) {
@@ -290,10 +318,16 @@ static int output_shapes(Span value, PyObject **out) {
         if (number != 7) {
             continue;
         }
+        if (out == NULL) {
+            TRY(shape_dims(item, NULL));
+            continue;
+        }
         TRY(shape_dims(item, &dims));
         TRY(dict_put(*out, PyLong_FromSsize_t(index++), dims));
     }
-    wire_untrack(*out);
+    if (out != NULL) {
+        wire_untrack(*out);
+    }
     return OK;
 }
 
@@ -307,6 +341,7 @@ typedef struct {
     PyObject *zero;
     Table strings;          /* op types and attribute names */
     WireBuf spans;          /* scratch: Span per input */
+    int lean;               /* names and ops only: the rest checked, not built */
 } Graph;
 
 typedef struct {
@@ -339,29 +374,129 @@ static int put_head(WireBuf *b, uint8_t key, size_t len) {
     return wire_buf_put(b, &key, 1) == OK ? put_varint(b, len) : FAIL;
 }
 
-/* A new reference to the bytes of an AttrValue; equal values share one object.
- * A value met first is also added to ``wrapped`` as the one attribute of a
- * GraphDef node (node 1 > attr 5 > value 2), for the caller's protobuf check. */
-static PyObject *attr_bytes(Graph *g, Span value) {
+/* The slot of an AttrValue's bytes in ``values``. A value met first is added to
+ * ``wrapped`` as the one attribute of a GraphDef node (node 1 > attr 5 > value
+ * 2), for the caller's protobuf check. */
+/* ------------------------------------------------------- plain attr values */
+
+/* Value kinds of the fields a plain value may hold (see attr_plain). */
+enum { K_BYTES = 1, K_VARINT, K_FIXED32, K_FIXED64, K_SHAPE, K_TENSOR };
+
+/* One field of kind ``kind`` at ``*pp`` (wire type ``wire``, its key read) that
+ * any protobuf parse takes; repeated numbers may be packed. 0 for anything else. */
+static int field_plain(Ptr *pp, Ptr end, uint32_t wire, int kind) {
+    Span body;
+    uint64_t v;
+    size_t n;
+    if (kind == K_VARINT && wire == WIRE_VARINT) {
+        return wire_varint(pp, end, &v) == OK;
+    }
+    n = kind == K_FIXED32 ? 4 : 8;
+    if ((kind == K_FIXED32 && wire == 5u) || (kind == K_FIXED64 && wire == 1u)) {
+        if ((size_t)(end - *pp) < n) {
+            return 0;
+        }
+        *pp += n;
+        return 1;
+    }
+    if (wire != WIRE_LEN || wire_len(pp, end, &body) != OK) {
+        return 0;
+    }
+    switch (kind) {
+    case K_BYTES:
+        return 1;
+    case K_VARINT: /* packed */
+        while (body.p < body.end) {
+            if (wire_varint(&body.p, body.end, &v) != OK) {
+                return 0;
+            }
+        }
+        return 1;
+    case K_FIXED32:
+    case K_FIXED64:
+        return span_len(body) % n == 0;
+    case K_SHAPE:
+        return shape_dims(body, NULL) == OK;
+    default:
+        return 0;
+    }
+}
+
+/* Whether every field of ``body`` is plain, the kind of field N being
+ * ``kinds[N]`` (0 or N >= count: not plain). */
+static int fields_plain(Span body, const unsigned char *kinds, uint32_t count) {
+    Ptr p = body.p;
+    while (p != NULL && p < body.end) {
+        uint32_t number, wire;
+        if (wire_tag(&p, body.end, &number, &wire) != OK || number >= count ||
+            !kinds[number] || !field_plain(&p, body.end, wire, kinds[number])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* TensorProto: dtype, shape, version, content, the numeric and string values. */
+static const unsigned char TENSOR_KINDS[18] = {
+    0,         K_VARINT, K_SHAPE,  K_VARINT, K_BYTES,  K_FIXED32,
+    K_FIXED64, K_VARINT, K_BYTES,  0,        K_VARINT, K_VARINT,
+    0,         K_VARINT, 0,        0,        K_VARINT, K_VARINT};
+/* AttrValue.ListValue: s, i, f, b, type, shape (not tensor, func). */
+static const unsigned char LIST_KINDS[8] = {0,        0,        K_BYTES, K_VARINT,
+                                            K_FIXED32, K_VARINT, K_VARINT, K_SHAPE};
+
+/* Whether an AttrValue's bytes are ones any protobuf parse takes, read here:
+ * nothing, or one field among ``s``, ``i``, ``f``, ``b``, ``type``, ``shape``,
+ * a ``list`` of those and a ``tensor`` of the fields in TENSOR_KINDS. Such
+ * values need no protobuf check; the others go to ``wrapped``. */
+static int attr_plain(Span value) {
+    static const unsigned char kinds[9] = {0,        0,        K_BYTES,  K_VARINT, K_FIXED32,
+                                           K_VARINT, K_VARINT, K_SHAPE,  0};
+    Ptr p = value.p;
+    uint32_t number, wire;
+    Span body;
+    if (p == NULL || p == value.end) {
+        return 1;
+    }
+    if (wire_tag(&p, value.end, &number, &wire) != OK) {
+        return 0;
+    }
+    if ((number == 1 || number == 8) && wire == WIRE_LEN) {
+        return wire_len(&p, value.end, &body) == OK && p == value.end &&
+               (number == 1 ? fields_plain(body, LIST_KINDS, 8) : fields_plain(body, TENSOR_KINDS, 18));
+    }
+    return number < 9 && kinds[number] && field_plain(&p, value.end, wire, kinds[number]) &&
+           p == value.end;
+}
+
+static Slot *attr_value(Graph *g, Span value) {
     Slot *s = table_find(&g->values, value);
     size_t n = span_len(value), entry, node;
+    if (s == NULL || s->used) {
+        return s;
+    }
+    s->used = 1;
+    g->values.count++;
+    if (attr_plain(value)) {
+        return s;
+    }
+    entry = 1 + varint_size(n) + n;
+    node = 1 + varint_size(entry) + entry;
+    if (put_head(&g->wrapped, 0x0A, node) != OK || put_head(&g->wrapped, 0x2A, entry) != OK ||
+        put_head(&g->wrapped, 0x12, n) != OK || wire_buf_put(&g->wrapped, value.p, n) != OK) {
+        return NULL;
+    }
+    return s;
+}
+
+/* A new reference to the bytes of an AttrValue; equal values share one object. */
+static PyObject *attr_bytes(Graph *g, Span value) {
+    Slot *s = attr_value(g, value);
     if (s == NULL) {
         return NULL;
     }
-    if (!s->used) {
-        s->obj = bytes_of(value);
-        if (s->obj == NULL) {
-            return NULL;
-        }
-        s->used = 1;
-        g->values.count++;
-        entry = 1 + varint_size(n) + n;
-        node = 1 + varint_size(entry) + entry;
-        if (put_head(&g->wrapped, 0x0A, node) != OK || put_head(&g->wrapped, 0x2A, entry) != OK ||
-            put_head(&g->wrapped, 0x12, n) != OK ||
-            wire_buf_put(&g->wrapped, value.p, n) != OK) {
-            return NULL;
-        }
+    if (s->obj == NULL && (s->obj = bytes_of(value)) == NULL) {
+        return NULL;
     }
     Py_INCREF(s->obj);
     return s->obj;
@@ -392,9 +527,19 @@ static int input_name(Span s, Span *name) {
 }
 
 static int node_inputs(Graph *g, const Span *spans, size_t n) {
-    PyObject *inputs = PyDict_New(), *src_output = PyDict_New();
+    PyObject *inputs, *src_output;
     size_t i;
-    int rc = inputs && src_output ? OK : FAIL;
+    int rc;
+    if (g->lean) {
+        Span name;
+        for (i = 0; i < n; i++) {
+            TRY(input_name(spans[i], &name));
+        }
+        return OK;
+    }
+    inputs = PyDict_New();
+    src_output = PyDict_New();
+    rc = inputs && src_output ? OK : FAIL;
     for (i = 0; rc == OK && i < n; i++) {
         Span name;
         PyObject *text, *pos;
@@ -452,9 +597,37 @@ static int attr_entry(Graph *g, Span entry, PyObject *attrs, NodeSpans *ns) {
         ns->data_format = value;
         ns->has_data_format = 1;
     }
+    if (g->lean) {
+        return attr_plain(value) || attr_value(g, value) != NULL ? OK : FAIL;
+    }
     k = table_text(&g->strings, key);
     v = attr_bytes(g, value);
     return dict_put(attrs, k, v);
+}
+
+/* The checks of node_derived without its columns (lean decoding). */
+static int node_checked(NodeSpans *ns) {
+    uint32_t number;
+    Span body;
+    if (ns->has_shape) {
+        TRY(attr_single(ns->shape, &number, &body));
+        if (number == 7) {
+            if (body.p == NULL) {
+                return DECLINE;
+            }
+            TRY(shape_dims(body, NULL));
+        }
+    }
+    if (ns->has_out_shapes) {
+        TRY(output_shapes(ns->out_shapes, NULL));
+    }
+    if (ns->has_data_format) {
+        TRY(attr_single(ns->data_format, &number, &body));
+        if (number == 2 && body.p == NULL) {
+            return DECLINE;
+        }
+    }
+    return OK;
 }
 
 /* The derived columns: shape, output shapes (shared by equal values), str attrs. */
@@ -559,9 +732,9 @@ static int node_fields(Graph *g, Span body, NodeSpans *ns, PyObject *attrs) {
 
 static int graph_node(Graph *g, Span body) {
     NodeSpans ns;
-    PyObject *attrs = PyDict_New();
+    PyObject *attrs = NULL;
     int rc;
-    if (attrs == NULL) {
+    if (!g->lean && (attrs = PyDict_New()) == NULL) {
         return FAIL;
     }
     memset(&ns, 0, sizeof ns);
@@ -575,6 +748,9 @@ static int graph_node(Graph *g, Span body) {
     }
     if (rc == OK) {
         rc = node_inputs(g, (const Span *)g->spans.data, g->spans.len / sizeof(Span));
+    }
+    if (g->lean) {
+        return rc == OK ? node_checked(&ns) : rc;
     }
     if (rc == OK) {
         rc = node_derived(g, &ns, attrs);
@@ -675,19 +851,21 @@ static void drop_lists(PyObject **cols[], size_t n) {
     }
 }
 
-static PyObject *graph(PyObject *self, PyObject *arg) {
+/* graph() (all eight columns) or, ``lean``, graph_names() (names and ops). */
+static PyObject *decode_graph(PyObject *arg, int lean) {
     Graph g;
     Span data;
     PyObject **cols[] = {&g.names, &g.ops,    &g.inputs,        &g.src_output,
                          &g.attrs, &g.shapes, &g.output_shapes, &g.str_attrs};
+    size_t ncols = lean ? 2 : 8;
     PyObject *result = NULL;
     int rc;
-    (void)self;
     if (input_span(arg, &data) != OK) {
         return NULL;
     }
     memset(&g, 0, sizeof g);
-    rc = new_lists(cols, 8);
+    g.lean = lean;
+    rc = new_lists(cols, ncols);
     g.shared = PyDict_New();
     g.zero = PyLong_FromLong(0);
     if (rc == OK && g.shared && g.zero) {
@@ -696,11 +874,11 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
         rc = FAIL;
     }
     if (rc == OK) {
-        result = columns_tuple(cols, 8, 9);
+        result = columns_tuple(cols, ncols, ncols + 1);
         if (result != NULL) {
             PyObject *wrapped = PyBytes_FromStringAndSize(g.wrapped.data ? g.wrapped.data : "",
                                                           (Py_ssize_t)g.wrapped.len);
-            if (wrapped == NULL || PyTuple_SetItem(result, 8, wrapped) != 0) {
+            if (wrapped == NULL || PyTuple_SetItem(result, (Py_ssize_t)ncols, wrapped) != 0) {
                 Py_CLEAR(result);
             }
         }
@@ -708,7 +886,7 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
         result = Py_None;
         Py_INCREF(result);
     }
-    drop_lists(cols, 8);
+    drop_lists(cols, ncols);
     table_free(&g.values);
     wire_buf_free(&g.wrapped);
     Py_XDECREF(g.shared);
@@ -716,6 +894,16 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
     table_free(&g.strings);
     wire_buf_free(&g.spans);
     return result;
+}
+
+static PyObject *graph(PyObject *self, PyObject *arg) {
+    (void)self;
+    return decode_graph(arg, 0);
+}
+
+static PyObject *graph_names(PyObject *self, PyObject *arg) {
+    (void)self;
+    return decode_graph(arg, 1);
 }
 
 /* ------------------------------------------------------------------ op log */
@@ -791,7 +979,8 @@ static int code_def(OpLog *o, Span body, Py_ssize_t *index) {
     return OK;
 }
 
-static int log_entry(OpLog *o, Span body, PyObject *types) {
+/* One entry into the columns; ``*types`` is made when the entry has a type. */
+static int log_entry(OpLog *o, Span body, PyObject **types) {
     Ptr p = body.p;
     Span name = {NULL, NULL}, s;
     int64_t flops = 0;
@@ -808,7 +997,10 @@ static int log_entry(OpLog *o, Span body, PyObject *types) {
             flops = wire_i64(v);
         } else if (number == 3) {
             TRY(read_str(&p, body.end, wire, &s));
-            TRY(list_add(types, table_text(&o->strings, s)));
+            if (*types == NULL && (*types = PyList_New(0)) == NULL) {
+                return FAIL;
+            }
+            TRY(list_add(*types, table_text(&o->strings, s)));
         } else if (number == 4 && !has_code) {
             TRY(read_span(&p, body.end, wire, &s));
             TRY(code_def(o, s, &trace));
@@ -819,7 +1011,7 @@ static int log_entry(OpLog *o, Span body, PyObject *types) {
     }
     TRY(list_add(o->names, wire_text(name)));
     TRY(list_add(o->float_ops, PyLong_FromLongLong(flops)));
-    TRY(list_add(o->types, PyList_AsTuple(types)));
+    TRY(list_add(o->types, *types ? PyList_AsTuple(*types) : PyTuple_New(0)));
     return list_add(o->trace_ids, PyLong_FromSsize_t(trace));
 }
 
@@ -851,13 +1043,9 @@ static int op_log_walk(OpLog *o, Span data) {
         TRY(wire_tag(&p, data.end, &number, &wire));
         TRY(read_span(&p, data.end, wire, &s));
         if (number == 1) {
-            PyObject *types = PyList_New(0);
-            int rc;
-            if (types == NULL) {
-                return FAIL;
-            }
-            rc = log_entry(o, s, types);
-            Py_DECREF(types);
+            PyObject *types = NULL;
+            int rc = log_entry(o, s, &types);
+            Py_XDECREF(types);
             TRY(rc);
         } else if (number == 2) {
             TRY(id_string(o, s));
@@ -929,22 +1117,59 @@ static PyObject *op_type_sets(PyObject *self, PyObject *ops) {
 /* merge_op_log(index, names, float_ops, types, trace_ids, stacks, op_types,
    static, traces) -> bool: ProfileModel.add_op_log_columns' loop over the
    entries (see tfprof_lite/model/profile.py); True when an entry of a known
-   node has a code trace. */
-static int merge_entry(PyObject *const *a, Py_ssize_t i, Py_ssize_t nid, int *traced) {
-    PyObject *flops = PyList_GetItem(a[2], i), *types = PyList_GetItem(a[3], i);
+   node has a code trace. ``op_types`` is the model's list of sets, or a dict
+   (node id -> set, sets made as needed) collecting the types of nodes whose
+   sets are not made yet. */
+/* The op types set of node ``nid`` (borrowed): op_types[nid] of a list, or the
+   dict's value under ``key`` (the node id), a new untracked set if it has none. */
+static PyObject *types_of(PyObject *op_types, PyObject *key, Py_ssize_t nid) {
+    PyObject *set;
+    if (PyList_Check(op_types)) {
+        return PyList_GetItem(op_types, nid);
+    }
+    set = PyDict_GetItemWithError(op_types, key);
+    if (set != NULL || PyErr_Occurred()) {
+        return set;
+    }
+    set = PySet_New(NULL);
+    if (set == NULL) {
+        return NULL;
+    }
+    wire_untrack(set);
+    if (PyDict_SetItem(op_types, key, set) != 0) {
+        Py_DECREF(set);
+        return NULL;
+    }
+    Py_DECREF(set); /* the dict holds it */
+    return set;
+}
+
+static int merge_entry(PyObject *const *a, Py_ssize_t i, PyObject *key, Py_ssize_t nid,
+                       int *traced) {
+    PyObject *flops = PyList_GetItem(a[2], i), *types = PyList_GetItem(a[3], i), *set;
     Py_ssize_t trace = PyLong_AsSsize_t(PyList_GetItem(a[4], i)), k;
     int truth;
     if (trace == -1 && PyErr_Occurred()) {
         return FAIL;
     }
-    if (!PyTuple_Check(types) ||
-        (PyTuple_Size(types) > 0 && !PySet_Check(PyList_GetItem(a[6], nid)))) {
+    if (!PyTuple_Check(types)) {
         PyErr_SetString(PyExc_TypeError, "merge_op_log(): types must be tuples, op_types sets");
         return FAIL;
     }
-    for (k = 0; k < PyTuple_Size(types); k++) {
-        if (PySet_Add(PyList_GetItem(a[6], nid), PyTuple_GetItem(types, k)) != 0) {
+    if (PyTuple_Size(types) > 0) {
+        set = types_of(a[6], key, nid);
+        if (set == NULL && PyErr_Occurred()) {
             return FAIL;
+        }
+        if (set == NULL || !PySet_Check(set)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "merge_op_log(): types must be tuples, op_types sets");
+            return FAIL;
+        }
+        for (k = 0; k < PyTuple_Size(types); k++) {
+            if (PySet_Add(set, PyTuple_GetItem(types, k)) != 0) {
+                return FAIL;
+            }
         }
     }
     truth = PyObject_IsTrue(flops);
@@ -980,20 +1205,20 @@ static PyObject *merge_op_log(PyObject *self, PyObject *args) {
                           &a[5], &a[6], &a[7], &a[8])) {
         return NULL;
     }
-    if (!PyDict_Check(a[0])) {
-        PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict and eight lists");
+    if (!PyDict_Check(a[0]) || !(PyList_Check(a[6]) || PyDict_Check(a[6]))) {
+        PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict, lists and op_types");
         return NULL;
     }
     for (k = 1; k < 9; k++) {
-        if (!PyList_Check(a[k])) {
-            PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict and eight lists");
+        if (k != 6 && !PyList_Check(a[k])) {
+            PyErr_SetString(PyExc_TypeError, "merge_op_log() takes a dict, lists and op_types");
             return NULL;
         }
     }
     n = PyList_Size(a[1]);
-    size = PyList_Size(a[6]);
+    size = PyList_Size(a[7]);
     if (PyList_Size(a[2]) != n || PyList_Size(a[3]) != n || PyList_Size(a[4]) != n ||
-        PyList_Size(a[7]) != size || PyList_Size(a[8]) != size) {
+        (PyList_Check(a[6]) && PyList_Size(a[6]) != size) || PyList_Size(a[8]) != size) {
         PyErr_SetString(PyExc_ValueError, "merge_op_log(): column lengths differ");
         return NULL;
     }
@@ -1014,7 +1239,7 @@ static PyObject *merge_op_log(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_IndexError, "merge_op_log(): node id out of range");
             return NULL;
         }
-        if (merge_entry(a, i, nid, &traced) != OK) {
+        if (merge_entry(a, i, found, nid, &traced) != OK) {
             return NULL;
         }
     }
@@ -1024,6 +1249,9 @@ static PyObject *merge_op_log(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"graph", graph, METH_O,
      "graph(data: bytes) -> tuple | None: a GraphDef's node columns; None when declined."},
+    {"graph_names", graph_names, METH_O,
+     "graph_names(data: bytes) -> tuple | None: a GraphDef's node names and ops, the rest "
+     "checked as graph() does; None when declined."},
     {"op_log", op_log, METH_O,
      "op_log(data: bytes) -> tuple | None: an OpLogProto's entry columns; None when declined."},
     {"op_type_sets", op_type_sets, METH_O,

@@ -5,6 +5,10 @@ from typing import Any
 def graph(data: bytes) -> tuple[Any, ...] | None:
     """A GraphDef's node columns and distinct AttrValue bytes; None when declined."""
 
+def graph_names(data: bytes) -> tuple[Any, ...] | None:
+    """A GraphDef's node names and ops (the rest checked as ``graph`` does) and
+    its distinct AttrValue bytes; None when declined."""
+
 def op_log(data: bytes) -> tuple[Any, ...] | None:
     """An OpLogProto's entry columns, distinct call stacks and strings; None when declined."""
 
@@ -18,7 +22,7 @@ def merge_op_log(
     types: list[tuple[str, ...]],
     trace_ids: list[int],
     stacks: list[Any],
-    op_types: list[set[str]],
+    op_types: list[set[str]] | dict[int, set[str]],
     static: list[int],
     traces: list[Any],
 ) -> bool:

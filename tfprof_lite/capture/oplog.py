@@ -7,23 +7,25 @@ are first refined from the recorded tensor shapes (this mutates the graph, as
 TensorFlow's profiler does). TensorFlow re-derives every op's FLOPs on each
 ``add_step``; :class:`OpLogBuilder` gives the same entries incrementally: after
 the first call it revisits only new ops and the ops whose FLOPs can still change,
-those with a registered FLOP function and an input or output shape that was not
-fully known when they were last counted (refined shapes reach them whoever
-refined the graph: this builder, TensorFlow's own profiler, or the user).
+those with a registered FLOP function that read a shape that was not fully known
+when they were last counted (refined shapes reach them whoever refined the graph:
+this builder, TensorFlow's own profiler, or the user; see
+:mod:`~tfprof_lite.capture.registered_flops` for which shapes count as read).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tfprof_lite.base.foreign import is_tf_graph
 from tfprof_lite.capture.notes import note_incomplete_shapes, tf_deprecations_silenced
+from tfprof_lite.capture.registered_flops import RegisteredFlops
 from tfprof_lite.capture.requirement import require_tensorflow
+from tfprof_lite.capture.traces import PendingTraces, TraceEncoder
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.graphs import OpLogColumns
 from tfprof_lite.proto.wire import int_field, len_field, str_field, varint
@@ -91,99 +93,42 @@ class OpLogBuilder:
 
     Entries are encoded straight to wire format and parsed once: building the
     message field by field costs more than the flops registry calls. Call stacks
-    are encoded once per distinct ``StackTrace`` (equal traces share code objects
-    and instruction offsets, hence frames) and frames once per distinct frame.
+    go through one :class:`~tfprof_lite.capture.traces.TraceEncoder`; with
+    :meth:`build_deferred` they are left pending (see
+    :class:`~tfprof_lite.capture.traces.PendingTraces`) and the next build, or
+    :meth:`take_deferred`, resolves them.
     """
 
     def __init__(self, graph: Any, add_trace: bool = True) -> None:
         require_tensorflow("building an op log from a tf.Graph")
         self.graph = graph
         self.add_trace = add_trace
-        self._strings: dict[str, int] = {"none": 0}
         self._seen_ops = 0
-        self._stacks = _Stacks()
-        self._flops_types = _FlopsTypes()
-        self._tensors = _TensorLookup(graph)
-        self._frames: dict[tuple[str, int, str, str], bytes] = {}
-        # A frame's wire bytes -> its five int64 (OpLogColumns.traces), and a
-        # CodeDef field -> its frames packed so.
-        self._packed_frames: dict[bytes, bytes] = {}
-        self._packed: dict[bytes, bytes] = {}
+        self._traces = TraceEncoder()
+        self._pending: PendingTraces | None = None
+        self._registered = RegisteredFlops(graph)
+        self._flops_types = self._registered.function
         # Ops counted while a shape they read was unknown, in graph order.
         self._unsettled: dict[str, Any] = {}
 
-    def _string_id(self, text: str) -> int:
-        sid = self._strings.get(text)
-        if sid is None:
-            sid = len(self._strings)
-            self._strings[text] = sid
-        return sid
-
     def _flops(self, op: Any, function: Any) -> tuple[int, bool]:
-        """TensorFlow's registered ``flops`` statistic of ``op``, as
-        ``ops.get_stats_for_node_def`` gives it (a ``LookupError`` inside the
-        function means no statistic), the function called directly with the
-        graph's fast tensor look-up; and whether a shape it read was unknown."""
-        if function is None:  # get_stats_for_node_def returns an empty OpStats
-            return 0, False
-        try:
-            stats = function(self._tensors, op.node_def)
-        except LookupError:
-            return 0, False
-        except ValueError:
-            return 0, True
-        if stats is not None and stats.value:
-            return int(stats.value), False
-        return 0, False
-
-    def _frame(self, frame: tuple[str, int, str, str]) -> bytes:
-        """One ``CodeDef.traces`` element, framed (field 1)."""
-        data = self._frames.get(frame)
-        if data is None:
-            filename, lineno, funcname, line = frame
-            body = int_field(2, lineno if lineno else -1) + int_field(5, -1)
-            body += int_field(6, self._string_id(filename) if filename else 0)
-            body += int_field(7, self._string_id(funcname) if funcname else 0)
-            body += int_field(8, self._string_id(line) if line else 0)
-            data = len_field(1, body)
-            self._frames[frame] = data
-            self._packed_frames[data] = array(
-                "q",
-                [
-                    self._string_id(filename) if filename else 0,
-                    lineno if lineno else -1,
-                    self._string_id(funcname) if funcname else 0,
-                    self._string_id(line) if line else 0,
-                    -1,
-                ],
-            ).tobytes()
-        return data
-
-    def _code_def(self, op: Any, op_type: str) -> bytes:
-        """The op's ``code_def`` field (empty when it has no traceback, like the ops
-        of an imported GraphDef, or the traceback has no frame)."""
-        stack = op.traceback
-        if not stack:
-            return b""
-        key = (len(stack), op_type)
-        data = self._stacks.get(key, stack)
-        if data is None:
-            frames = [self._frame(tuple(f)) for f in stack]
-            body = b"".join(frames)
-            data = b"\x22" + varint(len(body)) + body if body else b""
-            if data:
-                self._packed[data] = b"".join([self._packed_frames[f] for f in frames])
-            self._stacks.put(key, stack, data)
-        return data
+        """TensorFlow's registered ``flops`` statistic of ``op`` by ``function``, as
+        ``ops.get_stats_for_node_def`` gives it, and whether a shape it read was
+        unknown (see :mod:`~tfprof_lite.capture.registered_flops`)."""
+        flops, missing, _ = self._registered.value(op, function)
+        return flops, missing
 
     def _entry(self, op: Any, with_trace: bool, op_type: str) -> tuple[_Entry | None, bool]:
         function = self._flops_types(op_type)
-        flops, missing = self._flops(op, function)
+        flops, missing, settled = self._registered.value(op, function)
         if function is not None:
-            self._settle(op)
+            if settled:
+                self._unsettled.pop(op.name, None)
+            else:
+                self._unsettled[op.name] = op
         if not with_trace:
             return (_Entry(flops) if flops else None), missing
-        return _Entry(flops, code=self._code_def(op, op_type)), missing
+        return _Entry(flops, code=self._traces.code_def(op, op_type)), missing
 
     def build(self, run_meta: Any = None, user_op_log: Any = None) -> Any:
         """The op log for the current graph state (our OpLogProto message).
@@ -206,25 +151,44 @@ class OpLogBuilder:
             return self._columns(logged)
         return self._merge(logged, user_op_log)
 
+    def build_deferred(self) -> tuple[OpLogColumns, bool]:
+        """As :meth:`build_columns` without a RunMetadata or user op log, but the
+        call stacks of the new ops left pending; and whether any of them has one
+        (resolved only as far as the first that has)."""
+        cols = self._columns(self._logged(None, defer=True))
+        return cols, self._pending is not None and self._pending.any()
+
+    def take_deferred(self) -> OpLogColumns:
+        """The entries (call stacks only) of the ops left pending by
+        :meth:`build_deferred`, now resolved; none when a build since took them."""
+        codes = self._pending.take() if self._pending is not None else {}
+        self._pending = None
+        return self._columns({name: _Entry(0, code=code) for name, code in codes.items()})
+
     def _columns(self, logged: dict[str, _Entry]) -> OpLogColumns:
         """The entries in order; equal call stacks share one trace, in order of
         first use (the decoders key them by their CodeDef bytes)."""
-        cols = OpLogColumns(id_to_string={sid: text for text, sid in self._strings.items()})
+        strings = self._traces.strings
+        cols = OpLogColumns(id_to_string={sid: text for text, sid in strings.items()})
+        packed = self._traces.packed
         trace_ids: dict[bytes, int] = {}
         for name, entry in logged.items():
             trace = -1
             if entry.code:
                 trace = trace_ids.setdefault(entry.code, len(trace_ids))
                 if trace == len(cols.traces):
-                    cols.traces.append(self._packed[entry.code])
+                    cols.traces.append(packed[entry.code])
             cols.names.append(name)
             cols.float_ops.append(entry.float_ops)
             cols.types.append(tuple(entry.types))
             cols.trace_ids.append(trace)
         return cols
 
-    def _logged(self, run_meta: Any) -> dict[str, _Entry]:
-        """The entries of the ops new since the last call and of those to revisit."""
+    def _logged(self, run_meta: Any, defer: bool = False) -> dict[str, _Entry]:
+        """The entries of the ops new since the last call and of those to revisit,
+        with the call stacks left pending by the previous call."""
+        pending = self._pending.take() if self._pending is not None else {}
+        self._pending = None
         if run_meta is not None:
             fill_missing_shapes(self.graph, run_meta)
         all_ops = self.graph.get_operations()
@@ -232,25 +196,23 @@ class OpLogBuilder:
         revisit = list(self._unsettled.values())
         first = self._seen_ops == 0
         self._seen_ops = len(all_ops)
+        trace = self.add_trace and not defer
         logged: dict[str, _Entry] = {}
         missing = 0
         with tf_deprecations_silenced():
             for op, is_new in [(op, False) for op in revisit] + [(op, True) for op in fresh]:
-                entry, miss = self._entry(op, self.add_trace and is_new, op.type)
+                entry, miss = self._entry(op, trace and is_new, op.type)
                 missing += miss
                 if entry is not None:
                     logged[op.name] = entry
+        for name, code in pending.items():
+            logged.setdefault(name, _Entry(0)).code = code
+        if defer and self.add_trace and fresh:
+            self._pending = PendingTraces(self._traces, fresh)
         self._add_trainable(logged, every=first)
         if run_meta is None:
             note_incomplete_shapes(missing)
         return logged
-
-    def _settle(self, op: Any) -> None:
-        """Track whether ``op``'s FLOPs can still change as shapes get refined."""
-        if _shapes_known(op):
-            self._unsettled.pop(op.name, None)
-        else:
-            self._unsettled[op.name] = op
 
     def _add_trainable(self, logged: dict[str, _Entry], every: bool) -> None:
         from tensorflow.python.framework import ops
@@ -270,7 +232,7 @@ class OpLogBuilder:
         strings = b"".join(
             [
                 len_field(2, int_field(1, sid) + str_field(2, text))
-                for text, sid in self._strings.items()
+                for text, sid in self._traces.strings.items()
             ]
         )
         if user_op_log is None or not len(user_op_log.log_entries):
@@ -308,111 +270,6 @@ class _Entry:
             body += str_field(3, text)
         body += self.code  # already framed (field 4)
         return b"\x0a" + varint(len(body)) + body
-
-
-class _Stacks:
-    """Encoded ``code_def`` fields by call stack.
-
-    Hashing a ``StackTrace`` costs several equality tests, so stacks are kept in
-    buckets by (depth, op type) and compared with ``==`` (equal stacks have the
-    same code objects and instruction offsets, hence frames); a bucket holding
-    more than a few stacks becomes a hash table.
-    """
-
-    _LINEAR = 8
-
-    def __init__(self) -> None:
-        self._buckets: dict[tuple[int, str], list[tuple[Any, bytes]] | dict[Any, bytes]] = {}
-
-    def get(self, key: tuple[int, str], stack: Any) -> bytes | None:
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            return None
-        if isinstance(bucket, dict):
-            return bucket.get(stack)
-        for known, data in bucket:
-            if known == stack:
-                return data
-        return None
-
-    def put(self, key: tuple[int, str], stack: Any, data: bytes) -> None:
-        bucket = self._buckets.setdefault(key, [])
-        if isinstance(bucket, dict):
-            bucket[stack] = data
-            return
-        bucket.append((stack, data))
-        if len(bucket) > self._LINEAR:
-            self._buckets[key] = dict(bucket)
-
-
-class _FlopsTypes:
-    """Op type -> TensorFlow's registered ``flops`` statistics function, or None."""
-
-    def __init__(self) -> None:
-        self._known: dict[str, Any] = {}
-
-    def __call__(self, op_type: str) -> Any:
-        if op_type not in self._known:
-            self._known[op_type] = _flops_function(op_type)
-        return self._known[op_type]
-
-
-class _TensorLookup:
-    """A ``tf.Graph`` as TensorFlow's flops functions see it, with a fast
-    ``get_tensor_by_name``.
-
-    The functions only read tensors by name (``graph_util.
-    tensor_shape_from_node_def_name``); TensorFlow's own look-up parses the name
-    under the graph's lock for each. A plain ``op:index`` name of an existing
-    output is looked up here; every other name goes to the graph, so results and
-    errors are TensorFlow's.
-    """
-
-    def __init__(self, graph: Any) -> None:
-        self._graph = graph
-        self._op_by_name = getattr(graph, "_get_operation_by_name", graph.get_operation_by_name)
-
-    def get_tensor_by_name(self, name: Any) -> Any:
-        """The tensor ``name`` (``op:index``), as ``tf.Graph.get_tensor_by_name``."""
-        if isinstance(name, str):
-            op_name, sep, index = name.partition(":")
-            if sep and index.isascii() and index.isdigit():
-                try:
-                    outputs = self._op_by_name(op_name).outputs
-                except KeyError:
-                    outputs = ()
-                if int(index) < len(outputs):
-                    return outputs[int(index)]
-        return self._graph.get_tensor_by_name(name)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
-
-
-def _shapes_known(op: Any) -> bool:
-    """Whether every input and output shape of ``op`` is fully defined."""
-    tensors = list(op.inputs) + list(op.outputs)
-    return all(t.get_shape().is_fully_defined() for t in tensors)
-
-
-def _flops_function(op_type: str) -> Any:
-    """TensorFlow's registered ``flops`` function for ``op_type``, or None."""
-    from tensorflow.python.framework import ops
-
-    registry = getattr(ops, "_stats_registry", None)
-    if registry is None:  # unknown TensorFlow internals: ask TensorFlow every time
-        return _registry_call
-    try:
-        return registry.lookup(f"{op_type},flops")
-    except LookupError:
-        return None
-
-
-def _registry_call(graph: Any, node_def: Any) -> Any:
-    """``ops.get_stats_for_node_def`` (through the public look-up)."""
-    from tensorflow.python.framework import ops
-
-    return ops.get_stats_for_node_def(graph, node_def, "flops")
 
 
 def graph_def_bytes(graph: Any) -> bytes:

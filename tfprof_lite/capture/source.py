@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfprof_lite.capture.oplog import OpLogBuilder, graph_def_bytes
+from tfprof_lite.capture.graphdef import graph_columns
+from tfprof_lite.capture.oplog import OpLogBuilder
+from tfprof_lite.proto.graphs import GraphColumns
 
 __all__ = ["GraphSource"]
 
@@ -22,22 +24,32 @@ class GraphSource:
         self._builder = OpLogBuilder(graph, add_trace=True)
         self._ops_sent = 0
 
-    def _new_nodes(self) -> bytes | None:
+    def _new_nodes(self) -> GraphColumns | None:
         count = len(self.graph.get_operations())
         if count == self._ops_sent:
             return None
         self._ops_sent = count
-        return graph_def_bytes(self.graph)
+        return graph_columns(self.graph)
 
-    def initial(self, user_op_log: Any = None) -> tuple[Any, Any]:
-        """GraphDef and merged default op log for ``Profiler(graph, op_log)``:
-        the op log as decoded columns, or as our message when a user op log is merged."""
-        op_log = self._builder.build_columns(user_op_log=user_op_log)
+    def initial(self, user_op_log: Any = None) -> tuple[Any, Any, bool]:
+        """GraphDef and merged default op log for ``Profiler(graph, op_log)``: the
+        op log as decoded columns, or as our message when a user op log is merged;
+        and whether call stacks were left pending (without a user op log they are:
+        :meth:`deferred_traces` gives them, as does the next step's op log)."""
+        if user_op_log is None or not len(user_op_log.log_entries):
+            op_log, traced = self._builder.build_deferred()
+        else:
+            op_log, traced = self._builder.build_columns(user_op_log=user_op_log), False
         graph_def = self._new_nodes()
-        return graph_def, op_log
+        return graph_def, op_log, traced
+
+    def deferred_traces(self) -> Any:
+        """The call stacks :meth:`initial` left pending, as op log columns (empty
+        once a step's op log has taken them)."""
+        return self._builder.take_deferred()
 
     def for_step(self, run_meta: Any) -> tuple[Any | None, Any]:
-        """New nodes (or None, else serialized) and the op log refined by ``run_meta``
-        (decoded columns)."""
+        """The graph's nodes when some were added since (decoded columns; None
+        otherwise) and the op log refined by ``run_meta`` (decoded columns)."""
         op_log = self._builder.build_columns(run_meta=run_meta)
         return self._new_nodes(), op_log

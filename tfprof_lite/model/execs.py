@@ -48,6 +48,7 @@ __all__ = [
     "Columns",
     "KernelColumns",
     "MemoryExec",
+    "RunningSums",
     "StepExecs",
     "StepTotals",
 ]
@@ -456,3 +457,27 @@ def segment_sum(idx: npt.NDArray[Any], vals: npt.NDArray[Any], n: int) -> IntArr
             return summed
         np.add.at(out, idx, ints)
     return out
+
+
+class RunningSums:
+    """Per-node sums of the metrics ``names`` and step counts over the steps in
+    ``included`` (the all-steps totals of :class:`~tfprof_lite.model.profile.ProfileModel`)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.included: dict[int, int] = {}
+        self.count = np.zeros(0, dtype=np.int64)
+        self.sums = {name: np.zeros(0, dtype=np.int64) for name in names}
+
+    def pad(self, n: int) -> None:
+        """Zeros for nodes ``count.size .. n - 1``."""
+        extra = n - self.count.size
+        if extra > 0:
+            fill = np.zeros(extra, dtype=np.int64)
+            self.count = np.concatenate([self.count, fill])
+            self.sums = {name: np.concatenate([v, fill]) for name, v in self.sums.items()}
+
+    def add(self, totals: StepTotals) -> None:
+        """One step's totals added in place."""
+        self.count += totals.present  # in place: pad() made these arrays ours
+        for name, v in self.sums.items():
+            v += getattr(totals, name)

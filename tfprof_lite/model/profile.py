@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress
@@ -22,11 +23,19 @@ import numpy.typing as npt
 
 from tfprof_lite._native import active
 from tfprof_lite.base.metrics import METRICS
-from tfprof_lite.model.execs import StepExecs, StepTotals
+from tfprof_lite.model.execs import RunningSums, StepExecs
 from tfprof_lite.model.int64 import unsigned_mean
+from tfprof_lite.model.node_details import (
+    DetailColumn,
+    OpTypesColumn,
+    PendingDetails,
+    graph_rows,
+    make_op_types,
+)
 from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
 from tfprof_lite.model.step_ingest import ingest_step
-from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
+from tfprof_lite.model.traces import DeferredTraces
+from tfprof_lite.proto.graphs import DETAILS, GraphColumns, OpLogColumns
 from tfprof_lite.proto.steps import StepColumns
 
 __all__ = ["NodeStats", "ProfileModel"]
@@ -57,24 +66,43 @@ class NodeStats:
 #: The statistics summed from each step's records (the others are derived).
 _SUMMED = tuple(m.name for m in METRICS if m.per_step)
 _I64_WRAP = 1 << 63
+#: The node columns made on first read (stored as ``_<name>``).
+_LAZY = (*DETAILS, "op_types")
 
 
-class ProfileModel:
-    """Graph nodes plus execution records of every added step."""
+class ProfileModel(DeferredTraces):
+    """Graph nodes plus execution records of every added step.
+
+    The GraphDef detail columns (``inputs`` .. ``str_attrs``) may be decoded on
+    first read (see :mod:`tfprof_lite.model.node_details`).
+    """
+
+    op_types = OpTypesColumn()
+    shapes: DetailColumn[list[int] | None] = DetailColumn()
+    output_shapes: DetailColumn[dict[int, list[int]]] = DetailColumn()
+    inputs: DetailColumn[dict[int, str]] = DetailColumn()
+    src_output: DetailColumn[dict[str, int]] = DetailColumn()
+    attrs: DetailColumn[dict[str, bytes]] = DetailColumn()
+    str_attrs: DetailColumn[dict[str, str]] = DetailColumn()
 
     def __init__(self) -> None:
         self.names: list[str] = []
         self.ops: list[str] = []
         self.index: dict[str, int] = {}
-        self.op_types: list[set[str]] = []
-        self.shapes: list[list[int] | None] = []
-        self.output_shapes: list[dict[int, list[int]]] = []
-        self.inputs: list[dict[int, str]] = []
-        self.src_output: list[dict[str, int]] = []
-        self.attrs: list[dict[str, bytes]] = []
-        self.str_attrs: list[dict[str, str]] = []
+        self._op_types: list[set[str]] = []
+        #: Types op logs gave nodes whose op type sets are not made yet.
+        self.pending_types: dict[int, set[str]] = {}
+        self.pending_details = PendingDetails()
+        #: Held while columns made on first read are made.
+        self.lazy_lock = threading.Lock()
+        self._shapes: list[list[int] | None] = []
+        self._output_shapes: list[dict[int, list[int]]] = []
+        self._inputs: list[dict[int, str]] = []
+        self._src_output: list[dict[str, int]] = []
+        self._attrs: list[dict[str, bytes]] = []
+        self._str_attrs: list[dict[str, str]] = []
         self.static_float_ops: list[int] = []
-        self.traces: list[list[CodeFrame] | None] = []
+        self.traces = []
         self.canonical_device: list[str] = []
         self.host_device: list[str] = []
         self.has_execs: list[bool] = []
@@ -93,7 +121,7 @@ class ProfileModel:
         #: (see :meth:`view_extent`); False makes every view cover every node.
         self.freeze_views = True
         self._stats_cache: dict[int, NodeStats] = {}
-        self._running: _RunningSums | None = None
+        self._running: RunningSums | None = None
         self._stats_version = -1
         self._derived: dict[Hashable, Any] = {}
         self._derived_version = (-1, -1)
@@ -107,26 +135,28 @@ class ProfileModel:
     def _new_node(self, name: str, op: str, spec: NodeSpec | None = None) -> int:
         """Append a node (with its GraphDef data when ``spec`` is given); returns its id."""
         nid = len(self.names)
+        self.pending_details.pad(self, nid)
         self.names.append(name)
         self.ops.append(op)
         self.index[name] = nid
-        self.op_types.append({op})
+        if len(self._op_types) == nid:  # else made with the others on first read
+            self._op_types.append({op})
         if spec is None:
-            self.shapes.append(None)
-            self.output_shapes.append({})
-            self.inputs.append({})
-            self.src_output.append({})
-            self.attrs.append({})
-            self.str_attrs.append({})
+            self._shapes.append(None)
+            self._output_shapes.append({})
+            self._inputs.append({})
+            self._src_output.append({})
+            self._attrs.append({})
+            self._str_attrs.append({})
         else:
-            self.shapes.append(spec.shape)
-            self.output_shapes.append(spec.output_shapes)
-            self.inputs.append({pos: src for pos, (src, _idx) in enumerate(spec.inputs)})
+            self._shapes.append(spec.shape)
+            self._output_shapes.append(spec.output_shapes)
+            self._inputs.append({pos: src for pos, (src, _idx) in enumerate(spec.inputs)})
             # tfprof parses the ':N' suffix only in debug builds (a DCHECK), so
             # every input reads output 0 of its producer; keep that behaviour.
-            self.src_output.append({src: 0 for src, _idx in spec.inputs})
-            self.attrs.append(spec.attrs)
-            self.str_attrs.append(spec.str_attrs)
+            self._src_output.append({src: 0 for src, _idx in spec.inputs})
+            self._attrs.append(spec.attrs)
+            self._str_attrs.append(spec.str_attrs)
         self.static_float_ops.append(0)
         self.traces.append(None)
         self.canonical_device.append("")
@@ -152,6 +182,8 @@ class ProfileModel:
         """
         base = len(self.names)
         n = len(names)
+        self.pending_details.pad(self, base)
+        make_op_types(self)  # the sets of the nodes so far, before these are added
         self.names.extend(names)
         self.ops.extend(ops)
         self.index.update(zip(names, range(base, base + n)))
@@ -173,8 +205,9 @@ class ProfileModel:
             raise TypeError(f"extend_nodes: unknown per-node lists {sorted(unknown)}")
         for name, default in defaults.items():
             values = loaded.get(name)
-            getattr(self, name).extend(default() if values is None else values)
-        self.str_attrs.extend({} for _ in range(n))
+            column = getattr(self, "_" + name if name in _LAZY else name)
+            column.extend(default() if values is None else values)
+        self._str_attrs.extend({} for _ in range(n))
         self.graph_version += n
         return base
 
@@ -211,12 +244,14 @@ class ProfileModel:
                     seen.add(name)
                     keep.append(i)
         if keep is not None and len(keep) < len(names):
-            cols = GraphColumns(*[[column[i] for i in keep] for column in _graph_lists(cols)])
-            names = cols.names
+            return self._append_graph_columns(graph_rows(cols, keep), indexed=False, keep=keep)
         return self._append_graph_columns(cols, indexed=False)
 
-    def _append_graph_columns(self, cols: GraphColumns, indexed: bool) -> bool:
-        """Append nodes with new, distinct names (``indexed``: already in the index)."""
+    def _append_graph_columns(
+        self, cols: GraphColumns, indexed: bool, keep: list[int] | None = None
+    ) -> bool:
+        """Append nodes with new, distinct names (``indexed``: already in the index;
+        ``keep``: the rows of pending details the nodes are, when not all)."""
         names = cols.names
         n = len(names)
         if not n:
@@ -226,13 +261,12 @@ class ProfileModel:
         self.ops.extend(cols.ops)
         if not indexed:
             self.index.update(zip(names, range(base, base + n)))
-        self.op_types.extend(_op_type_sets(cols.ops))
-        self.shapes.extend(cols.shapes)
-        self.output_shapes.extend(cols.output_shapes)
-        self.inputs.extend(cols.inputs)
-        self.src_output.extend(cols.src_output)
-        self.attrs.extend(cols.attrs)
-        self.str_attrs.extend(cols.str_attrs)
+        if cols.pending is not None:
+            self.pending_details.add(base, keep, cols.pending)
+        else:
+            self.pending_details.pad(self, base)
+            for name in DETAILS:
+                getattr(self, "_" + name).extend(getattr(cols, name))
         self.static_float_ops.extend([0] * n)
         self.traces.extend([None] * n)
         self.canonical_device.extend([""] * n)
@@ -251,6 +285,7 @@ class ProfileModel:
         module = active("_graphdecode")
         merge = getattr(module, "merge_op_log", None) if module is not None else None
         if merge is not None:
+            sets = self._op_types  # or, while they are not made, the pending types
             traced = merge(
                 self.index,
                 cols.names,
@@ -258,7 +293,7 @@ class ProfileModel:
                 cols.types,
                 cols.trace_ids,
                 stacks,
-                self.op_types,
+                sets if len(sets) >= len(self.names) else self.pending_types,
                 self.static_float_ops,
                 self.traces,
             )
@@ -452,56 +487,10 @@ class ProfileModel:
         if run is None or any(
             s not in self.steps or self.steps[s].version != v for s, v in run.included.items()
         ):
-            run = self._running = _RunningSums()
+            run = self._running = RunningSums(_SUMMED)
         run.pad(n)
         for s, execs in self.steps.items():
             if run.included.get(s) != execs.version:
                 run.add(execs.totals(n))
                 run.included[s] = execs.version
         return run.count, run.sums
-
-
-def _op_type_sets(ops: list[str]) -> list[set[str]]:
-    """``{op}`` for each op; made by the native graph decoder when it is built,
-    which keeps these sets out of the garbage collector's walks (they hold
-    strings only)."""
-    module = active("_graphdecode")
-    if module is not None:
-        sets: list[set[str]] = module.op_type_sets(ops)
-        return sets
-    return [{op} for op in ops]
-
-
-def _graph_lists(cols: GraphColumns) -> tuple[list[Any], ...]:
-    """The columns of ``cols`` in field order."""
-    return (
-        cols.names,
-        cols.ops,
-        cols.inputs,
-        cols.src_output,
-        cols.attrs,
-        cols.shapes,
-        cols.output_shapes,
-        cols.str_attrs,
-    )
-
-
-class _RunningSums:
-    """Per-node sums of every metric and step counts over the steps in ``included``."""
-
-    def __init__(self) -> None:
-        self.included: dict[int, int] = {}
-        self.count = np.zeros(0, dtype=np.int64)
-        self.sums = {name: np.zeros(0, dtype=np.int64) for name in _SUMMED}
-
-    def pad(self, n: int) -> None:
-        extra = n - self.count.size
-        if extra > 0:
-            fill = np.zeros(extra, dtype=np.int64)
-            self.count = np.concatenate([self.count, fill])
-            self.sums = {name: np.concatenate([v, fill]) for name, v in self.sums.items()}
-
-    def add(self, totals: StepTotals) -> None:
-        self.count += totals.present  # in place: pad() made these arrays ours
-        for name, v in self.sums.items():
-            v += getattr(totals, name)

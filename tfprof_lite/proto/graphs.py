@@ -5,7 +5,9 @@
 produce equal columns: the pure-Python one walks a parsed message
 (:func:`graph_columns_from_message`, :func:`op_log_columns_from_message`), the
 optional native one reads the bytes (:func:`native_graph_columns`,
-:func:`native_op_log_columns`, module ``tfprof_lite._native._graphdecode``).
+:func:`native_op_log_columns`, module ``tfprof_lite._native._graphdecode``);
+:func:`native_graph_names` checks the bytes the same way but decodes names and
+ops only, the other columns pending until :meth:`GraphColumns.with_details`.
 ``TFPROF_LITE_PURE_PYTHON=1`` keeps the native one out; it declines (returns
 None) on anything outside the plain subset it reads, and the caller then parses
 the bytes with protobuf, so errors are the same on both paths.
@@ -36,10 +38,12 @@ from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto.steps import pure_forced
 
 __all__ = [
+    "DETAILS",
     "GraphColumns",
     "OpLogColumns",
     "graph_columns_from_message",
     "native_graph_columns",
+    "native_graph_names",
     "native_op_log_columns",
     "op_log_columns_from_message",
     "parse_input",
@@ -49,9 +53,19 @@ __all__ = [
 _STRING_ATTRS = ("data_format",)
 
 
+#: The columns after names and ops: :meth:`GraphColumns.with_details` decodes
+#: them when :func:`native_graph_names` left them out.
+DETAILS = ("inputs", "src_output", "attrs", "shapes", "output_shapes", "str_attrs")
+
+
 @dataclass
 class GraphColumns:
-    """A GraphDef's nodes, one list per column (see the module docstring)."""
+    """A GraphDef's nodes, one list per column (see the module docstring).
+
+    ``pending`` holds the GraphDef's bytes when only names and ops were decoded
+    (:func:`native_graph_names`); the other columns are then empty until
+    :meth:`with_details`.
+    """
 
     names: list[str] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)
@@ -61,6 +75,21 @@ class GraphColumns:
     shapes: list[list[int] | None] = field(default_factory=list)
     output_shapes: list[dict[int, list[int]]] = field(default_factory=list)
     str_attrs: list[dict[str, str]] = field(default_factory=list)
+    pending: bytes | None = None
+
+    def with_details(self) -> GraphColumns:
+        """These columns with every column decoded (``self`` when none is pending)."""
+        if self.pending is None:
+            return self
+        module = _native()
+        parts = module.graph(self.pending) if module is not None else None
+        if parts is not None:
+            return GraphColumns(*parts[:8])
+        # Not reached: the native decoder took these bytes for names and ops, and
+        # it accepts or declines the same bytes in both modes.
+        from tfprof_lite.proto.messages import GraphDef
+
+        return graph_columns_from_message(GraphDef.FromString(self.pending))
 
 
 @dataclass
@@ -226,6 +255,19 @@ def native_graph_columns(raw: bytes) -> GraphColumns | None:
     if parts is None or not _values_parse(parts[8]):
         return None
     return GraphColumns(*parts[:8])
+
+
+def native_graph_names(raw: bytes) -> GraphColumns | None:
+    """Names and ops of serialized GraphDef ``raw`` by the native decoder, the
+    other columns pending (:meth:`GraphColumns.with_details`); None as
+    :func:`native_graph_columns` (the bytes are checked the same way)."""
+    module = _native()
+    if module is None or pure_forced():
+        return None
+    parts = module.graph_names(raw)
+    if parts is None or (parts[2] and not _values_parse(parts[2])):
+        return None
+    return GraphColumns(parts[0], parts[1], pending=raw)
 
 
 def native_op_log_columns(raw: bytes) -> OpLogColumns | None:
