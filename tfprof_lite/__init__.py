@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tfprof_lite.api import ALL_ADVICE, advise, profile, write_op_log
+    from tfprof_lite.base.version import __version__
     from tfprof_lite.cluster import merge
     from tfprof_lite.errors import (
         InvalidInputError,
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
     from tfprof_lite.session.hooks import ProfilerHook
     from tfprof_lite.session.monitor import Monitor
     from tfprof_lite.session.profile_context import ProfileContext
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ALL_ADVICE",
@@ -88,6 +87,7 @@ _LAZY: dict[str, str] = {
     "ProfileContext": "tfprof_lite.session.profile_context",
     # A TensorFlow ``SessionRunHook``: importing it imports TensorFlow.
     "ProfilerHook": "tfprof_lite.session.hooks",
+    "__version__": "tfprof_lite.base.version",
 }
 
 

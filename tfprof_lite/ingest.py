@@ -27,15 +27,10 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tfprof_lite.capture.flops import FlopsHook, resolve_flops_mode
-from tfprof_lite.capture.graphdef import graph_columns
-from tfprof_lite.capture.oplog import OpLogBuilder, is_tf_graph
-from tfprof_lite.capture.source import GraphSource
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model import decode
-from tfprof_lite.model.flops import FlopConventions
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import graphs, steps
@@ -50,6 +45,14 @@ __all__ = [
     "parse_op_log",
     "parse_run_meta",
 ]
+
+if TYPE_CHECKING:
+    from tfprof_lite.capture.flops import FlopsHook
+    from tfprof_lite.capture.source import GraphSource
+    from tfprof_lite.model.flops import FlopConventions
+
+# The capture layer (graphs, op logs and FLOPs of a live ``tf.Graph``) is imported
+# by the methods that read one: a loaded profile (``Ingest()``) needs none of it.
 
 log = logging.getLogger("tfprof_lite")
 
@@ -169,6 +172,8 @@ class Ingest:
     @classmethod
     def _begin(cls, graph: Any, flops: str | FlopConventions) -> tuple[Ingest, Any]:
         """A new ingestion and the graph to read (TensorFlow's default one if None)."""
+        from tfprof_lite.capture.flops import resolve_flops_mode
+
         conventions = resolve_flops_mode(flops)
         ingest = cls()
         ingest._conventions = conventions
@@ -181,6 +186,8 @@ class Ingest:
         """The corrected-FLOPs hook (opt-in), made before the default op log so a bad
         input fails early, and applied after it."""
         if self._conventions is not None:
+            from tfprof_lite.capture.flops import FlopsHook
+
             self._hook = FlopsHook(graph, self._conventions, _flop_names(user_log))
 
     @classmethod
@@ -188,6 +195,9 @@ class Ingest:
         cls, graph: Any, op_log: Any = None, flops: str | FlopConventions = "tf"
     ) -> Ingest:
         """``Profiler(graph, op_log)``: the graph's nodes and the merged default op log."""
+        from tfprof_lite.capture.oplog import is_tf_graph
+        from tfprof_lite.capture.source import GraphSource
+
         ingest, graph = cls._begin(graph, flops)
         live = graph is not None and is_tf_graph(graph)
         if not live and ingest._conventions is None:
@@ -227,6 +237,9 @@ class Ingest:
         flops: str | FlopConventions = "tf",
     ) -> Ingest:
         """The one-shot profile (see :func:`one_shot_model`)."""
+        from tfprof_lite.capture.graphdef import graph_columns
+        from tfprof_lite.capture.oplog import OpLogBuilder, is_tf_graph
+
         ingest, graph = cls._begin(graph, flops)
         meta = parse_run_meta(run_meta)
         user_log = parse_op_log(op_log)
@@ -240,6 +253,8 @@ class Ingest:
     def follow(self, graph: Any) -> None:
         """Follow ``graph`` (a ``tf.Graph``) from the next step on, if it is another one."""
         if graph is not None and (self.source is None or self.source.graph is not graph):
+            from tfprof_lite.capture.source import GraphSource
+
             self.source = GraphSource(graph)
 
     def add_step(self, step: int, run_meta: Any) -> None:
@@ -317,6 +332,8 @@ class Ingest:
     def _restore_default_flops(self, meta: Any) -> None:
         """TF's ``add_step`` re-sends the *default* op log, so the FLOPs a user op log set
         at construction give way to the registered (non-zero) ones from then on."""
+        from tfprof_lite.capture.oplog import OpLogBuilder
+
         assert self.source is not None
         default = OpLogBuilder(self.source.graph, add_trace=False).build(run_meta=meta)
         entries, _ = decode.op_log_entries(default)

@@ -10,24 +10,26 @@ TensorFlow), queries run through the views and are written by
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.ingest import Ingest
-from tfprof_lite.model import profile_io
-from tfprof_lite.model.flops import FlopConventions
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.options.options import Options
-from tfprof_lite.outputs.answer import answer_query
-from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import parse, wire_bytes
-from tfprof_lite.views import View, make_view
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.flops import FlopConventions
+    from tfprof_lite.options.options import Options
+    from tfprof_lite.views import View
+
+# The views, outputs, options and protobuf messages are imported by the methods
+# that use them: a profiler loaded from an XSpace for one analysis needs none.
 
 __all__ = ["Profiler"]
 
 
 def _options(options: Any) -> Options:
+    from tfprof_lite.options.options import Options
+
     if isinstance(options, Options):
         return options
     return Options.from_dict(options)
@@ -88,11 +90,15 @@ class Profiler:
     def _view(self, cmd: str) -> View:
         view = self._views.get(cmd)
         if view is None:
+            from tfprof_lite.views import make_view
+
             view = make_view(cmd, self.model)
             self._views[cmd] = view
         return view
 
     def _profile(self, cmd: str, options: Any) -> Any:
+        from tfprof_lite.outputs.answer import answer_query
+
         return answer_query(self.model, self._view(cmd), _options(options))
 
     def profile_name_scope(self, options: Any) -> Any:
@@ -117,6 +123,7 @@ class Profiler:
         Prints each checker's reports and returns an AdviceProto.
         """
         from tfprof_lite.advisor import run_advisor
+        from tfprof_lite.base.writing import write_stdout
         from tfprof_lite.views import VIEWS
 
         for cmd in VIEWS:  # tfprof builds every view before advising
@@ -163,6 +170,8 @@ class Profiler:
 
     def serialize_to_string(self) -> bytes:
         """The profile as ProfileProto bytes (TensorFlow's tfprof can load them)."""
+        from tfprof_lite.model import profile_io
+
         data: bytes = profile_io.encode_bytes(self.model)
         return data
 
@@ -203,7 +212,9 @@ class Profiler:
             InvalidOptionError: ``max_input_size`` is not a size.
         """
         from tfprof_lite.base.reading import read_input
-        from tfprof_lite.model import xspace_load
+        from tfprof_lite.model import profile_io, xspace_load
+        from tfprof_lite.proto import messages as pb
+        from tfprof_lite.proto.codec import parse, wire_bytes
 
         what = "profile"
         if isinstance(source, (str, os.PathLike)):

@@ -1,4 +1,5 @@
-"""Lazy imports: ``import tfprof_lite`` and ``tfprof-lite --help`` load almost nothing.
+"""Lazy imports: ``import tfprof_lite`` and ``tfprof-lite --help`` load almost nothing,
+and a command loads only what it uses (``overview``/``report`` on an XSpace).
 
 Each check runs a fresh interpreter (``sys.modules`` of this test process is already
 full). Start-up timings are measured by ``benchmarks/bench_cli.py``, not here.
@@ -140,3 +141,75 @@ def test_loading_an_xspace_leaves_numpy_ma_out(tmp_path: Path) -> None:
     )
     assert "tfprof_lite.model.xspace" in modules
     assert "numpy.ma" not in modules
+
+
+#: What a command on an XSpace never needs: the query stack (views, outputs,
+#: option parsing and RE2), the advisor, the report, TensorFlow's layers and the
+#: cluster model and analysis (a single host's profile).
+_NOT_FOR_AN_XSPACE_OVERVIEW = (
+    "re2",
+    "tfprof_lite.advisor",
+    "tfprof_lite.analysis.cluster",
+    "tfprof_lite.capture",
+    "tfprof_lite.model.cluster",
+    "tfprof_lite.model.cluster_merge",
+    "tfprof_lite.options.options",
+    "tfprof_lite.outputs",
+    "tfprof_lite.report",
+    "tfprof_lite.session",
+    "tfprof_lite.views",
+)
+
+
+def _command_modules(args: list[str]) -> set[str]:
+    """Modules a ``tfprof-lite`` command imports beyond the interpreter's start-up
+    (run in a fresh interpreter; the command must succeed)."""
+    script = (
+        "import json, sys\n"
+        "before = set(sys.modules)\n"
+        "from tfprof_lite.cli import main\n"
+        f"code = main({args!r})\n"
+        "sys.stdout.flush()\n"
+        "print('\\n' + json.dumps([code, sorted(set(sys.modules) - before)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    code, modules = json.loads(out.splitlines()[-1])
+    assert code == 0
+    return set(modules)
+
+
+def _under(modules: set[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_overview_of_an_xspace_loads_only_what_it_uses() -> None:
+    from tests.xspace_data import JAX_CASES, jax_file
+
+    modules = _command_modules(["overview", str(jax_file(JAX_CASES[0]))])
+    assert "tfprof_lite.analysis.overview" in modules  # the command did run
+    assert _under(modules, _NOT_FOR_AN_XSPACE_OVERVIEW) == []
+
+
+def test_report_of_an_xspace_loads_no_cluster_code_nor_package_metadata(tmp_path: Path) -> None:
+    from tests.xspace_data import JAX_CASES, jax_file
+
+    out = tmp_path / "r.html"
+    modules = _command_modules(["report", str(jax_file(JAX_CASES[0])), "-o", str(out)])
+    assert out.stat().st_size > 0
+    # The footer's version is the package's own (no distribution metadata read),
+    # and a single host's report needs no cluster analysis.
+    assert _under(modules, ("importlib.metadata", "tfprof_lite.analysis.cluster")) == []
+    assert _under(modules, ("tfprof_lite.model.cluster", "tfprof_lite.model.cluster_merge")) == []
+
+
+def test_the_package_version_is_the_distributions() -> None:
+    """The report's footer prints ``__version__``: it is the installed version."""
+    from importlib import metadata
+
+    try:
+        installed = metadata.version("tfprof-lite")
+    except metadata.PackageNotFoundError:
+        pytest.skip("tfprof-lite is not installed as a distribution")
+    assert installed == tfprof_lite.__version__

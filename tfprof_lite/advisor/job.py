@@ -49,8 +49,8 @@ import re
 from dataclasses import dataclass
 
 from tfprof_lite.advisor.base import Checker
-from tfprof_lite.analysis.cluster import STRAGGLER_MICROS, STRAGGLER_SHARE
 from tfprof_lite.analysis.intervals import union_length
+from tfprof_lite.analysis.straggler import STRAGGLER_MICROS, STRAGGLER_SHARE
 from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel

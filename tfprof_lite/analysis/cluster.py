@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from tfprof_lite.analysis.input_pipeline import INPUT_OP_RE
+from tfprof_lite.analysis.straggler import STRAGGLER_MICROS, STRAGGLER_SHARE
 from tfprof_lite.model.cluster import task_of
 from tfprof_lite.model.cluster_merge import ClusterProfile
 
@@ -51,11 +52,6 @@ _LABEL_RE = re.compile(r"^(?:\[[^\]]*\] )?(?P<name>\S+) = (?P<op>[\w.>-]+)\((?P<
 _READS = frozenset({"ReadVariableOp", "Identity", "VariableV2", "VarHandleOp"})
 _RECEIVED_RE = re.compile(r"^(?P<node>.+)_S\d+$")
 Interval = tuple[int, int]
-
-#: A task is a straggler when it exceeds the others' median step time by this share...
-STRAGGLER_SHARE = 0.2
-#: ... and by at least this many microseconds (smaller gaps are noise).
-STRAGGLER_MICROS = 1000
 
 
 @dataclass(frozen=True)

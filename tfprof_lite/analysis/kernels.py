@@ -24,6 +24,9 @@ Kernel rows are keyed by kernel name, launch configuration
 like XProf's GPU Kernel Stats, and say whether the op is tensor-core eligible
 and whether the kernel uses tensor cores.
 
+Reading a record (its kind, kernel name, launching op, GPU) and choosing the
+records to count is :mod:`tfprof_lite.analysis.kernel_records`.
+
 A profile loaded from a ProfileProto keeps accelerator times per op but no
 kernel names: the report then lists one row per op and says so. A CPU-only
 profile gives an empty report with a note, not an error.
@@ -31,7 +34,6 @@ profile gives an empty report with a note, not an error.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -43,6 +45,18 @@ from tfprof_lite.analysis.kernel_launch import (
     split_label,
     tensor_core_eligible,
     uses_tensor_core,
+)
+from tfprof_lite.analysis.kernel_records import (
+    DIRECTION_RE,
+    KIND_KERNEL,
+    KIND_MEMCPY,
+    KIND_OTHER,
+    KIND_SYNC,
+    NOT_RECORDED,
+    copied_bytes,
+    kernel_name,
+    launcher,
+    selected,
 )
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KernelColumns
@@ -56,39 +70,17 @@ __all__ = [
     "KIND_SYNC",
     "KernelReport",
     "KernelStat",
+    "NOT_KEPT",
+    "NOT_RECORDED",
     "kernel_name",
     "kernel_stats",
     "short_kernel_name",
 ]
 
-KIND_KERNEL = "kernel"
-KIND_MEMCPY = "memcpy"
-KIND_SYNC = "sync"
-KIND_OTHER = "other"
-
-#: Kernel name of a TF 1.x kernel record (its timeline_label is empty).
-NOT_RECORDED = "(kernel name not recorded)"
 #: Kernel name of the rows built from a ProfileProto's accelerator times.
 NOT_KEPT = "(kernel names not kept in a ProfileProto)"
 #: Width :meth:`KernelReport.to_text` shortens kernel names to by default.
 KERNEL_NAME_WIDTH = 80
-
-_DEVICE_RE = re.compile(r"(.*?)/(stream:[^/]*|memcpy|sync)", re.IGNORECASE)
-_GPU_RE = re.compile(r"gpu:(\d+)", re.IGNORECASE)
-_DIRECTION_RE = re.compile(r"(HtoD|H2D|DtoH|D2H|DtoD|D2D|P2P|HtoH|DtoA|AtoD)", re.IGNORECASE)
-_BYTES_RE = re.compile(r"(?:bytes|size):(\d+)|(\d+) bytes")
-_DIRECTIONS = {
-    "htod": "HtoD",
-    "h2d": "HtoD",
-    "dtoh": "DtoH",
-    "d2h": "DtoH",
-    "dtod": "DtoD",
-    "d2d": "DtoD",
-    "p2p": "P2P",
-    "htoh": "HtoH",
-    "dtoa": "DtoA",
-    "atod": "AtoD",
-}
 
 
 @dataclass(frozen=True)
@@ -233,108 +225,6 @@ def _row_text(k: KernelStat, full_names: bool = False, launch: bool = False) -> 
     )
 
 
-# --------------------------------------------------------------------------- parsing
-
-
-def kernel_name(label: str, name: str, kind: str = KIND_KERNEL, annotated: bool = False) -> str:
-    """The kernel (or copy) name of a GPU tracer record.
-
-    Args:
-        label: the record's ``timeline_label``.
-        name: its ``node_name``.
-        kind: ``kernel``, ``memcpy``, ``sync`` or ``other``.
-        annotated: ``name`` is known to be an op (so not a kernel name).
-    """
-    if kind == KIND_MEMCPY:
-        match = _DIRECTION_RE.search(label) or _DIRECTION_RE.search(name)
-        if match is None:
-            return "Memcpy"
-        return "Memcpy" + _DIRECTIONS[match.group(1).lower()]
-    if kind == KIND_SYNC:
-        return name
-    if not label:
-        return NOT_RECORDED if annotated or ":" in name else name
-    return split_label(label)[0] or NOT_RECORDED
-
-
-def _launcher(model: ProfileModel, name: str) -> tuple[str, str]:
-    """(op name, op type) of the op that launched a record; ``("", "")`` if none.
-
-    ``name:Type`` is an annotation; a bare name is an op only when it is a node
-    of the graph (the model also holds pseudo nodes, named like their op type,
-    for the kernel names it met in RunMetadata).
-    """
-    op, sep, rest = name.partition(":")
-    nid = model.index.get(op)
-    known = nid is not None and model.ops[nid] != op
-    if sep:
-        return op, model.ops[nid] if known and nid is not None else rest.split("#", 1)[0]
-    if known and nid is not None:
-        return op, model.ops[nid]
-    return "", ""
-
-
-def _copied_bytes(label: str) -> int:
-    match = _BYTES_RE.search(label)
-    if match is None:
-        return 0
-    return int(match.group(1) or match.group(2))
-
-
-# --------------------------------------------------------------------------- selection
-
-
-def _kind(sub: str, name: str, label: str) -> str:
-    """What a record is, from its device (and, on ``stream:N``, its names)."""
-    if sub == "memcpy" or "<" in sub:
-        return KIND_MEMCPY
-    if sub == "sync":
-        return KIND_SYNC
-    if sub == "stream:":
-        return KIND_OTHER
-    if " regs:" in label:
-        return KIND_KERNEL
-    if ":memcpy" in name.lower() or label.lower().startswith("memcpy"):
-        return KIND_MEMCPY
-    return KIND_KERNEL
-
-
-def _gpu_name(prefix: str) -> str:
-    """``/device:GPU:N`` for any spelling of a GPU device prefix (the tracer's
-    devices may or may not carry the ``/job:.../task:N`` part)."""
-    match = _GPU_RE.search(prefix)
-    return f"/device:GPU:{match.group(1)}" if match else prefix
-
-
-def _selected(cols: KernelColumns) -> list[tuple[int, str, str]]:
-    """(record index, GPU, kind) of the records to count, one copy of each."""
-    parsed = []
-    has_all: set[str] = set()
-    has_memcpy: set[str] = set()
-    for i, dev in enumerate(cols.dev):
-        match = _DEVICE_RE.fullmatch(dev)
-        if match is None:
-            continue
-        gpu, sub = _gpu_name(match.group(1)), match.group(2).lower()
-        if sub == "stream:all":
-            has_all.add(gpu)
-        elif sub == "memcpy":
-            has_memcpy.add(gpu)
-        parsed.append((i, gpu, sub))
-    out = []
-    for i, gpu, sub in parsed:
-        kind = _kind(sub, cols.name[i], cols.label[i])
-        per_stream = sub not in ("stream:all", "memcpy", "sync", "stream:")
-        if per_stream and kind == KIND_MEMCPY and gpu in has_memcpy:
-            continue
-        if per_stream and kind == KIND_KERNEL and gpu in has_all:
-            continue
-        if sub == "stream:all" and kind == KIND_MEMCPY and gpu in has_memcpy:
-            continue
-        out.append((i, gpu, kind))
-    return out
-
-
 # --------------------------------------------------------------------------- aggregation
 
 
@@ -372,26 +262,56 @@ def _copy_directions(cols: KernelColumns) -> dict[tuple[str, int, int], str]:
     return out
 
 
-def _add_tracer_step(model: ProfileModel, cols: KernelColumns, acc: dict[_Key, _Acc]) -> bool:
-    chosen = _selected(cols)
-    directions = _copy_directions(cols)
-    for i, gpu, kind in chosen:
-        name, label = cols.name[i], cols.label[i]
-        # TF 2.21 names an unannotated kernel's record after the kernel, whose
-        # C++ name may hold ":" (so it is no "name:Type" annotation).
-        bare = kind == KIND_KERNEL and bool(label) and split_label(label)[0] == name
-        op, op_type = ("", "") if bare else _launcher(model, name)
-        if not op and "@@" in label:
-            # The raw annotation stack after "@@": "outer::inner#key=value#".
-            inner = label.split("@@", 1)[1].split("::")[-1].split("#", 1)[0]
-            op, op_type = _launcher(model, inner)
-        if kind == KIND_MEMCPY and _DIRECTION_RE.search(label + name) is None:
-            name = name + directions.get((name, cols.start[i], cols.dur[i]), "")
-        launch = split_label(label)[1] if kind == KIND_KERNEL and label else _NO_LAUNCH
-        key = (kind, kernel_name(label, name, kind, bool(op)), op, op_type, launch)
-        nbytes = _copied_bytes(label) if kind == KIND_MEMCPY else 0
-        acc.setdefault(key, _Acc()).add(cols.dur_ns[i], nbytes, gpu)
-    return bool(chosen)
+#: What a record's kind, name and label say, shared by every record with the same
+#: three: its op, op type, launch configuration, bytes copied and kernel name (None
+#: for a copy whose direction is only in the device of the copy's other record).
+_Said = tuple[str, str, LaunchConfig, int, "str | None"]
+
+
+def _said(model: ProfileModel, kind: str, name: str, label: str) -> _Said:
+    # TF 2.21 names an unannotated kernel's record after the kernel, whose
+    # C++ name may hold ":" (so it is no "name:Type" annotation).
+    bare = kind == KIND_KERNEL and bool(label) and split_label(label)[0] == name
+    op, op_type = ("", "") if bare else launcher(model, name)
+    if not op and "@@" in label:
+        # The raw annotation stack after "@@": "outer::inner#key=value#".
+        inner = label.split("@@", 1)[1].split("::")[-1].split("#", 1)[0]
+        op, op_type = launcher(model, inner)
+    launch = split_label(label)[1] if kind == KIND_KERNEL and label else _NO_LAUNCH
+    nbytes = copied_bytes(label) if kind == KIND_MEMCPY else 0
+    undirected = kind == KIND_MEMCPY and DIRECTION_RE.search(label + name) is None
+    kernel = None if undirected else kernel_name(label, name, kind, bool(op))
+    return op, op_type, launch, nbytes, kernel
+
+
+class _Tracer:
+    """Parses of tracer devices and records, cached across the steps of one report."""
+
+    def __init__(self, model: ProfileModel) -> None:
+        self.model = model
+        self.devices: dict[str, tuple[str, str] | None] = {}
+        self.kinds: dict[tuple[str, str, str], str] = {}
+        self.said: dict[tuple[str, str, str], _Said] = {}
+
+    def add_step(self, cols: KernelColumns, acc: dict[_Key, _Acc]) -> bool:
+        """Adds one step's records to ``acc``; False when none was a GPU's."""
+        chosen = selected(cols, self.devices, self.kinds)
+        directions = _copy_directions(cols)
+        for i, gpu, kind in chosen:
+            name, label = cols.name[i], cols.label[i]
+            said = self.said.get((kind, name, label))
+            if said is None:
+                said = self.said[(kind, name, label)] = _said(self.model, kind, name, label)
+            op, op_type, launch, nbytes, kernel = said
+            if kernel is None:
+                name = name + directions.get((name, cols.start[i], cols.dur[i]), "")
+                kernel = kernel_name(label, name, kind, bool(op))
+            key = (kind, kernel, op, op_type, launch)
+            entry = acc.get(key)
+            if entry is None:
+                entry = acc[key] = _Acc()
+            entry.add(cols.dur_ns[i], nbytes, gpu)
+        return bool(chosen)
 
 
 def _add_profile_step(model: ProfileModel, step: int, acc: dict[_Key, _Acc]) -> bool:
@@ -457,9 +377,10 @@ def kernel_stats(
     acc: dict[_Key, _Acc] = {}
     report = KernelReport()
     from_tracer = from_profile = 0
+    tracer = _Tracer(model)
     for number in steps:
         cols = model.steps[number].kernels
-        if len(cols) and _add_tracer_step(model, cols, acc):
+        if len(cols) and tracer.add_step(cols, acc):
             from_tracer += 1
         elif _add_profile_step(model, number, acc):
             from_profile += 1

@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tfprof_lite.analysis.cluster import ClusterReport, cluster_report
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
 from tfprof_lite.base.units import format_count, format_time
-from tfprof_lite.model.cluster_merge import ClusterProfile
 from tfprof_lite.model.devices import STEPS_DEVICE, is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
+
+if TYPE_CHECKING:
+    from tfprof_lite.analysis.cluster import ClusterReport
+    from tfprof_lite.model.cluster_merge import ClusterProfile
 
 #: The device of an XSpace's step markers, as the step records name it (lower case).
 _STEPS_DEVICE = STEPS_DEVICE.lower()
@@ -319,6 +321,8 @@ def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None 
     )
     view.hosts, view.devices = _environment(model)
     if cluster is not None:
+        from tfprof_lite.analysis.cluster import cluster_report  # a cluster's only
+
         _cluster_part(view, cluster_report(cluster))
     view.recommendation = _recommend(view)
     return view

@@ -17,7 +17,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 import time
 
@@ -121,6 +120,8 @@ def create_temp_sibling(target: str, tag: str = "") -> tuple[int, str]:
     Raises:
         OSError: the directory does not exist or is not writable.
     """
+    import tempfile  # a writer's only (it loads random, shutil): stdout needs none
+
     directory = os.path.dirname(os.path.abspath(target))
     remove_stale_temps(directory)
     prefix = f"{TEMP_PREFIX}{tag + '-' if tag else ''}{os.getpid()}-"

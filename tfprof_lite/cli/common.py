@@ -30,12 +30,11 @@ Contract:
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -47,9 +46,13 @@ from tfprof_lite.base.reading import (
 )
 from tfprof_lite.base.units import format_size
 from tfprof_lite.errors import InvalidOptionError, UsageError
-from tfprof_lite.options.builder import ProfileOptionBuilder
-from tfprof_lite.options.cli_syntax import apply_cli_options, parse_bool
-from tfprof_lite.options.options import OPTION_NAMES, Options
+from tfprof_lite.options.names import OPTION_NAMES
+
+if TYPE_CHECKING:
+    from tfprof_lite.options.options import Options
+
+# Option parsing (and RE2 with it) is imported by the commands that take tfprof's
+# query options, when they read them: every command passes through this module.
 
 __all__ = [
     "ERROR_PREFIX",
@@ -95,6 +98,9 @@ def error_line(message: str, color: bool = False) -> str:
 
 def cli_defaults() -> Options:
     """The defaults of TF's ``profiler`` command line (``-max_depth 10 -select micros``)."""
+    from tfprof_lite.options.builder import ProfileOptionBuilder
+    from tfprof_lite.options.options import Options
+
     return Options.from_dict(ProfileOptionBuilder().with_max_depth(10).build())
 
 
@@ -120,6 +126,8 @@ def unknown_option(piece: str, longs: Mapping[str, str]) -> UsageError:
     shown in the spelling the user wrote: ``--max-depth`` for a ``--`` word,
     tfprof's ``-max_depth`` for a ``-`` word, a command's own options as declared.
     """
+    import difflib
+
     name = piece.split("=", 1)[0]
     double = name.startswith("--")
     spelled = {n: f"--{n.replace('_', '-')}" if double else f"-{n}" for n in OPTION_NAMES}
@@ -135,6 +143,8 @@ def _tfprof_piece_count(name: str, attached: str | None, following: str | None) 
     if attached is not None or following is None:
         return 1
     if name == _ADOO:
+        from tfprof_lite.options.cli_syntax import parse_bool
+
         return 2 if parse_bool(following) is not None else 1
     return 2
 
@@ -234,6 +244,8 @@ def query_options(ctx: click.Context, base: Options | None = None) -> Options:
         UsageError: an invalid value, in tfprof's words (exit code 2, as for
             values click rejects).
     """
+    from tfprof_lite.options.cli_syntax import apply_cli_options
+
     pieces: list[str] = ctx.meta.get(_META_KEY, [])
     try:
         opts = apply_cli_options(base if base is not None else cli_defaults(), pieces)

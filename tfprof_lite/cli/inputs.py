@@ -42,20 +42,21 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from google.protobuf import text_format
 
 from tfprof_lite.base.reading import read_input
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.errors import InvalidInputError, SameTaskError, UsageError
-from tfprof_lite.model.cluster_merge import describe_task
-from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.profiler import Profiler
-from tfprof_lite.proto import kinds
-from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import parse
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.profile import ProfileModel
+    from tfprof_lite.profiler import Profiler
+
+# The facade, the protobuf messages and the cluster model are imported where they
+# are used: loading an XSpace needs none of them, and a command's start-up time is
+# mostly imports (tests/unit/test_lazy_imports.py keeps it so).
 
 __all__ = [
     "TEXT_SUFFIXES",
@@ -164,6 +165,8 @@ MERGE_HELP = (
 
 def same_task_error(err: SameTaskError) -> UsageError:
     """The command line's words for ``err``: the ``diff`` to run, or ``--merge``."""
+    from tfprof_lite.model.cluster_merge import describe_task
+
     first, second = err.sources
     return UsageError(
         f"{first} and {second} are both profiles of {describe_task(err.task)}: "
@@ -265,12 +268,16 @@ _CLI_HINTS = {
 
 
 def _plausible(name: str, message: Any) -> bool:
+    from tfprof_lite.proto import kinds
+
     return kinds.plausible(name, message)
 
 
 def _looks_like(data: bytes | bytearray, expected: str, text: bool = False) -> str | None:
     """The hint for the other message kind ``data`` plausibly is, if any
     (``text``: read ``data`` as text format)."""
+    from tfprof_lite.proto import kinds
+
     kind = kinds.identify(data, exclude=expected, text=text)
     return _CLI_HINTS[kind] if kind else None
 
@@ -295,6 +302,8 @@ def _check_utf8(data: bytes | bytearray) -> None:
 
 
 def _parse_text(cls: Any, data: bytes | bytearray, path: str) -> Any:
+    from google.protobuf import text_format
+
     name = cls.DESCRIPTOR.name
     try:
         _check_utf8(data)
@@ -308,6 +317,8 @@ def _parse_text(cls: Any, data: bytes | bytearray, path: str) -> Any:
 
 
 def _parse_binary_or_text(cls: Any, data: bytes | bytearray, path: str) -> Any:
+    from tfprof_lite.proto.codec import parse
+
     try:
         return parse(cls, data, path)
     except InvalidInputError as err:
@@ -386,6 +397,9 @@ def resolve_profile_path(path: str, step: int = -1) -> str:
 
 
 def _load_saved(path: str) -> Profiler:
+    from tfprof_lite.profiler import Profiler
+    from tfprof_lite.proto import messages as pb
+
     data: bytes | bytearray = read_file(path, "a saved profile")
     if _is_text_path(path) or _blank(data):
         data = parse_file(pb.ProfileProto, path, data).SerializeToString()
@@ -401,6 +415,9 @@ def _load_saved(path: str) -> Profiler:
 
 
 def _load_raw(spec: InputSpec, spinner: Spinner) -> Profiler:
+    from tfprof_lite.profiler import Profiler
+    from tfprof_lite.proto import messages as pb
+
     graph = parse_file(pb.GraphDef, spec.graph) if spec.graph else None
     op_log = parse_file(pb.OpLogProto, spec.op_log) if spec.op_log else None
     prof = Profiler(graph, op_log=op_log)
@@ -421,6 +438,7 @@ def _is_xspace(path: str) -> bool:
 def _load_xspace(spec: InputSpec) -> Profiler:
     """One host's XSpace, or every host's merged like the tasks of a cluster."""
     from tfprof_lite.model import xspace_load
+    from tfprof_lite.profiler import Profiler
 
     assert spec.profile is not None
     hosts = xspace_load.pick_host(

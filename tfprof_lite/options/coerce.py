@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Callable, SupportsIndex, cast
 
 from tfprof_lite.errors import InvalidOptionError
+from tfprof_lite.options.names import OPTION_NAMES
 from tfprof_lite.options.output import OutputSpec, parse_output
 from tfprof_lite.options.user_code import USER_CODE_KEY, as_user_code
 
@@ -33,32 +34,6 @@ __all__ = [
     "plain_fields",
     "wrap_int32",
 ]
-
-#: Option keys in tfprof's canonical order (``kOptions`` without the leading ``-``);
-#: also the keys of ``Options.to_dict`` and the order of the Options block.
-OPTION_NAMES: tuple[str, ...] = (
-    "max_depth",
-    "min_bytes",
-    "min_peak_bytes",
-    "min_residual_bytes",
-    "min_output_bytes",
-    "min_micros",
-    "min_accelerator_micros",
-    "min_cpu_micros",
-    "min_params",
-    "min_float_ops",
-    "min_occurrence",
-    "step",
-    "order_by",
-    "account_type_regexes",
-    "start_name_regexes",
-    "trim_name_regexes",
-    "show_name_regexes",
-    "hide_name_regexes",
-    "account_displayed_op_only",
-    "select",
-    "output",
-)
 
 INT_OPTIONS: tuple[str, ...] = OPTION_NAMES[:12]
 REGEX_OPTIONS: tuple[str, ...] = OPTION_NAMES[13:18]

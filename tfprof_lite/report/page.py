@@ -7,18 +7,19 @@ ordered by time, no output of their own).
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from tfprof_lite.base.metrics import METRICS
-from tfprof_lite.model.cluster_merge import ClusterProfile
+from tfprof_lite.base.version import __version__
 from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.builder import ProfileOptionBuilder
 from tfprof_lite.options.options import Options
 from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.report.assets import CSS, JS
-from tfprof_lite.report.cluster import cluster_section
 from tfprof_lite.report.kernels import kernel_section
 from tfprof_lite.report.markup import Section, esc
 from tfprof_lite.report.sections import flame_section, overview_section
@@ -29,6 +30,9 @@ from tfprof_lite.report.trace import trace_section
 from tfprof_lite.report.trace_assets import TRACE_CSS
 from tfprof_lite.views.query import run_view
 from tfprof_lite.views.result import ViewResult
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.cluster_merge import ClusterProfile
 
 __all__ = ["code_view", "has_accelerator_time", "render_html", "report_options"]
 
@@ -68,15 +72,6 @@ def has_accelerator_time(model: ProfileModel) -> bool:
     )
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("tfprof-lite")
-    except Exception:  # noqa: BLE001 - not installed as a distribution
-        return "unknown"
-
-
 def _page(title: str, subtitle: str, sections: Sequence[Section]) -> str:
     nav = "".join(f'<a href="#{s.anchor}">{esc(s.title)}</a>' for s in sections)
     body = "".join(
@@ -93,7 +88,7 @@ def _page(title: str, subtitle: str, sections: Sequence[Section]) -> str:
         f"<title>{esc(title)}</title><style>{CSS}{TRACE_CSS}</style></head><body>"
         f'<header><h1>{esc(title)}</h1><p class="muted">{esc(subtitle)}</p>'
         f"<nav>{nav}</nav></header>"
-        f"<main>{body}</main><footer>Made by tfprof-lite {esc(_version())}; "
+        f"<main>{body}</main><footer>Made by tfprof-lite {esc(__version__)}; "
         "works offline, loads nothing.</footer>"
         f"<script>{JS}</script></body></html>\n"
     )
@@ -133,7 +128,29 @@ def render_html(
         cluster: the merged distributed profile ``model`` belongs to, if any: adds
             the per-task section (:mod:`tfprof_lite.report.cluster`).
     """
+    collecting = gc.isenabled()
+    # Rendering makes many objects and keeps most of them until it returns: a
+    # collection meanwhile would mostly walk them and the model (about 5% of it).
+    gc.disable()
+    try:
+        return _render(model, opts, title, source, max_rows, all_frames, cluster)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _render(
+    model: ProfileModel,
+    opts: Options | None,
+    title: str,
+    source: str,
+    max_rows: int,
+    all_frames: bool,
+    cluster: ClusterProfile | None,
+) -> str:
     query = report_options(opts)
+    if cluster is not None:  # the cluster analysis is imported for a cluster only
+        from tfprof_lite.report.cluster import cluster_section
     scope = _query(model, "scope", query)
     op = _query(model, "op", query)
     code = code_view(model, query, all_frames)

@@ -29,6 +29,7 @@ Contract of :func:`trace_data` (the JSON the page's script draws on a canvas):
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable
 from typing import Any
 
@@ -53,7 +54,33 @@ _KINDS = ("cpu", "accelerator", KIND_KERNEL, KIND_MEMCPY, KIND_SYNC)
 
 def pack_rows(starts: list[int], durs: list[int]) -> tuple[list[int], int]:
     """Rows for events given in start order (longer first on ties): each event
-    goes to the first row whose last event has ended. Returns (rows, row count)."""
+    goes to the first row whose last event has ended. Returns (rows, row count).
+
+    In start order a row that has ended stays free until it is given an event,
+    so the free rows are kept in a heap (lowest first) and the busy ones in a
+    heap by end: each event costs a logarithm of the rows, not a scan of them.
+    """
+    if any(b < a for a, b in zip(starts, starts[1:])):
+        return _pack_scanning(starts, durs)
+    free: list[int] = []
+    busy: list[tuple[int, int]] = []  # (end, row)
+    rows: list[int] = []
+    count = 0
+    for start, dur in zip(starts, durs):
+        while busy and busy[0][0] <= start:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            row = heapq.heappop(free)
+        else:
+            row = count
+            count += 1
+        rows.append(row)
+        heapq.heappush(busy, (start + dur, row))
+    return rows, count
+
+
+def _pack_scanning(starts: list[int], durs: list[int]) -> tuple[list[int], int]:
+    """:func:`pack_rows` for events out of start order: a scan of every row."""
     ends: list[int] = []
     rows: list[int] = []
     for start, dur in zip(starts, durs):
@@ -92,7 +119,13 @@ def _tracer_kind(dev: str, label: str) -> int:
     return _KINDS.index(KIND_SYNC if tail == "sync" else KIND_KERNEL)
 
 
-def _tracer_records(model: ProfileModel, step: int, taken: set[str]) -> dict[str, list[_Record]]:
+#: (device, node name, label) of a tracer record -> its node key and kind code.
+_Said = dict[tuple[str, str, str], tuple[tuple[str, str, str], int]]
+
+
+def _tracer_records(
+    model: ProfileModel, step: int, taken: set[str], said: _Said
+) -> dict[str, list[_Record]]:
     """device -> records of the GPU tracer's devices that hold no op time
     (``stream:N``, ``memcpy``, ``sync``), keyed by (kernel name, raw node name)."""
     cols = model.steps[step].kernels
@@ -100,14 +133,21 @@ def _tracer_records(model: ProfileModel, step: int, taken: set[str]) -> dict[str
     for dev, name, label, start, dur in zip(cols.dev, cols.name, cols.label, cols.start, cols.dur):
         if dev in taken or start <= 0:
             continue
-        code = _tracer_kind(dev, label)
-        key = ("kernel", kernel_name(label, name, _KINDS[code]), name)
+        known = said.get((dev, name, label))
+        if known is None:
+            code = _tracer_kind(dev, label)
+            known = said[(dev, name, label)] = (
+                ("kernel", kernel_name(label, name, _KINDS[code]), name),
+                code,
+            )
+        key, code = known
         out.setdefault(dev, []).append((start, max(dur, 1), key, code))
     return out
 
 
-def _step_records(model: ProfileModel, step: int) -> dict[str, list[_Record]]:
-    """device -> (start, dur, node key, kind code) of one step."""
+def _step_records(model: ProfileModel, step: int, said: _Said) -> dict[str, list[_Record]]:
+    """device -> (start, dur, node key, kind code) of one step (``said``: the tracer
+    records read so far; thousands share a few hundred devices, names and labels)."""
     execs = model.steps[step]
     out: dict[str, list[_Record]] = {}
     names = execs.device_names
@@ -120,7 +160,7 @@ def _step_records(model: ProfileModel, step: int) -> dict[str, list[_Record]]:
         times["dur"].tolist(),
     ):
         out.setdefault(names[dev], []).append((start, dur, nid, int(kind == KIND_ACCELERATOR)))
-    out.update(_tracer_records(model, step, set(out)))
+    out.update(_tracer_records(model, step, set(out), said))
     return out
 
 
@@ -129,8 +169,9 @@ def _laid_out(model: ProfileModel) -> tuple[dict[str, list[_Record]], list[list[
     lanes: dict[str, list[_Record]] = {}
     steps: list[list[int]] = []
     cursor: int | None = None
+    said: _Said = {}
     for step in model.sorted_steps():
-        recs = _step_records(model, step)
+        recs = _step_records(model, step, said)
         if not recs:
             continue
         first = min(r[0] for rs in recs.values() for r in rs)

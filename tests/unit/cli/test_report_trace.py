@@ -4,7 +4,9 @@ drives the page in headless Chromium)."""
 
 from __future__ import annotations
 
+import gc
 import json
+import random
 import re
 from html.parser import HTMLParser
 from typing import Any
@@ -53,6 +55,32 @@ def test_pack_rows_and_front_code() -> None:
     names = ["a/b/c", "a/b/d", "a/x", "b", "b"]
     pre, suf = front_code(names)
     assert pre == [0, 4, 2, 0, 1] and suf == ["a/b/c", "d", "x", "b", ""]
+
+
+def _first_free_row(starts: list[int], durs: list[int]) -> list[int]:
+    """The packing rule spelled out: each event takes the lowest row that has ended."""
+    ends: list[int] = []
+    rows = []
+    for start, dur in zip(starts, durs):
+        row = next((r for r, end in enumerate(ends) if end <= start), len(ends))
+        ends[row : row + 1] = [start + dur]
+        rows.append(row)
+    return rows
+
+
+def test_pack_rows_takes_the_lowest_free_row() -> None:
+    rng = random.Random(7)
+    for _ in range(500):
+        n = rng.randrange(40)
+        starts = sorted(rng.randrange(60) for _ in range(n))
+        durs = [rng.choice((0, 0, 1, 2, 5, 9, 30)) for _ in range(n)]
+        rows, count = pack_rows(starts, durs)
+        assert rows == _first_free_row(starts, durs)
+        assert count == (max(rows) + 1 if rows else 0)
+    # Out of start order (no caller does it): the same rule.
+    starts, durs = [5, 0, 3, 9], [2, 4, 1, 1]
+    assert pack_rows(starts, durs) == ([0, 1, 2, 0], 3)
+    assert _first_free_row(starts, durs) == [0, 1, 2, 0]
 
 
 def test_trace_data_holds_every_record() -> None:
@@ -316,6 +344,27 @@ def _large_profile(n_nodes: int, steps: int) -> tfprof_lite.Profiler:
             start += dur + k % 3
         prof.add_step(step, meta)
     return prof
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_rendering_pauses_the_collector_and_restores_it(
+    monkeypatch: pytest.MonkeyPatch, collecting: bool
+) -> None:
+    seen: list[bool] = []
+    original = report_page.code_view
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(report_page, "code_view", spy)
+    was = gc.isenabled()
+    (gc.enable if collecting else gc.disable)()
+    try:
+        assert render_html(profiles.profiler().model).startswith("<!DOCTYPE html>")
+        assert seen == [False] and gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_size_budget_21k_nodes_5_steps() -> None:

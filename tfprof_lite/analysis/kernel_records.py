@@ -1,0 +1,185 @@
+"""What a GPU tracer record is: its kind, kernel name, launching op and GPU.
+
+The parsing behind :mod:`tfprof_lite.analysis.kernels` (its module docstring
+describes the devices, names and labels of TensorFlow's GPU tracer), and
+:func:`selected`, the records to count once each (a kernel sits on both
+``stream:all`` and ``stream:N``, a copy on ``memcpy`` and ``stream:N<...>``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tfprof_lite.analysis.kernel_launch import split_label
+from tfprof_lite.model.execs import KernelColumns
+from tfprof_lite.model.profile import ProfileModel
+
+__all__ = [
+    "BYTES_RE",
+    "DEVICE_RE",
+    "DIRECTIONS",
+    "DIRECTION_RE",
+    "GPU_RE",
+    "KIND_KERNEL",
+    "KIND_MEMCPY",
+    "KIND_OTHER",
+    "KIND_SYNC",
+    "NOT_RECORDED",
+    "copied_bytes",
+    "device_parts",
+    "gpu_name",
+    "kernel_name",
+    "launcher",
+    "record_kind",
+    "selected",
+]
+
+#: The kinds of record: a kernel, a copy, a ``cuStreamSynchronize``, other activity.
+KIND_KERNEL = "kernel"
+KIND_MEMCPY = "memcpy"
+KIND_SYNC = "sync"
+KIND_OTHER = "other"
+
+#: Kernel name of a TF 1.x kernel record (its timeline_label is empty).
+NOT_RECORDED = "(kernel name not recorded)"
+
+#: A tracer device: (GPU prefix, sub-device ``stream:N``/``stream:all``/``memcpy``/``sync``).
+DEVICE_RE = re.compile(r"(.*?)/(stream:[^/]*|memcpy|sync)", re.IGNORECASE)
+#: The GPU number in a device prefix.
+GPU_RE = re.compile(r"gpu:(\d+)", re.IGNORECASE)
+#: A copy's direction as the tracer spells it; :data:`DIRECTIONS` normalizes it.
+DIRECTION_RE = re.compile(r"(HtoD|H2D|DtoH|D2H|DtoD|D2D|P2P|HtoH|DtoA|AtoD)", re.IGNORECASE)
+#: The bytes a copy's label gives (``bytes:N``, ``size:N`` or ``N bytes``).
+BYTES_RE = re.compile(r"(?:bytes|size):(\d+)|(\d+) bytes")
+DIRECTIONS = {
+    "htod": "HtoD",
+    "h2d": "HtoD",
+    "dtoh": "DtoH",
+    "d2h": "DtoH",
+    "dtod": "DtoD",
+    "d2d": "DtoD",
+    "p2p": "P2P",
+    "htoh": "HtoH",
+    "dtoa": "DtoA",
+    "atod": "AtoD",
+}
+
+
+def kernel_name(label: str, name: str, kind: str = KIND_KERNEL, annotated: bool = False) -> str:
+    """The kernel (or copy) name of a GPU tracer record.
+
+    Args:
+        label: the record's ``timeline_label``.
+        name: its ``node_name``.
+        kind: ``kernel``, ``memcpy``, ``sync`` or ``other``.
+        annotated: ``name`` is known to be an op (so not a kernel name).
+    """
+    if kind == KIND_MEMCPY:
+        match = DIRECTION_RE.search(label) or DIRECTION_RE.search(name)
+        if match is None:
+            return "Memcpy"
+        return "Memcpy" + DIRECTIONS[match.group(1).lower()]
+    if kind == KIND_SYNC:
+        return name
+    if not label:
+        return NOT_RECORDED if annotated or ":" in name else name
+    return split_label(label)[0] or NOT_RECORDED
+
+
+def launcher(model: ProfileModel, name: str) -> tuple[str, str]:
+    """(op name, op type) of the op that launched a record; ``("", "")`` if none.
+
+    ``name:Type`` is an annotation; a bare name is an op only when it is a node
+    of the graph (the model also holds pseudo nodes, named like their op type,
+    for the kernel names it met in RunMetadata).
+    """
+    op, sep, rest = name.partition(":")
+    nid = model.index.get(op)
+    known = nid is not None and model.ops[nid] != op
+    if sep:
+        return op, model.ops[nid] if known and nid is not None else rest.split("#", 1)[0]
+    if known and nid is not None:
+        return op, model.ops[nid]
+    return "", ""
+
+
+def copied_bytes(label: str) -> int:
+    """The bytes a copy's label says it moved (0 when it does not say)."""
+    match = BYTES_RE.search(label)
+    if match is None:
+        return 0
+    return int(match.group(1) or match.group(2))
+
+
+def record_kind(sub: str, name: str, label: str) -> str:
+    """What a record is, from its device (and, on ``stream:N``, its names)."""
+    if sub == "memcpy" or "<" in sub:
+        return KIND_MEMCPY
+    if sub == "sync":
+        return KIND_SYNC
+    if sub == "stream:":
+        return KIND_OTHER
+    if " regs:" in label:
+        return KIND_KERNEL
+    if ":memcpy" in name.lower() or label.lower().startswith("memcpy"):
+        return KIND_MEMCPY
+    return KIND_KERNEL
+
+
+def gpu_name(prefix: str) -> str:
+    """``/device:GPU:N`` for any spelling of a GPU device prefix (the tracer's
+    devices may or may not carry the ``/job:.../task:N`` part)."""
+    match = GPU_RE.search(prefix)
+    return f"/device:GPU:{match.group(1)}" if match else prefix
+
+
+def device_parts(dev: str) -> tuple[str, str] | None:
+    """(GPU, lower-cased sub-device) of a tracer device, or None for another device."""
+    match = DEVICE_RE.fullmatch(dev)
+    if match is None:
+        return None
+    return gpu_name(match.group(1)), match.group(2).lower()
+
+
+def selected(
+    cols: KernelColumns,
+    devices: dict[str, tuple[str, str] | None],
+    kinds: dict[tuple[str, str, str], str],
+) -> list[tuple[int, str, str]]:
+    """(record index, GPU, kind) of the records to count, one copy of each.
+
+    ``devices`` caches :func:`device_parts` and ``kinds`` :func:`record_kind` across
+    steps (a trace has a few devices and hundreds of distinct records among
+    thousands).
+    """
+    parsed = []
+    has_all: set[str] = set()
+    has_memcpy: set[str] = set()
+    for i, dev in enumerate(cols.dev):
+        if dev in devices:
+            parts = devices[dev]
+        else:
+            parts = devices[dev] = device_parts(dev)
+        if parts is None:
+            continue
+        gpu, sub = parts
+        if sub == "stream:all":
+            has_all.add(gpu)
+        elif sub == "memcpy":
+            has_memcpy.add(gpu)
+        parsed.append((i, gpu, sub))
+    out = []
+    for i, gpu, sub in parsed:
+        name, label = cols.name[i], cols.label[i]
+        kind = kinds.get((sub, name, label))
+        if kind is None:
+            kind = kinds[(sub, name, label)] = record_kind(sub, name, label)
+        per_stream = sub not in ("stream:all", "memcpy", "sync", "stream:")
+        if per_stream and kind == KIND_MEMCPY and gpu in has_memcpy:
+            continue
+        if per_stream and kind == KIND_KERNEL and gpu in has_all:
+            continue
+        if sub == "stream:all" and kind == KIND_MEMCPY and gpu in has_memcpy:
+            continue
+        out.append((i, gpu, kind))
+    return out
