@@ -22,7 +22,7 @@ from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.xspace import convert
 from tfprof_lite.proto.kinds import looks_like_xspace
-from tfprof_lite.proto.xplane import decode_xspace
+from tfprof_lite.proto.xplane import XSpaceColumns, decode_xspace
 
 __all__ = [
     "SUFFIX",
@@ -136,7 +136,10 @@ def model_from_bytes(raw: bytes | bytearray | memoryview, what: str) -> ProfileM
     Raises:
         InvalidInputError: not a readable XSpace, or one without any event.
     """
-    cols = decode_xspace(raw, what)
+    return _model_from_columns(decode_xspace(raw, what), what)
+
+
+def _model_from_columns(cols: XSpaceColumns, what: str) -> ProfileModel:
     if not len(cols.event_line):
         planes = ", ".join(cols.plane_name) or "none"
         raise InvalidInputError(
@@ -148,9 +151,17 @@ def model_from_bytes(raw: bytes | bytearray | memoryview, what: str) -> ProfileM
     return model
 
 
-def load_model(path: str, max_input_size: int | str | None = None) -> ProfileModel:
-    """The model of the XSpace file ``path`` (read through the bounded reader)."""
+def _decode_file(path: str, max_input_size: int | str | None) -> XSpaceColumns:
     raw = read_input(path, "an XSpace (*.xplane.pb)", max_input_size)
     if not raw:
         raise InvalidInputError(f"{path}: the file is empty, expected an XSpace (*.xplane.pb)")
-    return model_from_bytes(raw, path)
+    return decode_xspace(raw, path)
+
+
+def load_model(path: str, max_input_size: int | str | None = None) -> ProfileModel:
+    """The model of the XSpace file ``path`` (read through the bounded reader).
+
+    The file's bytes are dropped once decoded, before the conversion builds the
+    model: a large file is not held twice.
+    """
+    return _model_from_columns(_decode_file(path, max_input_size), path)
