@@ -67,8 +67,8 @@ class _Planted:
     def __init__(self, real: Any) -> None:
         self.real = real
 
-    def decode(self, data: bytes, gunzip: Any) -> Any:
-        parts = self.real.decode(data, gunzip)
+    def decode(self, data: bytes, gunzip: Any, keep: Any = None) -> Any:
+        parts = self.real.decode(data, gunzip, keep)
         if parts is None or not parts[5]:
             return parts
         return (*parts[:5], ["planted", *parts[5][1:]], *parts[6:])

@@ -146,3 +146,26 @@ def test_times_beyond_64_bits_are_one_line() -> None:
     plane.lines.add(id=2, timestamp_ns=-(2**62)).events.add(metadata_id=1)
     with pytest.raises(InvalidInputError, match="beyond 64 bits of picoseconds"):
         xplane.decode_xspace(space.SerializeToString(), "big")
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_event_stat_filter_keeps_the_named_stats(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if pure:
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    data = xspace_files.jax_file("jax_h100_mlp").read_bytes()
+    whole = xplane.decode_xspace(data)
+    keep = {"kernel_details", "step_num", "no_such_stat"}
+    cut = xplane.decode_xspace(data, event_stats=keep)
+    assert 0 < len(cut.event_stats) < len(whole.event_stats) // 3
+    assert {cut.strings[k] for k in cut.event_stats.key.tolist()} == keep - {"no_such_stat"}
+    assert len(cut.strings) < len(whole.strings)
+    for event in range(0, len(whole.event_line), 7):
+        kept = {k: v for k, v in whole.event_stat_dict(event).items() if k in keep}
+        assert cut.event_stat_dict(event) == kept
+    assert [cut.plane_stat_dict(p) for p in range(len(cut.plane_name))] == [
+        whole.plane_stat_dict(p) for p in range(len(whole.plane_name))
+    ]
+    assert cut.meta_stat_dict(3) == whole.meta_stat_dict(3)
+    assert cut.event_start_ps.tolist() == whole.event_start_ps.tolist()

@@ -5,7 +5,13 @@
  * XSpaceColumns of tfprof_lite/proto/xplane.py (whose module docstring is the
  * contract: the same rows, in the same order, the same interned strings).
  *
- * decode(data: bytes, gunzip: callable) -> tuple | None
+ * decode(data: bytes, gunzip: callable, keep: tuple[str, ...] | None = None)
+ *     -> tuple | None
+ *
+ * ``keep``: when given, the event stat table holds only the stats whose name
+ * (their stat metadata's, "" without one) is one of these; the others are
+ * still read and checked (the same inputs are declined) but add no row, no
+ * interned string and no gunzip call (the pure path's ``event_stats`` filter).
  *
  * The input is untrusted. Like the other decoders it reads only a plain subset
  * of the wire format and returns None ("declined") for anything else, so that
@@ -107,12 +113,14 @@ typedef struct {
 
 /* A map entry. For stat metadata, ``value`` becomes the name once checked and
    ``text`` is the name's interned index (-1 until first used); for event
-   metadata, ``text`` is the entry's row in the event metadata table. */
+   metadata, ``text`` is the entry's row in the event metadata table.
+   ``keep``: whether event stats of this stat metadata are kept. */
 typedef struct {
     int64_t key;
     Span value;
     size_t order;
     int32_t text;
+    int keep;
 } Entry;
 
 /* Entry rows by key (index + 1; 0 = none) when the keys are small: ids are
@@ -134,6 +142,12 @@ typedef struct {
     PyObject *list[N_LISTS];
     PyObject *gunzip;
     PyObject *keep; /* UTF-8 bytes of gunzipped strings, alive while interned */
+    /* The event stat filter: names (UTF-8 spans of ``filter_bytes``), or
+       n_filter = -1 for none; ``keep_unnamed``: whether "" is one of them. */
+    PyObject *filter_bytes;
+    Span *filter;
+    Py_ssize_t n_filter;
+    int keep_unnamed;
     WireBuf planes, plane_rows, lines, line_spans, em_spans, sm_spans, stat_spans;
     WireBuf sm, em; /* the current plane's map entries, sorted */
     Dense sm_dense, em_dense;
@@ -414,6 +428,23 @@ static int check_stat_meta(Span m) {
     return parse_stat_meta(m, &name);
 }
 
+/* Whether event stats named ``name`` are kept (see State.filter). */
+static int kept_name(const State *st, Span name) {
+    Py_ssize_t i;
+    if (st->n_filter < 0) {
+        return 1;
+    }
+    if (name.p == NULL || name.p == name.end) {
+        return st->keep_unnamed;
+    }
+    for (i = 0; i < st->n_filter; i++) {
+        if (span_eq(st->filter[i], name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The current plane's stat metadata (State.sm), each value replaced by its
    name after checking it. */
 static int load_stat_meta(State *st, const Plane *pl) {
@@ -423,6 +454,7 @@ static int load_stat_meta(State *st, const Plane *pl) {
     for (i = 0; i < COUNT(st->sm, Entry); i++) {
         Entry *e = &AT(st->sm, Entry, i);
         TRY(parse_stat_meta(e->value, &e->value));
+        e->keep = kept_name(st, e->value);
     }
     return OK;
 }
@@ -477,6 +509,12 @@ static int add_stat(State *st, int t, Span m) {
     int32_t key, index;
     int64_t value = 0;
     TRY(parse_stat(m, &s));
+    if (t == T_EVENT && st->n_filter >= 0) {
+        Entry *e = find_entry(&st->sm, &st->sm_dense, s.mid);
+        if (!(e != NULL ? e->keep : st->keep_unnamed)) {
+            return OK;
+        }
+    }
     TRY(stat_name(st, s.mid, &key));
     switch (s.kind) {
     case KIND_DOUBLE:
@@ -907,6 +945,8 @@ static void state_free(State *st) {
         Py_XDECREF(st->list[i]);
     }
     Py_XDECREF(st->keep);
+    Py_XDECREF(st->filter_bytes);
+    free(st->filter);
     wire_buf_free(&st->planes);
     wire_buf_free(&st->plane_rows);
     wire_buf_free(&st->lines);
@@ -951,15 +991,58 @@ static PyObject *state_result(State *st, int64_t origin, int64_t start) {
     return out;
 }
 
+/* The event stat filter of State from ``keep`` (None or a tuple of str). */
+static int load_filter(State *st, PyObject *keep) {
+    Py_ssize_t i, n;
+    st->n_filter = -1;
+    if (keep == Py_None) {
+        return OK;
+    }
+    if (!PyTuple_Check(keep)) {
+        PyErr_SetString(PyExc_TypeError, "decode() keep must be None or a tuple of str");
+        return FAIL;
+    }
+    n = PyTuple_Size(keep);
+    st->filter_bytes = PyList_New(0);
+    st->filter = (Span *)calloc((size_t)n + 1, sizeof *st->filter);
+    if (st->filter_bytes == NULL || st->filter == NULL) {
+        if (st->filter == NULL) {
+            PyErr_NoMemory();
+        }
+        return FAIL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GetItem(keep, i), *utf8;
+        char *text;
+        Py_ssize_t size;
+        if (name == NULL || !PyUnicode_Check(name)) {
+            PyErr_SetString(PyExc_TypeError, "decode() keep must be None or a tuple of str");
+            return FAIL;
+        }
+        utf8 = PyUnicode_AsUTF8String(name);
+        if (utf8 == NULL || list_add(st->filter_bytes, utf8) != OK ||
+            PyBytes_AsStringAndSize(utf8, &text, &size) != 0) {
+            return FAIL;
+        }
+        if (size == 0) {
+            st->keep_unnamed = 1;
+        }
+        st->filter[i].p = (Ptr)text;
+        st->filter[i].end = (Ptr)text + size;
+    }
+    st->n_filter = n;
+    return OK;
+}
+
 static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
     State st;
-    PyObject *data, *gunzip, *result = NULL;
+    PyObject *data, *gunzip, *keep = Py_None, *result = NULL;
     char *bytes;
     Py_ssize_t size;
     int64_t origin = 0, start = 0;
     int i, rc;
     (void)module;
-    if (!PyArg_ParseTuple(args, "OO:decode", &data, &gunzip)) {
+    if (!PyArg_ParseTuple(args, "OO|O:decode", &data, &gunzip, &keep)) {
         return NULL;
     }
     if (!PyBytes_Check(data) || !PyCallable_Check(gunzip)) {
@@ -975,7 +1058,7 @@ static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
     memset(&st, 0, sizeof st);
     st.gunzip = gunzip;
     st.keep = PyList_New(0);
-    rc = st.keep != NULL ? OK : FAIL;
+    rc = st.keep != NULL ? load_filter(&st, keep) : FAIL;
     for (i = 0; i < N_LISTS && rc == OK; i++) {
         st.list[i] = PyList_New(0);
         rc = st.list[i] != NULL ? OK : FAIL;
@@ -995,9 +1078,10 @@ static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
 
 static PyMethodDef xplanedecode_methods[] = {
     {"decode", xplanedecode_decode, METH_VARARGS,
-     "decode(data: bytes, gunzip: callable) -> tuple | None\n\n"
+     "decode(data: bytes, gunzip: callable, keep: tuple | None = None) -> tuple | None\n\n"
      "An XSpace as raw columns, or None when the bytes are not in the plain\n"
-     "subset this decoder reads (parse them with upb instead)."},
+     "subset this decoder reads (parse them with upb instead). keep: the names\n"
+     "of the event stats to keep (None: all)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -25,6 +25,7 @@ from tfprof_lite.proto.kinds import looks_like_xspace
 from tfprof_lite.proto.xplane import XSpaceColumns, decode_xspace
 
 __all__ = [
+    "EVENT_STATS",
     "SUFFIX",
     "is_xspace_dir",
     "is_xspace_file",
@@ -37,6 +38,19 @@ __all__ = [
 SUFFIX = ".xplane.pb"
 _PROFILE_DIR = os.path.join("plugins", "profile")
 _SNIFF = 1 << 16
+#: The event stats the conversion reads (:mod:`tfprof_lite.model.xspace_events`,
+#: :mod:`tfprof_lite.model.xspace_memory`): only these are decoded. Most of a
+#: large file's stats are others (occupancy, scope ids, allocator state...).
+EVENT_STATS = frozenset(
+    {
+        # xspace_events
+        "tf_op", "hlo_op", "hlo_module", "kernel_details", "memcpy_details", "eager_op",
+        "correlation_id", "_r", "step_num", "program_id",
+        # xspace_memory
+        "allocation_bytes", "requested_bytes", "addr", "bytes_allocated", "bytes_reserved",
+        "data_type", "allocator_name", "shape",
+    }
+)  # fmt: skip
 
 
 def _host_files(run_dir: str) -> dict[str, str]:
@@ -136,7 +150,7 @@ def model_from_bytes(raw: bytes | bytearray | memoryview, what: str) -> ProfileM
     Raises:
         InvalidInputError: not a readable XSpace, or one without any event.
     """
-    return _model_from_columns(decode_xspace(raw, what), what)
+    return _model_from_columns(decode_xspace(raw, what, EVENT_STATS), what)
 
 
 def _model_from_columns(cols: XSpaceColumns, what: str) -> ProfileModel:
@@ -155,7 +169,7 @@ def _decode_file(path: str, max_input_size: int | str | None) -> XSpaceColumns:
     raw = read_input(path, "an XSpace (*.xplane.pb)", max_input_size)
     if not raw:
         raise InvalidInputError(f"{path}: the file is empty, expected an XSpace (*.xplane.pb)")
-    return decode_xspace(raw, path)
+    return decode_xspace(raw, path, EVENT_STATS)
 
 
 def load_model(path: str, max_input_size: int | str | None = None) -> ProfileModel:

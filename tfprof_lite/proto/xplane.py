@@ -51,6 +51,7 @@ import gzip
 import struct
 import zlib
 from array import array
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -218,8 +219,10 @@ class XSpaceColumns:
 class _Builder:
     """The pure walk's state: interned strings and the growing stat tables."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, keep: frozenset[str] | None = None) -> None:
         self.what = what
+        self.keep = keep
+        self.keep_cache: dict[int, bool] = {}  # stat metadata id -> kept, for this plane
         self.strings: list[str] = [""]
         self.index: dict[str, int] = {"": 0}
         self.blobs: list[bytes] = []
@@ -236,6 +239,21 @@ class _Builder:
             at = self.index[text] = len(self.strings)
             self.strings.append(text)
         return at
+
+    def kept(self, stats: Any, names: dict[int, str]) -> Any:
+        """The event stats of ``stats`` that the filter keeps."""
+        keep, cache = self.keep, self.keep_cache
+        if keep is None:
+            return stats
+        out = []
+        for stat in stats:
+            mid = stat.metadata_id
+            kept = cache.get(mid)
+            if kept is None:
+                kept = cache[mid] = names.get(mid, "") in keep
+            if kept:
+                out.append(stat)
+        return out
 
     def add_stats(self, table: str, stats: Any, names: dict[int, str]) -> None:
         keys, kinds, values = self.tables[table]
@@ -328,13 +346,16 @@ def _line_origins(space: Any, start: int) -> tuple[int, list[int]]:
     return origin, [value - origin for value in absolute]
 
 
-def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
-    """The columns of a parsed XSpace message (ours, upb backend).
+def columns_from_message(
+    space: Any, what: str = "XSpace", event_stats: Collection[str] | None = None
+) -> XSpaceColumns:
+    """The columns of a parsed XSpace message (ours, upb backend); with
+    ``event_stats``, the event stat table holds only the stats of those names.
 
     Raises:
         InvalidInputError: a ``compressed_str_value`` that does not gunzip.
     """
-    build = _Builder(what)
+    build = _Builder(what, None if event_stats is None else frozenset(event_stats))
     start = _start_time(space)
     origin, line_starts = _line_origins(space, start)
     cols = XSpaceColumns(
@@ -357,7 +378,7 @@ def columns_from_message(space: Any, what: str = "XSpace") -> XSpaceColumns:
     line_row = 0
     for p_row, plane in enumerate(space.planes):
         names = {key: meta.name for key, meta in plane.stat_metadata.items()}
-        build.key_cache = {}
+        build.key_cache, build.keep_cache = {}, {}
         for key in sorted(names):
             smetas["plane"].append(p_row)
             smetas["id"].append(key)
@@ -443,7 +464,7 @@ def _add_events(
         e_start.append(base_ps + offset)
         e_at.append(len(stat_keys))
         if event.stats:
-            add_stats("event", event.stats, names)
+            add_stats("event", build.kept(event.stats, names), names)
 
 
 def _offsets(starts: list[Any] | array[int], total: int) -> I64:
@@ -485,8 +506,17 @@ def _fill(
     cols.stat_meta_name = smetas["name"]
 
 
-def decode_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> XSpaceColumns:
+def decode_xspace(
+    raw: bytes | bytearray | memoryview,
+    what: str = "XSpace",
+    event_stats: Collection[str] | None = None,
+) -> XSpaceColumns:
     """The columns of XSpace ``raw`` (``what`` names it in errors), natively when built.
+
+    ``event_stats``: when given, the event stat table holds only the stats of
+    these names (their stat metadata's; ``""`` for a stat without one), and only
+    their string values are interned: a large file's other event stats (most of
+    them) take no memory. The other tables are whole.
 
     Raises:
         InvalidInputError: see :func:`parse_xspace`, :func:`columns_from_message`;
@@ -494,4 +524,5 @@ def decode_xspace(raw: bytes | bytearray | memoryview, what: str = "XSpace") -> 
     from tfprof_lite.proto.xplane_native import native_columns
 
     data = raw if isinstance(raw, bytes) else bytes(raw)
-    return native_columns(data) or columns_from_message(parse_xspace(data, what), what)
+    keep = None if event_stats is None else tuple(sorted(set(event_stats)))
+    return native_columns(data, keep) or columns_from_message(parse_xspace(data, what), what, keep)

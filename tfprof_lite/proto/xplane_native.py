@@ -72,12 +72,13 @@ def gunzip_text(raw: bytes) -> str:
     return gzip.decompress(raw).decode("utf-8")
 
 
-def native_columns(data: bytes) -> XSpaceColumns | None:
-    """The columns of serialized XSpace ``data``, or None (see the module docstring)."""
+def native_columns(data: bytes, keep: tuple[str, ...] | None = None) -> XSpaceColumns | None:
+    """The columns of serialized XSpace ``data``, or None (see the module docstring);
+    ``keep``: the names of the event stats to keep (None: all)."""
     module = active(_MODULE)
     if module is None:
         return None
-    parts = module.decode(data, gunzip_text)
+    parts = module.decode(data, gunzip_text, keep)
     if parts is None:
         return None
     cols = _assemble(parts)
