@@ -137,8 +137,16 @@ typedef struct {
     Span span;
 } Stat;
 
+/* A result column, grown in place inside the bytearray that is returned (no
+   copy at the end: a large file's columns are not held twice). */
 typedef struct {
-    WireBuf col[N_COLUMNS];
+    char *data;
+    size_t len, cap;
+    PyObject *arr;
+} Col;
+
+typedef struct {
+    Col col[N_COLUMNS];
     PyObject *list[N_LISTS];
     PyObject *gunzip;
     PyObject *keep; /* UTF-8 bytes of gunzipped strings, alive while interned */
@@ -158,6 +166,59 @@ typedef struct {
 } State;
 
 static int put_span(WireBuf *b, Span s) { return wire_buf_put(b, &s, sizeof s); }
+
+/* Room for ``n`` more bytes in ``c`` (its bytearray doubled as needed). */
+static int col_reserve(Col *c, size_t n) {
+    size_t need, cap;
+    if (n <= c->cap - c->len) {
+        return OK;
+    }
+    if (n > (size_t)PY_SSIZE_T_MAX / 2 - c->len) {
+        PyErr_NoMemory();
+        return FAIL;
+    }
+    need = c->len + n;
+    cap = c->cap ? c->cap : 256;
+    while (cap < need) {
+        cap *= 2;
+    }
+    if (c->arr == NULL) {
+        c->arr = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)cap);
+        if (c->arr == NULL) {
+            return FAIL;
+        }
+    } else if (PyByteArray_Resize(c->arr, (Py_ssize_t)cap) != 0) {
+        return FAIL;
+    }
+    c->data = PyByteArray_AsString(c->arr);
+    c->cap = cap;
+    return OK;
+}
+
+static int col_put(Col *c, const void *src, size_t n) {
+    TRY(col_reserve(c, n));
+    memcpy(c->data + c->len, src, n);
+    c->len += n;
+    return OK;
+}
+
+static int col_i8(Col *c, int8_t v) { return col_put(c, &v, sizeof v); }
+static int col_i32(Col *c, int32_t v) { return col_put(c, &v, sizeof v); }
+static int col_i64(Col *c, int64_t v) { return col_put(c, &v, sizeof v); }
+
+/* The column's bytearray cut to its length (a new reference; ``c`` is emptied). */
+static PyObject *col_take(Col *c) {
+    PyObject *arr = c->arr;
+    if (arr == NULL) {
+        return PyByteArray_FromStringAndSize("", 0);
+    }
+    c->arr = NULL;
+    if (PyByteArray_Resize(arr, (Py_ssize_t)c->len) != 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}
 
 #define AT(buf, type, i) (((type *)(buf).data)[i])
 #define COUNT(buf, type) ((buf).len / sizeof(type))
@@ -546,9 +607,9 @@ static int add_stat(State *st, int t, Span m) {
     default:
         break;
     }
-    TRY(wire_put_i32(&st->col[t], key));
-    TRY(wire_put_i8(&st->col[t + 1], (int8_t)s.kind));
-    return wire_put_i64(&st->col[t + 2], value);
+    TRY(col_i32(&st->col[t], key));
+    TRY(col_i8(&st->col[t + 1], (int8_t)s.kind));
+    return col_i64(&st->col[t + 2], value);
 }
 
 /* ------------------------------------------------------------------ first pass */
@@ -760,23 +821,23 @@ static int add_event(State *st, Span m, int32_t row, const Line *ln) {
     if (e != NULL) {
         meta = e->text;
     }
-    TRY(wire_put_i32(&st->col[C_EVENT_LINE], row));
-    TRY(wire_put_i32(&st->col[C_EVENT_META], meta));
-    TRY(wire_put_i64(&st->col[C_EVENT_OFFSET], offset));
-    TRY(wire_put_i64(&st->col[C_EVENT_OCC], occ));
-    TRY(wire_put_i64(&st->col[C_EVENT_DUR], dur));
-    TRY(wire_put_i64(&st->col[C_EVENT_START], start + offset));
-    return wire_put_i64(&st->col[C_EVENT_STAT_AT], at);
+    TRY(col_i32(&st->col[C_EVENT_LINE], row));
+    TRY(col_i32(&st->col[C_EVENT_META], meta));
+    TRY(col_i64(&st->col[C_EVENT_OFFSET], offset));
+    TRY(col_i64(&st->col[C_EVENT_OCC], occ));
+    TRY(col_i64(&st->col[C_EVENT_DUR], dur));
+    TRY(col_i64(&st->col[C_EVENT_START], start + offset));
+    return col_i64(&st->col[C_EVENT_STAT_AT], at);
 }
 
 static int add_line(State *st, const Line *ln, int32_t plane, int32_t row) {
     Ptr p = ln->body.p;
-    TRY(wire_put_i32(&st->col[C_LINE_PLANE], plane));
-    TRY(wire_put_i64(&st->col[C_LINE_ID], ln->id));
-    TRY(wire_put_i64(&st->col[C_LINE_DISPLAY_ID], ln->display_id));
-    TRY(wire_put_i64(&st->col[C_LINE_TS], ln->ts));
-    TRY(wire_put_i64(&st->col[C_LINE_DUR], ln->dur));
-    TRY(wire_put_i64(&st->col[C_LINE_EVENT_AT],
+    TRY(col_i32(&st->col[C_LINE_PLANE], plane));
+    TRY(col_i64(&st->col[C_LINE_ID], ln->id));
+    TRY(col_i64(&st->col[C_LINE_DISPLAY_ID], ln->display_id));
+    TRY(col_i64(&st->col[C_LINE_TS], ln->ts));
+    TRY(col_i64(&st->col[C_LINE_DUR], ln->dur));
+    TRY(col_i64(&st->col[C_LINE_EVENT_AT],
                      (int64_t)COUNT(st->col[C_EVENT_LINE], int32_t)));
     TRY(add_text(st, L_LINE_NAME, ln->name));
     TRY(add_text(st, L_LINE_DNAME, ln->dname));
@@ -801,9 +862,9 @@ static int add_line(State *st, const Line *ln, int32_t plane, int32_t row) {
 static int add_meta(State *st, Entry *e, int32_t plane) {
     Ptr p = e->value.p;
     Span name = {NULL, NULL}, dname = {NULL, NULL}, s;
-    TRY(wire_put_i32(&st->col[C_META_PLANE], plane));
-    TRY(wire_put_i64(&st->col[C_META_ID], e->key));
-    TRY(wire_put_i64(&st->col[C_META_STAT_AT], (int64_t)COUNT(st->col[C_MS_VALUE], int64_t)));
+    TRY(col_i32(&st->col[C_META_PLANE], plane));
+    TRY(col_i64(&st->col[C_META_ID], e->key));
+    TRY(col_i64(&st->col[C_META_STAT_AT], (int64_t)COUNT(st->col[C_MS_VALUE], int64_t)));
     while (p < e->value.end) {
         uint32_t number, wire;
         uint64_t v;
@@ -875,13 +936,13 @@ static int add_plane(State *st, const Plane *pl, int32_t plane, int32_t *line_ro
     TRY(load_stat_meta(st, pl));
     for (i = 0; i < COUNT(st->sm, Entry); i++) {
         Entry *e = &AT(st->sm, Entry, i);
-        TRY(wire_put_i32(&st->col[C_SMETA_PLANE], plane));
-        TRY(wire_put_i64(&st->col[C_SMETA_ID], e->key));
+        TRY(col_i32(&st->col[C_SMETA_PLANE], plane));
+        TRY(col_i64(&st->col[C_SMETA_ID], e->key));
         TRY(add_text(st, L_SMETA_NAME, e->value));
     }
-    TRY(wire_put_i64(&st->col[C_PLANE_ID], pl->id));
+    TRY(col_i64(&st->col[C_PLANE_ID], pl->id));
     TRY(add_text(st, L_PLANE_NAME, pl->name));
-    TRY(wire_put_i64(&st->col[C_PLANE_STAT_AT], (int64_t)COUNT(st->col[C_PS_VALUE], int64_t)));
+    TRY(col_i64(&st->col[C_PLANE_STAT_AT], (int64_t)COUNT(st->col[C_PS_VALUE], int64_t)));
     for (i = pl->stats[0]; i < pl->stats[1]; i++) {
         TRY(add_stat(st, T_PLANE, AT(st->stat_spans, Span, i)));
     }
@@ -930,16 +991,16 @@ static int decode_all(State *st, Ptr data, Ptr end, int64_t *origin, int64_t *st
     for (i = 0; i < n_planes; i++) {
         TRY(add_plane(st, &planes[i], (int32_t)i, &line_row));
     }
-    TRY(wire_put_i64(&st->col[C_PLANE_STAT_AT], (int64_t)COUNT(st->col[C_PS_VALUE], int64_t)));
-    TRY(wire_put_i64(&st->col[C_LINE_EVENT_AT], (int64_t)COUNT(st->col[C_EVENT_LINE], int32_t)));
-    TRY(wire_put_i64(&st->col[C_EVENT_STAT_AT], (int64_t)COUNT(st->col[C_ES_VALUE], int64_t)));
-    return wire_put_i64(&st->col[C_META_STAT_AT], (int64_t)COUNT(st->col[C_MS_VALUE], int64_t));
+    TRY(col_i64(&st->col[C_PLANE_STAT_AT], (int64_t)COUNT(st->col[C_PS_VALUE], int64_t)));
+    TRY(col_i64(&st->col[C_LINE_EVENT_AT], (int64_t)COUNT(st->col[C_EVENT_LINE], int32_t)));
+    TRY(col_i64(&st->col[C_EVENT_STAT_AT], (int64_t)COUNT(st->col[C_ES_VALUE], int64_t)));
+    return col_i64(&st->col[C_META_STAT_AT], (int64_t)COUNT(st->col[C_MS_VALUE], int64_t));
 }
 
 static void state_free(State *st) {
     int i;
     for (i = 0; i < N_COLUMNS; i++) {
-        wire_buf_free(&st->col[i]);
+        Py_XDECREF(st->col[i].arr);
     }
     for (i = 0; i < N_LISTS; i++) {
         Py_XDECREF(st->list[i]);
@@ -980,12 +1041,11 @@ static PyObject *state_result(State *st, int64_t origin, int64_t start) {
     PyTuple_SetItem(out, N_LISTS, item);
     PyTuple_SetItem(out, N_LISTS + 1, PyBool_FromLong(start != 0));
     for (i = 0; i < N_COLUMNS; i++) {
-        item = wire_buf_bytearray(&st->col[i]);
+        item = col_take(&st->col[i]);
         if (item == NULL) {
             Py_DECREF(out);
             return NULL;
         }
-        wire_buf_free(&st->col[i]);
         PyTuple_SetItem(out, N_LISTS + 2 + i, item);
     }
     return out;
