@@ -16,6 +16,7 @@ metadata).
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import fields
 from typing import Any
 
@@ -111,9 +112,31 @@ def _gunzip_declined(data: bytes) -> bool:
     return isinstance(pure, str) and "does not decompress" in pure
 
 
+def _from_fd(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | None:
+    """The native decoder's columns of ``data`` read from a file descriptor (the
+    reader that gives the input back line by line)."""
+    fd = os.memfd_create("xspace") if hasattr(os, "memfd_create") else None
+    if fd is None:
+        with tempfile.TemporaryFile() as handle:
+            handle.write(data)
+            handle.seek(0)
+            return xplane_native.native_file_columns(handle.fileno(), len(data), keep)
+    try:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return xplane_native.native_file_columns(fd, len(data), keep)
+    finally:
+        os.close(fd)
+
+
 def _check(data: bytes, keep: tuple[str, ...] | None) -> str:
     pure = _pure(data, keep)
     native = xplane_native.native_columns(data, keep)
+    from_fd = _from_fd(data, keep)
+    if (native is None) != (from_fd is None) or (
+        native is not None and from_fd is not None and column_differences(native, from_fd)
+    ):
+        raise XSpaceMismatch("the decoder read from a descriptor gives other columns")
     if native is not None:
         if isinstance(pure, str):
             raise XSpaceMismatch(f"native decoded what the pure path rejects: {pure}")

@@ -39,13 +39,23 @@ MUTATIONS = 3000
 
 #: The child: decodes every input of a length-prefixed file twice with every event
 #: stat, then once with the filter, and prints two digests per input (``-`` when
-#: declined).
+#: declined); every input is also decoded from a descriptor (``decode_fd``, which
+#: gives its input back line by line), and must give the same result.
 CHILD = textwrap.dedent(
     f"""
-    import gc, gzip, hashlib, importlib, struct, sys
+    import gc, gzip, hashlib, importlib, os, struct, sys
     KEEP = {KEEP!r}
     sys.path.insert(0, sys.argv[1])
     decode = importlib.import_module(sys.argv[2]).decode
+    decode_fd = importlib.import_module(sys.argv[2]).decode_fd
+    def from_fd(item, gunzip, keep):
+        fd = os.memfd_create("x")
+        try:
+            os.write(fd, item)
+            os.lseek(fd, 0, os.SEEK_SET)
+            return decode_fd(fd, len(item), gunzip, keep)
+        finally:
+            os.close(fd)
     def gunzip(raw):
         return gzip.decompress(raw).decode("utf-8")
     data = open(sys.argv[3], "rb").read()
@@ -57,6 +67,8 @@ CHILD = textwrap.dedent(
         pair = []
         for keep in (None, None, KEEP):
             result = decode(item, gunzip, keep)
+            if from_fd(item, gunzip, keep) != result:
+                raise SystemExit("decode_fd differs from decode")
             if keep is None and pair:
                 continue
             if result is None:

@@ -13,6 +13,14 @@
  * still read and checked (the same inputs are declined) but add no row, no
  * interned string and no gunzip call (the pure path's ``event_stats`` filter).
  *
+ * decode_fd(fd: int, size: int, gunzip: callable, keep=None) -> tuple | None
+ *
+ * The same for the first ``size`` bytes of open file ``fd`` (fewer if the file
+ * ends sooner), read here into private anonymous memory (OSError when a read
+ * fails). Each line's events are given back to the system once decoded, so the
+ * file's bytes and the columns are not held in full at the same time: the
+ * decoder's peak memory is about the larger of the two, not their sum.
+ *
  * The input is untrusted. Like the other decoders it reads only a plain subset
  * of the wire format and returns None ("declined") for anything else, so that
  * the caller parses the bytes with upb and walks the message instead (which
@@ -41,6 +49,13 @@
  */
 
 #include "_decoder.h"
+
+#include <errno.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define XPLANE_MMAP 1
+#endif
 
 #ifndef XPLANEDECODE_LIMIT
 #define XPLANEDECODE_LIMIT INT32_MAX
@@ -156,6 +171,10 @@ typedef struct {
     Span *filter;
     Py_ssize_t n_filter;
     int keep_unnamed;
+    /* Whether decoded line bodies are given back (decode_fd's own buffer); then
+       interned strings are copies (in ``keep``), not spans of the input. */
+    int release;
+    size_t page;
     WireBuf planes, plane_rows, lines, line_spans, em_spans, sm_spans, stat_spans;
     WireBuf sm, em; /* the current plane's map entries, sorted */
     Dense sm_dense, em_dense;
@@ -284,6 +303,14 @@ static int intern(State *st, Span s, PyObject *text, int32_t *out) {
         text = wire_text(s);
     }
     TRY(list_add(st->list[L_STRINGS], text));
+    if (st->release && s.end > s.p) { /* the input under ``s`` may be given back */
+        PyObject *copy = PyBytes_FromStringAndSize((const char *)s.p, s.end - s.p);
+        if (copy == NULL || list_add(st->keep, copy) != OK) {
+            return FAIL;
+        }
+        s.p = (Ptr)PyBytes_AsString(copy);
+        s.end = s.p + PyBytes_Size(copy);
+    }
     TRY(put_span(&st->text, s));
     st->slots[at] = (int32_t)(count + 1);
     *out = (int32_t)count;
@@ -777,6 +804,25 @@ static void line_starts(State *st, int64_t start, int64_t *origin) {
 
 /* ------------------------------------------------------------------ second pass */
 
+/* Give back the whole pages under ``s`` (decode_fd's buffer only): a line's
+   bytes are read for the last time once its events are added. */
+static void release_span(const State *st, Span s) {
+#ifdef XPLANE_MMAP
+    uintptr_t low, high;
+    if (!st->release || s.p == NULL) {
+        return;
+    }
+    low = ((uintptr_t)s.p + st->page - 1) & ~(uintptr_t)(st->page - 1);
+    high = (uintptr_t)s.end & ~(uintptr_t)(st->page - 1);
+    if (high > low) {
+        (void)madvise((void *)low, high - low, MADV_DONTNEED);
+    }
+#else
+    (void)st;
+    (void)s;
+#endif
+}
+
 static int add_event(State *st, Span m, int32_t row, const Line *ln) {
     Ptr p = m.p;
     int64_t mid = 0, offset = 0, occ = 0, dur = 0, at, start;
@@ -855,6 +901,7 @@ static int add_line(State *st, const Line *ln, int32_t plane, int32_t row) {
             TRY(read_span(&p, ln->body.end, wire, &s));
         }
     }
+    release_span(st, ln->body);
     return OK;
 }
 
@@ -1094,29 +1141,25 @@ static int load_filter(State *st, PyObject *keep) {
     return OK;
 }
 
-static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
+/* The columns of ``data[0:size]`` (None when declined; NULL on an error). */
+static PyObject *decode_buffer(Ptr data, size_t size, PyObject *gunzip, PyObject *keep,
+                               int release) {
     State st;
-    PyObject *data, *gunzip, *keep = Py_None, *result = NULL;
-    char *bytes;
-    Py_ssize_t size;
+    PyObject *result = NULL;
     int64_t origin = 0, start = 0;
     int i, rc;
-    (void)module;
-    if (!PyArg_ParseTuple(args, "OO|O:decode", &data, &gunzip, &keep)) {
-        return NULL;
-    }
-    if (!PyBytes_Check(data) || !PyCallable_Check(gunzip)) {
-        PyErr_SetString(PyExc_TypeError, "decode() takes bytes and a callable");
-        return NULL;
-    }
-    if (PyBytes_AsStringAndSize(data, &bytes, &size) != 0) {
-        return NULL;
-    }
     if ((uint64_t)size >= (uint64_t)XPLANEDECODE_LIMIT) {
         Py_RETURN_NONE;
     }
     memset(&st, 0, sizeof st);
     st.gunzip = gunzip;
+    st.release = release;
+#ifdef XPLANE_MMAP
+    st.page = (size_t)sysconf(_SC_PAGESIZE);
+    if (st.page == 0 || (st.page & (st.page - 1)) != 0) {
+        st.release = 0;
+    }
+#endif
     st.keep = PyList_New(0);
     rc = st.keep != NULL ? load_filter(&st, keep) : FAIL;
     for (i = 0; i < N_LISTS && rc == OK; i++) {
@@ -1124,7 +1167,7 @@ static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
         rc = st.list[i] != NULL ? OK : FAIL;
     }
     if (rc == OK) {
-        rc = decode_all(&st, (Ptr)bytes, (Ptr)bytes + size, &origin, &start);
+        rc = decode_all(&st, data, data + size, &origin, &start);
     }
     if (rc == OK) {
         result = state_result(&st, origin, start);
@@ -1136,12 +1179,117 @@ static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
     return result;
 }
 
+static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
+    PyObject *data, *gunzip, *keep = Py_None;
+    char *bytes;
+    Py_ssize_t size;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OO|O:decode", &data, &gunzip, &keep)) {
+        return NULL;
+    }
+    if (!PyBytes_Check(data) || !PyCallable_Check(gunzip)) {
+        PyErr_SetString(PyExc_TypeError, "decode() takes bytes and a callable");
+        return NULL;
+    }
+    if (PyBytes_AsStringAndSize(data, &bytes, &size) != 0) {
+        return NULL;
+    }
+    return decode_buffer((Ptr)bytes, (size_t)size, gunzip, keep, 0);
+}
+
+/* Memory for ``size`` bytes of input that can be given back page by page. */
+static char *input_alloc(size_t size, int *mapped) {
+#ifdef XPLANE_MMAP
+    void *at = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (at != MAP_FAILED) {
+        *mapped = 1;
+        return (char *)at;
+    }
+#endif
+    *mapped = 0;
+    return (char *)malloc(size);
+}
+
+static void input_free(char *data, size_t size, int mapped) {
+#ifdef XPLANE_MMAP
+    if (mapped) {
+        (void)munmap(data, size);
+        return;
+    }
+#endif
+    (void)size;
+    (void)mapped;
+    free(data);
+}
+
+/* Up to ``size`` bytes of ``fd`` into ``data``; the count read, -1 on an error
+   (errno set, or a Python exception from a signal handler). */
+static Py_ssize_t read_all(int fd, char *data, size_t size) {
+    size_t got = 0;
+    while (got < size) {
+        Py_ssize_t n;
+        size_t ask = size - got > ((size_t)1 << 30) ? ((size_t)1 << 30) : size - got;
+        Py_BEGIN_ALLOW_THREADS
+        n = (Py_ssize_t)read(fd, data + got, ask);
+        Py_END_ALLOW_THREADS
+        if (n < 0) {
+            if (errno == EINTR && PyErr_CheckSignals() == 0) {
+                continue;
+            }
+            return -1;
+        }
+        if (n == 0) {
+            break;
+        }
+        got += (size_t)n;
+    }
+    return (Py_ssize_t)got;
+}
+
+static PyObject *xplanedecode_decode_fd(PyObject *module, PyObject *args) {
+    PyObject *gunzip, *keep = Py_None, *result;
+    int fd, mapped = 0;
+    Py_ssize_t size, got;
+    char *data;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "inO|O:decode_fd", &fd, &size, &gunzip, &keep)) {
+        return NULL;
+    }
+    if (size < 0 || !PyCallable_Check(gunzip)) {
+        PyErr_SetString(PyExc_TypeError, "decode_fd() takes a descriptor, a size and a callable");
+        return NULL;
+    }
+    if ((uint64_t)size >= (uint64_t)XPLANEDECODE_LIMIT) {
+        Py_RETURN_NONE;
+    }
+    data = input_alloc(size ? (size_t)size : 1, &mapped);
+    if (data == NULL) {
+        return PyErr_NoMemory();
+    }
+    got = read_all(fd, data, (size_t)size);
+    if (got < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetFromErrno(PyExc_OSError);
+        }
+        input_free(data, size ? (size_t)size : 1, mapped);
+        return NULL;
+    }
+    result = decode_buffer((Ptr)data, (size_t)got, gunzip, keep, mapped);
+    input_free(data, size ? (size_t)size : 1, mapped);
+    return result;
+}
+
 static PyMethodDef xplanedecode_methods[] = {
     {"decode", xplanedecode_decode, METH_VARARGS,
      "decode(data: bytes, gunzip: callable, keep: tuple | None = None) -> tuple | None\n\n"
      "An XSpace as raw columns, or None when the bytes are not in the plain\n"
      "subset this decoder reads (parse them with upb instead). keep: the names\n"
      "of the event stats to keep (None: all)."},
+    {"decode_fd", xplanedecode_decode_fd, METH_VARARGS,
+     "decode_fd(fd: int, size: int, gunzip: callable, keep: tuple | None = None)\n"
+     "-> tuple | None\n\n"
+     "decode() of the first size bytes of open file fd, read into memory that is\n"
+     "given back line by line as the columns grow."},
     {NULL, NULL, 0, NULL},
 };
 

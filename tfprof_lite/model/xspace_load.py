@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import os
 
-from tfprof_lite.base.reading import read_input
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.xspace import convert
 from tfprof_lite.proto.kinds import looks_like_xspace
-from tfprof_lite.proto.xplane import XSpaceColumns, decode_xspace
+from tfprof_lite.proto.xplane import XSpaceColumns, decode_xspace, decode_xspace_file
 
 __all__ = [
     "EVENT_STATS",
@@ -165,17 +164,12 @@ def _model_from_columns(cols: XSpaceColumns, what: str) -> ProfileModel:
     return model
 
 
-def _decode_file(path: str, max_input_size: int | str | None) -> XSpaceColumns:
-    raw = read_input(path, "an XSpace (*.xplane.pb)", max_input_size)
-    if not raw:
-        raise InvalidInputError(f"{path}: the file is empty, expected an XSpace (*.xplane.pb)")
-    return decode_xspace(raw, path, EVENT_STATS)
-
-
 def load_model(path: str, max_input_size: int | str | None = None) -> ProfileModel:
     """The model of the XSpace file ``path`` (read through the bounded reader).
 
-    The file's bytes are dropped once decoded, before the conversion builds the
-    model: a large file is not held twice.
+    The file's bytes are given back as they are decoded (natively; else dropped
+    once decoded), before the conversion builds the model: a large file is not
+    held next to its columns.
     """
-    return _model_from_columns(_decode_file(path, max_input_size), path)
+    cols = decode_xspace_file(path, "an XSpace (*.xplane.pb)", EVENT_STATS, max_input_size)
+    return _model_from_columns(cols, path)

@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.reading import read_input, read_input_with
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto.xplane_parse import parse_xspace
 
@@ -74,6 +75,7 @@ __all__ = [
     "XSpaceColumns",
     "columns_from_message",
     "decode_xspace",
+    "decode_xspace_file",
     "parse_xspace",
 ]
 
@@ -526,3 +528,39 @@ def decode_xspace(
     data = raw if isinstance(raw, bytes) else bytes(raw)
     keep = None if event_stats is None else tuple(sorted(set(event_stats)))
     return native_columns(data, keep) or columns_from_message(parse_xspace(data, what), what, keep)
+
+
+def decode_xspace_file(
+    path: str,
+    what: str = "an XSpace (*.xplane.pb)",
+    event_stats: Collection[str] | None = None,
+    limit: int | str | None = None,
+) -> XSpaceColumns:
+    """:func:`decode_xspace` of the user file ``path`` (``what`` it should be),
+    read through the bounded reader (:func:`~tfprof_lite.base.reading.read_input_with`:
+    its checks, ``limit`` and messages). The native decoder reads the file into
+    memory that it gives back as the columns grow, so its peak is about the larger
+    of the file and the columns, not their sum; when it declines, the file is read
+    again for the pure path.
+
+    Raises:
+        InvalidInputError: see :func:`decode_xspace` and
+            :func:`~tfprof_lite.base.reading.read_input`; an empty file.
+    """
+    from tfprof_lite.proto.xplane_native import available, native_file_columns
+
+    keep = None if event_stats is None else tuple(sorted(set(event_stats)))
+
+    def native(fd: int, size: int) -> XSpaceColumns | None:
+        if not size:
+            raise InvalidInputError(f"{path}: the file is empty, expected {what}")
+        return native_file_columns(fd, size, keep)
+
+    if available():
+        cols = read_input_with(path, native, what, limit)
+        if cols is not None:
+            return cols
+    raw = read_input(path, what, limit)
+    if not raw:
+        raise InvalidInputError(f"{path}: the file is empty, expected {what}")
+    return columns_from_message(parse_xspace(raw, path), path, keep)
