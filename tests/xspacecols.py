@@ -6,7 +6,9 @@
 (:func:`tfprof_lite.proto.xplane_native.native_columns`), and requires that they
 agree: bytes upb or the pure walk rejects are declined by the native decoder, the
 columns it returns equal the pure walk's, and :func:`~tfprof_lite.proto.xplane.decode_xspace`
-gives the pure path's columns or its error. Each check runs twice: with every
+gives the pure path's columns or its error, and so does the pure path that
+parses a file's planes and lines one by one
+(:func:`tfprof_lite.proto.xplane_walk.walk_bytes`). Each check runs twice: with every
 event stat, and with the event stats cut down to :data:`KEEP` (the loader's filter,
 :data:`tfprof_lite.model.xspace_load.EVENT_STATS`, and ``""`` for stats without
 metadata).
@@ -25,7 +27,7 @@ import numpy as np
 from tests.stepcols import skip_or_fail
 from tfprof_lite._native import PURE_PYTHON_ENV
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.proto import xplane, xplane_native
+from tfprof_lite.proto import xplane, xplane_native, xplane_walk
 
 __all__ = [
     "KEEP",
@@ -129,8 +131,23 @@ def _from_fd(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns 
         os.close(fd)
 
 
+def _split(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | str:
+    """The pure path's columns from the bytes split into planes and lines
+    (:func:`tfprof_lite.proto.xplane_walk.walk_bytes`), or its error."""
+    try:
+        return xplane_walk.walk_bytes(data, "XSpace", keep)
+    except InvalidInputError as err:
+        return str(err)
+
+
 def _check(data: bytes, keep: tuple[str, ...] | None) -> str:
     pure = _pure(data, keep)
+    split = _split(data, keep)
+    if isinstance(split, str) or isinstance(pure, str):
+        if split != pure:
+            raise XSpaceMismatch(f"the split parse differs: {split!r} / {pure!r}")
+    elif column_differences(split, pure):
+        raise XSpaceMismatch(f"the split parse differs: {column_differences(split, pure)}")
     native = xplane_native.native_columns(data, keep)
     from_fd = _from_fd(data, keep)
     if (native is None) != (from_fd is None) or (
