@@ -45,7 +45,8 @@ The children run with bytecode compiled (``compileall`` once, as an installed
 package has it). Results go to stdout (a table) and ``bench_out/xspace.json``.
 
 Run: ``python benchmarks/bench_xspace.py [--quick] [--file PATH] [--repeat R]
-[--rounds N] [--size-mb MB | --big] [--no-memory]``; see ``benchmarks/README.md``.
+[--rounds N] [--size-mb MB | --big] [--no-memory | --memory-only] [--memory-paths P]``;
+see ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -415,21 +416,25 @@ def parent_main(args: argparse.Namespace) -> int:
     load_before = list(os.getloadavg())
     series: dict[str, Series] = {}
     with tempfile.TemporaryDirectory(prefix="bench_xspace-") as tmp:
-        for i in range(args.rounds):
+        for i in range(0 if args.memory_only else args.rounds):
             start = time.perf_counter()
             for key, (wall, cpu) in one_round(path, paths, args.repeat, tmp).items():
                 series.setdefault(key, Series()).add(wall, cpu)
             print(f"-- round {i + 1}/{args.rounds}: {time.perf_counter() - start:.1f}s", flush=True)
     load_after = list(os.getloadavg())
-    rows = speed_rows(series, paths)
-    memory = [] if args.no_memory else memory_rows(path, args.size_mb, paths, args.mem_cap_gb)
+    rows = speed_rows(series, paths) if series else []
+    memory_paths = [p for p in paths if args.memory_paths in ("both", p[0])]
+    memory = (
+        [] if args.no_memory else memory_rows(path, args.size_mb, memory_paths, args.mem_cap_gb)
+    )
     print(f"\nfile: {path} ({os.path.getsize(path) / 1e6:.1f} MB)")
     print(f"native XSpace decoder: {'built' if native else 'not built (pure path only)'}")
     print(
         f"load average before/after: {load_before[0]:.2f}/{load_after[0]:.2f}"
         f" on {os.cpu_count()} CPUs"
     )
-    print_speed(rows)
+    if rows:
+        print_speed(rows)
     if memory:
         print_memory(memory)
     result = {
@@ -463,6 +468,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--big", action="store_true", help="grow the file to 1000 MB (--size-mb 1000)"
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the grown-file memory run")
+    parser.add_argument(
+        "--memory-only", action="store_true", help="only the grown-file memory run (no timing)"
+    )
+    parser.add_argument(
+        "--memory-paths",
+        choices=("both", "default", "pure"),
+        default="both",
+        help="the decoder paths of the memory run (default: both)",
+    )
     parser.add_argument(
         "--mem-cap-gb", type=float, default=8.0, help="address-space cap of each memory child (GB)"
     )
