@@ -233,3 +233,30 @@ def test_a_failed_read_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(xplane_native, "native_file_columns", failing)
     with pytest.raises(InvalidInputError, match=r"mlp.*: cannot read \(Input/output error\)$"):
         xplane.decode_xspace_file(str(xspace_files.jax_file("jax_h100_mlp")))
+
+
+def _wire_offsets(space: pb.XSpace) -> tuple[list[int], list[int]]:
+    events = [e for p in space.planes for line in p.lines for e in line.events]
+    return [e.offset_ps for e in events], [e.num_occurrences for e in events]
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("relative", [True, False])
+def test_offsets_and_occurrences_are_those_of_the_file(
+    pure: bool, relative: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Derived from the starts (offsets) and kept sparse (occurrences), they are
+    still every event's own values, whichever timestamp convention."""
+    if pure:
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    space = xspace_files.hand_space(relative)
+    space.planes[0].lines[0].events[1].offset_ps = -7  # before its line's start
+    cols = xplane.decode_xspace(space.SerializeToString())
+    assert (cols.event_offset_ps.tolist(), cols.event_occurrences.tolist()) == _wire_offsets(space)
+    assert cols.event_occurrence_rows.tolist() == [2]
+    real = pb.XSpace()
+    real.ParseFromString(xspace_files.jax_file("jax_h100_mlp").read_bytes())
+    cols = xplane.decode_xspace(real.SerializeToString())
+    offsets, occurrences = _wire_offsets(real)
+    assert cols.event_offset_ps.tolist() == offsets and not any(occurrences)
+    assert len(cols.event_occurrence_rows) == 0

@@ -83,8 +83,8 @@ enum {
     C_LINE_EVENT_AT,
     C_EVENT_LINE, /* int32 */
     C_EVENT_META, /* int32 */
-    C_EVENT_OFFSET,
-    C_EVENT_OCC,
+    C_OCC_EVENT, /* int32: the events whose num_occurrences is not 0 */
+    C_OCC_COUNT, /* their num_occurrences */
     C_EVENT_DUR,
     C_EVENT_START,
     C_EVENT_STAT_AT,
@@ -867,10 +867,12 @@ static int add_event(State *st, Span m, int32_t row, const Line *ln) {
     if (e != NULL) {
         meta = e->text;
     }
+    if (occ != 0) {
+        TRY(col_i32(&st->col[C_OCC_EVENT], (int32_t)COUNT(st->col[C_EVENT_LINE], int32_t)));
+        TRY(col_i64(&st->col[C_OCC_COUNT], occ));
+    }
     TRY(col_i32(&st->col[C_EVENT_LINE], row));
     TRY(col_i32(&st->col[C_EVENT_META], meta));
-    TRY(col_i64(&st->col[C_EVENT_OFFSET], offset));
-    TRY(col_i64(&st->col[C_EVENT_OCC], occ));
     TRY(col_i64(&st->col[C_EVENT_DUR], dur));
     TRY(col_i64(&st->col[C_EVENT_START], start + offset));
     return col_i64(&st->col[C_EVENT_STAT_AT], at);

@@ -17,8 +17,10 @@ Tables (rows in wire order unless said otherwise):
   ``line_name``, ``line_display_name``, ``line_timestamp_ns`` (as stored),
   ``line_duration_ps``; events ``line_event_at[l]:line_event_at[l + 1]``.
 * events: ``event_line`` (line row), ``event_meta`` (event metadata row, -1 when
-  the plane has no metadata of that id), ``event_offset_ps``,
-  ``event_occurrences`` (``num_occurrences``, 0 when unset),
+  the plane has no metadata of that id), ``event_occurrence_rows`` and
+  ``event_occurrence_counts`` (the events whose ``num_occurrences`` is not 0,
+  and those counts: it is rarely set; :attr:`XSpaceColumns.event_occurrences`
+  is the full column),
   ``event_duration_ps``, ``event_start_ps`` (start from :attr:`origin_ns`, in
   ps, whichever timestamp convention the file uses); stats in ``event_stats``
   rows ``event_stat_at[e]:event_stat_at[e + 1]``.
@@ -85,6 +87,7 @@ KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64 = 0, 1, 2, 3
 KIND_STR, KIND_BYTES, KIND_REF, KIND_COMPRESSED = 4, 5, 6, 7
 
 _MOD64 = 1 << 64
+_HALF64 = 1 << 63
 _DOUBLE = struct.Struct("<d")
 _BITS = struct.Struct("<q")
 
@@ -134,8 +137,8 @@ class XSpaceColumns:
     line_event_at: I64 = field(default_factory=lambda: _i64([0]))
     event_line: I32 = field(default_factory=_i32)
     event_meta: I32 = field(default_factory=_i32)
-    event_offset_ps: I64 = field(default_factory=_i64)
-    event_occurrences: I64 = field(default_factory=_i64)
+    event_occurrence_rows: I32 = field(default_factory=_i32)
+    event_occurrence_counts: I64 = field(default_factory=_i64)
     event_duration_ps: I64 = field(default_factory=_i64)
     event_start_ps: I64 = field(default_factory=_i64)
     event_stat_at: I64 = field(default_factory=lambda: _i64([0]))
@@ -186,6 +189,30 @@ class XSpaceColumns:
         """The name of event ``event`` (its metadata's; ``""`` without metadata)."""
         meta = int(self.event_meta[event])
         return self.meta_name[meta] if meta >= 0 else ""
+
+    @property
+    def event_occurrences(self) -> I64:
+        """Every event's ``num_occurrences`` (0 when unset), made on each call."""
+        out = np.zeros(len(self.event_line), dtype=np.int64)
+        out[self.event_occurrence_rows] = self.event_occurrence_counts
+        return out
+
+    @property
+    def event_offset_ps(self) -> I64:
+        """Every event's ``offset_ps`` (0 where ``num_occurrences`` is set), made
+        on each call: its start less its line's (both from the origin)."""
+        lines = self.line_start_ps()
+        return self.event_start_ps - lines[self.event_line] if len(lines) else _i64()
+
+    def line_start_ps(self) -> I64:
+        """Every line's start from :attr:`origin_ns` in ps, modulo 2^64 (a line
+        whose start does not fit has no event, or the file would be refused)."""
+        start = self.origin_ns if self.relative else 0
+        out = []
+        for stamp in self.line_timestamp_ns.tolist():
+            ps = ((stamp + start if start and stamp < start else stamp) - self.origin_ns) * 1000
+            out.append((ps + _HALF64) % _MOD64 - _HALF64)
+        return _i64(out)
 
     def event_start_ns(self) -> I64:
         """Every event's absolute start, ns since the epoch."""

@@ -216,8 +216,8 @@ def walk(space: Any, what: str, event_stats: Collection[str] | None) -> XSpaceCo
         k: [] for k in ("plane", "id", "display", "name", "dname", "ts", "dur", "at")
     }
     events: dict[str, array[int]] = {
-        k: array("i" if k in ("line", "meta") else "q")
-        for k in ("line", "meta", "offset", "occ", "dur", "start", "stat_at")
+        k: array("i" if k in ("line", "meta", "occ_row") else "q")
+        for k in ("line", "meta", "occ_row", "occ", "dur", "start", "stat_at")
     }
     metas: dict[str, list[Any]] = {k: [] for k in ("plane", "id", "name", "dname", "stat_at")}
     smetas: dict[str, list[Any]] = {k: [] for k in ("plane", "id", "name")}
@@ -294,7 +294,7 @@ def _add_events(
     names: dict[int, str],
 ) -> None:
     """Append the events of ``line`` (row ``line_row``, starting ``base_ps`` from the origin)."""
-    e_line, e_meta, e_off = events["line"], events["meta"], events["offset"]
+    e_line, e_meta, e_occ_row = events["line"], events["meta"], events["occ_row"]
     e_occ, e_dur, e_start, e_at = events["occ"], events["dur"], events["start"], events["stat_at"]
     stat_keys = build.tables["event"][0]
     get_row = meta_rows.get
@@ -303,8 +303,10 @@ def _add_events(
         offset = event.offset_ps
         e_line.append(line_row)
         e_meta.append(get_row(event.metadata_id, -1))
-        e_off.append(offset)
-        e_occ.append(event.num_occurrences)
+        occurrences = event.num_occurrences
+        if occurrences:
+            e_occ_row.append(len(e_line) - 1)
+            e_occ.append(occurrences)
         e_dur.append(event.duration_ps)
         e_start.append(base_ps + offset)
         e_at.append(len(stat_keys))
@@ -339,7 +341,8 @@ def _fill(
     cols.line_timestamp_ns, cols.line_duration_ps = _i64(lines["ts"]), _i64(lines["dur"])
     cols.line_event_at = _offsets(lines["at"], len(events["line"]))
     cols.event_line, cols.event_meta = _i32(events["line"]), _i32(events["meta"])
-    cols.event_offset_ps, cols.event_occurrences = _i64(events["offset"]), _i64(events["occ"])
+    cols.event_occurrence_rows = _i32(events["occ_row"])
+    cols.event_occurrence_counts = _i64(events["occ"])
     cols.event_duration_ps, cols.event_start_ps = _i64(events["dur"]), _i64(events["start"])
     cols.event_stat_at = _offsets(events["stat_at"], len(build.tables["event"][0]))
     cols.event_stats = build.stat_columns("event")
