@@ -54,7 +54,10 @@
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <unistd.h>
-#define XPLANE_MMAP 1
+#define XPLANE_FD 1 /* decode_fd is built */
+#if defined(MAP_ANONYMOUS) && defined(MADV_DONTNEED)
+#define XPLANE_MMAP 1 /* decode_fd's input memory is given back as it goes */
+#endif
 #endif
 
 #ifndef XPLANEDECODE_LIMIT
@@ -1199,6 +1202,7 @@ static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
     return decode_buffer((Ptr)bytes, (size_t)size, gunzip, keep, 0);
 }
 
+#ifdef XPLANE_FD
 /* Memory for ``size`` bytes of input that can be given back page by page. */
 static char *input_alloc(size_t size, int *mapped) {
 #ifdef XPLANE_MMAP
@@ -1280,6 +1284,7 @@ static PyObject *xplanedecode_decode_fd(PyObject *module, PyObject *args) {
     input_free(data, size ? (size_t)size : 1, mapped);
     return result;
 }
+#endif /* XPLANE_FD */
 
 static PyMethodDef xplanedecode_methods[] = {
     {"decode", xplanedecode_decode, METH_VARARGS,
@@ -1287,11 +1292,13 @@ static PyMethodDef xplanedecode_methods[] = {
      "An XSpace as raw columns, or None when the bytes are not in the plain\n"
      "subset this decoder reads (parse them with upb instead). keep: the names\n"
      "of the event stats to keep (None: all)."},
+#ifdef XPLANE_FD
     {"decode_fd", xplanedecode_decode_fd, METH_VARARGS,
      "decode_fd(fd: int, size: int, gunzip: callable, keep: tuple | None = None)\n"
      "-> tuple | None\n\n"
      "decode() of the first size bytes of open file fd, read into memory that is\n"
      "given back line by line as the columns grow."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

@@ -97,7 +97,7 @@ def native_file_columns(
         OSError: a read failed.
     """
     module = active(_MODULE)
-    if module is None:
+    if module is None or not hasattr(module, "decode_fd"):  # not built on this system
         return None
     parts = module.decode_fd(fd, size, gunzip_text, keep)
     if parts is None:
