@@ -120,3 +120,24 @@ def test_loading_decodes_only_the_event_stats_it_reads(monkeypatch: pytest.Monke
     assert seen and seen[0] <= xspace_load.EVENT_STATS and "scope_range_id" not in seen[0]
     assert Profiler.load(file.read_bytes()).model.names == whole.model.names
     assert len(seen) == 2 and seen[1] == seen[0]
+
+
+def test_the_native_path_never_holds_the_file_as_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the native decoder the file is read by the decoder itself (into memory
+    it gives back line by line), never into one ``bytes`` held next to the columns."""
+    from tfprof_lite.base import reading
+    from tfprof_lite.proto import xplane, xplane_native
+
+    if not xplane_native.available():
+        pytest.skip("the native XSpace decoder is not built")
+    read: list[str] = []
+    real = reading.read_input
+
+    def spy(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        read.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(xplane, "read_input", spy)
+    file = xspace_files.jax_file(MLP)
+    assert Profiler.load(file).model.sorted_steps() == list(range(22, 30))
+    assert read == []
