@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -125,3 +126,17 @@ def test_names_match_their_modules() -> None:
 
     assert tfprof_lite.Profiler is Profiler
     assert tfprof_lite.UsageError is UsageError
+
+
+def test_loading_an_xspace_leaves_numpy_ma_out(tmp_path: Path) -> None:
+    """``numpy.ma`` (some 20 ms to import) is not needed to read an XSpace: a bare
+    ``np.unique(x)`` imports it on its first call."""
+    from tests.unit.test_xspace_model import _tf_space
+
+    path = tmp_path / "host.xplane.pb"
+    path.write_bytes(_tf_space().bytes())
+    modules = _loaded(
+        f"from tfprof_lite import Profiler\nassert Profiler.load({str(path)!r}).model.steps"
+    )
+    assert "tfprof_lite.model.xspace" in modules
+    assert "numpy.ma" not in modules

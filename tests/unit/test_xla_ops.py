@@ -475,3 +475,66 @@ def test_align_search_equals_a_cell_by_cell_reference(
     assert align(kernels, instrs, library, known) == _reference_align(
         kernels, instrs, library, known
     )
+
+
+def test_resolve_columns_gives_each_op_once_with_how_it_was_found() -> None:
+    import numpy as np
+
+    from tfprof_lite.model.xla_ops import HOW, KernelEvents
+
+    index = XlaOpIndex.from_hlo_protos([(7, mlp_module().data())])
+    refs = [cb(n, t + 10 * s, execution=s) for s in range(2) for t, n in
+            enumerate(["lib", "loop_add_fusion", "gemm_fusion_dot_5"])]  # fmt: skip
+    refs += [KernelRef("k", "loop_add_fusion", "jit_step", 7, None, 99), KernelRef("x", "", "no")]
+    texts = ["", "command_buffer_1", "jit_step", "loop_add_fusion", "no"]
+    code = {text: at for at, text in enumerate(texts)}
+    events = KernelEvents(
+        name=[r.name for r in refs],
+        hlo_op=np.asarray([code[r.hlo_op] for r in refs]),
+        hlo_module=np.asarray([code[r.hlo_module] for r in refs]),
+        texts=texts,
+        program_id=np.asarray([r.program_id or 0 for r in refs]),
+        has_program=np.asarray([r.program_id is not None for r in refs]),
+        execution=np.asarray([r.execution or 0 for r in refs]),
+        has_execution=np.asarray([r.execution is not None for r in refs]),
+        start_ps=np.asarray([r.start_ps for r in refs]),
+        is_kernel=np.ones(len(refs), dtype=bool),
+        device=np.zeros(len(refs), dtype=np.int64),
+    )
+    ops, at, how = index.resolve_columns(events)
+    assert len({id(op) for op in ops}) == len(ops) == 3
+    names = [ops[a].name if a >= 0 else None for a in at.tolist()]
+    assert names == ["custom-call.1", "loop_add_fusion", "gemm_fusion_dot.5"] * 2 + [
+        "loop_add_fusion", None,
+    ]  # fmt: skip
+    assert [HOW[h] for h in how.tolist()] == ["position"] * 6 + ["hlo_op", ""]
+    expected = [(r.op.name, r.how) if r else None for r in index.resolve_all(refs)]
+    assert expected == [(n, HOW[h]) if n else None for n, h in zip(names, how.tolist())]
+
+
+def test_an_instruction_is_described_only_when_an_event_maps_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tfprof_lite.model import xla_hlo
+
+    built: list[str] = []
+    describe = xla_hlo._Module.op
+
+    def counted(self: Any, instr: Any) -> Any:
+        built.append(str(instr.name))
+        return describe(self, instr)
+
+    monkeypatch.setattr(xla_hlo._Module, "op", counted)
+    index = XlaOpIndex.from_hlo_protos([(7, mlp_module().data())])
+    program = index.programs[7]
+    assert program.launches().kernel_names == [
+        "custom_call_1", "loop_add_fusion", "gemm_fusion_dot_5"
+    ]  # fmt: skip
+    assert built == []
+    (found,) = index.resolve_all([KernelRef("k", "loop_add_fusion", "jit_step", 7, 1, 0)])
+    assert found is not None and found.op is program.ops["loop_add_fusion"]
+    assert built == ["loop_add_fusion"]
+    assert [op.name for op in program.sequence()] == [
+        "custom-call.1", "loop_add_fusion", "gemm_fusion_dot.5"
+    ]  # fmt: skip
+    assert sorted(built) == ["custom-call.1", "gemm_fusion_dot.5", "loop_add_fusion"]

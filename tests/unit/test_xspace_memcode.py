@@ -293,3 +293,38 @@ def test_call_site_is_the_shared_start_of_a_programs_stacks() -> None:
     assert call_site({"a": [main, f], "b": [main, g], "c": [main, f, g]}) == [main]
     assert call_site({"a": [main, f]}) == [main, f]
     assert call_site({"a": [f], "b": [g]}) == [] and call_site({}) == []
+
+
+def test_xspace_code_stacks_wait_for_their_first_reader() -> None:
+    model = _model(_space())
+    assert model.traces_pending  # the call stacks are gathered, not yet given
+    nid = model.index["dense/MatMul"]
+    assert model.has_trace and not model.traces_pending
+    assert model.traces[nid] == [
+        CodeFrame("train.py", 10, "main"),
+        CodeFrame("model.py", 20, "dense"),
+    ]
+    assert not _model(_space(python=False)).traces_pending  # nothing to give
+
+
+def test_deferred_traces_run_first_in_order_before_any_read_or_change() -> None:
+    from tfprof_lite.model.records import NodeSpec
+
+    model = ProfileModel()
+    model.add_graph([NodeSpec(name="a", op="A"), NodeSpec(name="b", op="B")])
+    frame = CodeFrame("x.py", 1, "f")
+    seen: list[object] = []
+
+    def first() -> None:
+        model.traces[0] = [frame]
+        model.has_trace = True
+
+    def second() -> None:
+        seen.append(model.traces[0])  # runs after ``first``
+        model.traces[1] = [frame, frame]
+
+    model.defer_traces(first)
+    model.defer_traces(second)
+    model.add_graph([NodeSpec(name="c", op="C")])  # a new node: the pending ones run first
+    assert not model.traces_pending and seen == [[frame]]
+    assert model.traces == [[frame], [frame, frame], None] and model.has_trace

@@ -226,3 +226,56 @@ def test_absolute_timestamps_give_the_same_profile() -> None:
         assert a.stats(step).accelerator_exec_micros.tolist() == (
             r.stats(step).accelerator_exec_micros.tolist()
         )
+
+
+def _xla_space(program_id: bool) -> SpaceBuilder:
+    """A kernel of program 7 (``jit_step``, the hand-made MLP module) beside a
+    program 8 whose ``Hlo Proto`` bytes are corrupt; the kernel names its program
+    by ``program_id`` or only by module name."""
+    from tests.unit.test_xla_ops import mlp_module
+
+    b = SpaceBuilder()
+    plane = b.space.planes.add(id=0, name="/host:metadata")
+    names: dict[str, int] = {}
+    for program, data in ((7, mlp_module().data()), (8, b"\xff\xff\xff")):
+        meta = plane.event_metadata[program]
+        meta.id, meta.name = program, f"jit_step({program})"
+        meta.stats.append(xspace_files.stat(plane, names, "Hlo Proto", bytes_value=data))
+        meta.stats.append(xspace_files.stat(plane, names, "program_id", int64_value=program))
+    gpu = b.gpu_plane()
+    stream = b.line(gpu, 3, "Stream #3")
+    named = {"program_id": 7} if program_id else {}
+    b.event(gpu, stream, "loop_add_fusion", 10, 5, kernel_details=DETAILS,
+            hlo_module="jit_step", hlo_op="loop_add_fusion", **named)  # fmt: skip
+    return b
+
+
+@pytest.mark.parametrize("program_id", [True, False])
+def test_only_the_programs_events_name_are_parsed(
+    program_id: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    model, _ = _model(_xla_space(program_id).bytes())
+    # Either way the kernel maps to its instruction's framework scope.
+    assert model.ops[model.index["jit(step)/add"]] == "add (fusion)"
+    # By program_id, the other program is never read; by module name every
+    # module must be, and the corrupt one is reported.
+    reported = [r.getMessage() for r in caplog.records if "program 8" in r.getMessage()]
+    assert len(reported) == (0 if program_id else 1)
+
+
+def test_gpu_events_named_memcpy_are_copies_with_or_without_details() -> None:
+    b = SpaceBuilder()
+    gpu = b.gpu_plane()
+    stream = b.line(gpu, 5, "Stream #5")
+    b.event(gpu, stream, "Memcpy", 10, 5)
+    b.event(gpu, stream, "MemcpyH2D", 20, 5)
+    b.event(gpu, stream, "memset", 30, 5, memcpy_details="size:8")
+    b.event(gpu, stream, "sync", 40, 5)
+    _, plan = _model(b.bytes())
+    cols = plan.columns[0]
+    rows = list(zip((cols.devices[d] for d in cols.dev.tolist()), cols.name, cols.label))
+    assert ("/device:GPU:0/stream:5<Memcpy>", "Memcpy", "Memcpy") in rows
+    assert ("/device:GPU:0/memcpy", "Memcpy", "Memcpy") in rows
+    assert ("/device:GPU:0/stream:5<MemcpyH2D>", "MemcpyH2D", "MemcpyH2D") in rows
+    assert ("/device:GPU:0/stream:5<Memcpy>", "memset", "Memcpy size:8") in rows
+    assert ("/device:GPU:0/stream:", "sync", "sync") in rows

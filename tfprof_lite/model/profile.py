@@ -26,6 +26,7 @@ from tfprof_lite.model.execs import StepExecs, StepTotals
 from tfprof_lite.model.int64 import unsigned_mean
 from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
 from tfprof_lite.model.step_ingest import ingest_step
+from tfprof_lite.model.traces import DeferredTraces
 from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
 from tfprof_lite.proto.steps import StepColumns
 
@@ -59,7 +60,7 @@ _SUMMED = tuple(m.name for m in METRICS if m.per_step)
 _I64_WRAP = 1 << 63
 
 
-class ProfileModel:
+class ProfileModel(DeferredTraces):
     """Graph nodes plus execution records of every added step."""
 
     def __init__(self) -> None:
@@ -74,7 +75,7 @@ class ProfileModel:
         self.attrs: list[dict[str, bytes]] = []
         self.str_attrs: list[dict[str, str]] = []
         self.static_float_ops: list[int] = []
-        self.traces: list[list[CodeFrame] | None] = []
+        self.traces = []
         self.canonical_device: list[str] = []
         self.host_device: list[str] = []
         self.has_execs: list[bool] = []

@@ -67,7 +67,7 @@ def ingest_step(model: ProfileModel, execs: StepExecs, cols: StepColumns) -> Non
     keep = valid & ~(canon & (row_code != node_code[np.maximum(nid, 0)]))
     rows = np.flatnonzero(keep)
     kept = nid[rows]
-    for node in np.unique(kept).tolist():
+    for node in _distinct(kept):
         model.has_execs[node] = True
     execs.pairs.append(node=kept, dev=row_code[rows])
     _add_times(execs, cols, rows, kept, row_code[rows], row_cls[rows])
@@ -137,9 +137,15 @@ def _bind_canonical(
             model.op_types[node].add(dev)
     node_code = np.full(len(model.names), -1, dtype=np.int64)
     index = {name: code for code, name in enumerate(names)}
-    for node in np.unique(nid[nid >= 0]).tolist():
+    for node in _distinct(nid[nid >= 0]):
         node_code[node] = index.get(model.canonical_device[node], -1)
     return node_code
+
+
+def _distinct(values: npt.NDArray[np.int64]) -> list[int]:
+    """The distinct values, ascending (``np.unique`` without a ``return_*`` flag
+    imports ``numpy.ma``, some 20 ms, on its first call)."""
+    return list(np.unique(values, return_index=True)[0].tolist())
 
 
 def _add_times(

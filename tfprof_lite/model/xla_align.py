@@ -28,6 +28,7 @@ named kernels by name, library kernels in turn on the library instructions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Sequence
 
 import numpy as np
@@ -45,11 +46,12 @@ MAX_CELLS = 20_000_000
 _STARTS = 64  # slice starts :func:`_positional` tries
 _SKIP, _MATCH, _EXTRA = 0, 1, 2
 _INF = 1 << 30
+_NOT_KERNEL_CHAR = re.compile(r"[^A-Za-z0-9_]")
 
 
 def sanitize(name: str) -> str:
     """An HLO instruction name as XLA names its kernel (non ``[A-Za-z0-9_]`` -> ``_``)."""
-    return "".join(c if (c.isascii() and (c.isalnum() or c == "_")) else "_" for c in name)
+    return _NOT_KERNEL_CHAR.sub("_", name)
 
 
 def _cost(kernel: str, instr: str, library: bool, known: Container[str]) -> int:

@@ -24,7 +24,7 @@ for fusions, the instructions fused inside (nested fusions included):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["CATEGORIES", "HloOp", "category_of"]
 
@@ -54,9 +54,9 @@ _COLLECTIVES = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class HloOp:
-    """One kernel-launching HLO instruction of a program, as the views show it.
+class HloOp(NamedTuple):
+    """One kernel-launching HLO instruction of a program, as the views show it
+    (an immutable record; a named tuple, cheap to define at import).
 
     Attributes:
         program_id: the program (``program_id`` stat) it belongs to.

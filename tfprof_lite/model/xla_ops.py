@@ -38,6 +38,10 @@ Contract:
   next kernel, else the previous one. Without an ``execution``, an event maps by
   kernel name (``how = "name"``). An event of an unknown
   program, or of a known one that matches nothing, gives ``None``.
+* :meth:`XlaOpIndex.resolve_columns` is :meth:`~XlaOpIndex.resolve_all` on
+  events in columns (:class:`KernelEvents`: arrays and string codes, no object
+  per event), as the XSpace conversion calls it; it gives the :class:`HloOp` of
+  each event and how it was found (:data:`HOW`).
 * :meth:`XlaOpIndex.resolve` is the one-event form (no alignment).
 
 The index caches alignments by program and kernel-name sequence, so a profile of
@@ -46,10 +50,11 @@ many steps of one program costs one alignment.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from tfprof_lite.model.xla_align import align
 from tfprof_lite.model.xla_hlo import ProgramOps, build_program
@@ -58,7 +63,9 @@ from tfprof_lite.proto.hlo import parse_hlo_proto
 
 __all__ = [
     "CATEGORIES",
+    "HOW",
     "HloOp",
+    "KernelEvents",
     "KernelRef",
     "ProgramOps",
     "Resolution",
@@ -66,9 +73,18 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class KernelRef:
-    """One device event to resolve, from its XSpace stats.
+I64 = npt.NDArray[np.int64]
+I8 = npt.NDArray[np.int8]
+BoolArray = npt.NDArray[np.bool_]
+
+#: How an event was mapped, by the code :meth:`XlaOpIndex.resolve_columns` gives
+#: (0: not mapped).
+HOW = ("", "hlo_op", "position", "name")
+_HOW_HLO_OP, _HOW_POSITION, _HOW_NAME = 1, 2, 3
+
+
+class KernelRef(NamedTuple):
+    """One device event to resolve, from its XSpace stats (an immutable record).
 
     Attributes:
         name: the event name (kernel name, ``Memset``, ``MemcpyD2D``...).
@@ -92,9 +108,42 @@ class KernelRef:
     device: int = 0
 
 
-@dataclass(frozen=True)
-class Resolution:
-    """The HLO instruction of one event and how it was found.
+class KernelEvents:
+    """Device events to resolve, in columns: what :class:`KernelRef` holds, one
+    entry per event. ``hlo_op`` and ``hlo_module`` are codes into ``texts``
+    (``-1``: absent); ``has_program`` and ``has_execution`` say where
+    ``program_id`` and ``execution`` are set."""
+
+    def __init__(
+        self,
+        *,
+        name: list[str],
+        hlo_op: I64,
+        hlo_module: I64,
+        texts: list[str],
+        program_id: I64,
+        has_program: BoolArray,
+        execution: I64,
+        has_execution: BoolArray,
+        start_ps: I64,
+        is_kernel: BoolArray,
+        device: I64,
+    ) -> None:
+        self.name = name
+        self.hlo_op = hlo_op
+        self.hlo_module = hlo_module
+        self.texts = texts
+        self.program_id = program_id
+        self.has_program = has_program
+        self.execution = execution
+        self.has_execution = has_execution
+        self.start_ps = start_ps
+        self.is_kernel = is_kernel
+        self.device = device
+
+
+class Resolution(NamedTuple):
+    """The HLO instruction of one event and how it was found (an immutable record).
 
     ``how`` is ``"hlo_op"`` (the event's ``hlo_op`` names it), ``"position"``
     (its place in a command-buffer execution) or ``"name"`` (its kernel name).
@@ -145,6 +194,11 @@ class XlaOpIndex:
         self._by_module.setdefault(str(module.name), []).append(key)
         return key
 
+    def module(self, program_id: int) -> Any | None:
+        """The parsed ``HloModuleProto`` of program ``program_id`` (``None``: no such
+        program), for readers of what the index does not keep (call stacks)."""
+        return self._modules.get(program_id)
+
     @property
     def programs(self) -> dict[int, ProgramOps]:
         """Every program, indexed (all of them are built on this call)."""
@@ -176,79 +230,155 @@ class XlaOpIndex:
 
     def resolve_all(self, kernels: Sequence[KernelRef]) -> list[Resolution | None]:
         """The instruction of every event, in input order (see the module docstring)."""
-        out: list[Resolution | None] = [None] * len(kernels)
-        groups: dict[tuple[int | None, str, str, int | None, int], list[int]] = defaultdict(list)
-        for i, kernel in enumerate(kernels):
-            key = (
-                kernel.program_id,
-                kernel.hlo_module,
-                kernel.hlo_op,
-                kernel.execution,
-                kernel.device,
+        codes: dict[str, int] = {}
+
+        def code(text: str) -> int:
+            return codes.setdefault(text, len(codes)) if text else -1
+
+        n = len(kernels)
+        hlo_op = np.asarray([code(k.hlo_op) for k in kernels], np.int64).reshape(n)
+        hlo_module = np.asarray([code(k.hlo_module) for k in kernels], np.int64).reshape(n)
+        cols = KernelEvents(
+            name=[k.name for k in kernels],
+            hlo_op=hlo_op,
+            hlo_module=hlo_module,
+            texts=list(codes),
+            program_id=np.asarray([k.program_id or 0 for k in kernels], np.int64).reshape(n),
+            has_program=np.asarray([k.program_id is not None for k in kernels], bool).reshape(n),
+            execution=np.asarray([k.execution or 0 for k in kernels], np.int64).reshape(n),
+            has_execution=np.asarray([k.execution is not None for k in kernels], bool).reshape(n),
+            start_ps=np.asarray([k.start_ps for k in kernels], np.int64).reshape(n),
+            is_kernel=np.asarray([k.is_kernel for k in kernels], bool).reshape(n),
+            device=np.asarray([k.device for k in kernels], np.int64).reshape(n),
+        )
+        ops, at, how = self.resolve_columns(cols)
+        return [
+            None if a < 0 else Resolution(ops[a], HOW[h]) for a, h in zip(at.tolist(), how.tolist())
+        ]
+
+    def resolve_columns(self, cols: KernelEvents) -> tuple[list[HloOp], I64, I8]:
+        """:meth:`resolve_all` on events in columns: the instructions found (each
+        once), per event the index of its own among them (-1: none) and how it was
+        found (an index into :data:`HOW`)."""
+        n = len(cols.name)
+        found = _Found(n)
+        for members, key in _groups(cols):
+            has_program, program_id, module, hlo_op, has_execution, _, _ = key
+            program = self.program(
+                program_id if has_program else None, cols.texts[module] if module >= 0 else ""
             )
-            groups[key].append(i)
-        for (program_id, module, hlo_op, execution, _), members in groups.items():
-            program = self.program(program_id, module)
             if program is None:
                 continue
-            direct = program.ops.get(hlo_op)
-            if direct is not None and not program.is_call(hlo_op):
-                for i in members:
-                    out[i] = Resolution(direct, "hlo_op")
-            elif execution is None:
-                for i in members:
-                    out[i] = self.resolve(kernels[i])
+            op_name = cols.texts[hlo_op] if hlo_op >= 0 else ""
+            direct = program.ops.get(op_name)
+            if direct is not None and not program.is_call(op_name):
+                found.at[members] = found.slot(direct)
+                found.how[members] = _HOW_HLO_OP
+            elif not has_execution:
+                for i in members.tolist():
+                    named = program.by_kernel_name.get(cols.name[i])
+                    if named is not None:
+                        found.at[i] = found.slot(named)
+                        found.how[i] = _HOW_NAME
             else:
-                self._resolve_execution(
-                    program, hlo_op, [kernels[i] for i in members], members, out
-                )
-        return out
+                self._resolve_execution(program, op_name, cols, members, found)
+        return found.ops, found.at, found.how
 
     def _resolve_execution(
-        self,
-        program: ProgramOps,
-        hlo_op: str,
-        events: list[KernelRef],
-        slots: list[int],
-        out: list[Resolution | None],
+        self, program: ProgramOps, hlo_op: str, cols: KernelEvents, members: I64, found: _Found
     ) -> None:
-        order = sorted(range(len(events)), key=lambda j: events[j].start_ps)
-        kernel_pos = [j for j in order if events[j].is_kernel]
-        sequence = program.sequence(hlo_op)
-        names = tuple(events[j].name for j in kernel_pos)
+        order = members[np.argsort(cols.start_ps[members], kind="stable")]
+        kernel = cols.is_kernel[order]
+        kernel_at = np.flatnonzero(kernel)
+        names = tuple(cols.name[i] for i in order[kernel_at].tolist())
+        launches = program.launches(hlo_op)
         key = (program.program_id, hlo_op, names)
         picked = self._aligned.get(key)
         if picked is None:
-            picked = align(
-                names,
-                [op.kernel_name for op in sequence],
-                [op.library for op in sequence],
-                program.by_kernel_name,
-            )
+            picked = align(names, launches.kernel_names, launches.library, program.by_kernel_name)
             self._aligned[key] = picked
-        found: dict[int, HloOp] = {}
-        for j, index in zip(kernel_pos, picked):
-            if index is not None:
-                found[j] = sequence[index]
-        _attach_others(order, events, found)
-        for j, op in found.items():
-            out[slots[j]] = Resolution(op, "position")
+        slots = found.slots(key, launches, picked)
+        placed = np.full(len(order), -1, dtype=np.int64)
+        placed[kernel_at] = slots
+        _attach_others(kernel, placed)
+        hit = placed >= 0
+        found.at[order[hit]] = placed[hit]
+        found.how[order[hit]] = _HOW_POSITION
 
 
-def _attach_others(order: list[int], events: list[KernelRef], found: dict[int, HloOp]) -> None:
-    """Give each non-kernel event the op of the next kernel, else of the previous."""
-    following: HloOp | None = None
-    pending: list[int] = []
-    for j in reversed(order):
-        if events[j].is_kernel:
-            following = found.get(j, following)
-        elif following is not None:
-            found[j] = following
-        else:
-            pending.append(j)
-    previous: HloOp | None = None
-    for j in order:
-        if events[j].is_kernel and j in found:
-            previous = found[j]
-        elif j in pending and previous is not None:
-            found[j] = previous
+class _Found:
+    """What :meth:`XlaOpIndex.resolve_columns` found: the ops, each once, and per
+    event its op's index and how it was found."""
+
+    def __init__(self, n: int) -> None:
+        self.ops: list[HloOp] = []
+        self.at = np.full(n, -1, dtype=np.int64)
+        self.how = np.zeros(n, dtype=np.int8)
+        self._index: dict[int, int] = {}
+        self._picked: dict[tuple[int, str, tuple[str, ...]], I64] = {}
+
+    def slot(self, op: HloOp) -> int:
+        """The index of ``op`` among the ops found (added when new)."""
+        at = self._index.get(id(op))
+        if at is None:
+            at = self._index[id(op)] = len(self.ops)
+            self.ops.append(op)
+        return at
+
+    def slots(
+        self, key: tuple[int, str, tuple[str, ...]], launches: Any, picked: list[int | None]
+    ) -> I64:
+        """The op index of each kernel of an alignment (-1: none), once per alignment."""
+        found = self._picked.get(key)
+        if found is None:
+            found = self._picked[key] = np.asarray(
+                [-1 if i is None else self.slot(launches.op(i)) for i in picked], dtype=np.int64
+            ).reshape(len(picked))
+        return found
+
+
+def _groups(cols: KernelEvents) -> Iterator[tuple[I64, tuple[int, ...]]]:
+    """The events of each (program id, module, ``hlo_op``, execution, device), in
+    input order, and the group's key (absent values as 0 with their flag false)."""
+    if not len(cols.name):
+        return
+    keys = np.stack(
+        [
+            cols.has_program.astype(np.int64),
+            np.where(cols.has_program, cols.program_id, 0),
+            _canonical(cols.hlo_module, cols.texts),
+            _canonical(cols.hlo_op, cols.texts),
+            cols.has_execution.astype(np.int64),
+            np.where(cols.has_execution, cols.execution, 0),
+            cols.device.astype(np.int64),
+        ]
+    )
+    order = np.lexsort(keys[::-1])
+    ordered = keys[:, order]
+    cuts = np.flatnonzero((ordered[:, 1:] != ordered[:, :-1]).any(axis=0)) + 1
+    bounds = [0, *cuts.tolist(), len(order)]
+    for low, high in zip(bounds[:-1], bounds[1:]):
+        yield order[low:high], tuple(int(v) for v in ordered[:, low].tolist())
+
+
+def _canonical(codes: I64, texts: list[str]) -> I64:
+    """``codes`` with every text's first code (``-1`` for ``""`` and absent)."""
+    used, inverse = np.unique(codes, return_inverse=True)
+    first: dict[str, int] = {"": -1}
+    canon = [first.setdefault(texts[c] if c >= 0 else "", int(c)) for c in used.tolist()]
+    return np.asarray(canon, dtype=np.int64)[inverse.reshape(-1)]
+
+
+def _attach_others(kernel: BoolArray, placed: I64) -> None:
+    """Give each non-kernel event (in start order) the op of the next mapped
+    kernel, else of the previous one (``placed``: op index per event, -1: none)."""
+    if kernel.all():
+        return
+    size = len(placed)
+    at = np.arange(size)
+    valid = kernel & (placed >= 0)
+    following = np.minimum.accumulate(np.where(valid, at, size)[::-1])[::-1]
+    previous = np.maximum.accumulate(np.where(valid, at, -1))
+    source = np.where(following < size, following, previous)
+    others = ~kernel & (source >= 0)
+    placed[others] = placed[source[others]]

@@ -33,25 +33,23 @@ advisor read an XSpace as they read TF1 profiles:
 from __future__ import annotations
 
 import bisect
+import functools
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of, is_tracer_device
-from tfprof_lite.model.records import CodeFrame, NodeSpec
-from tfprof_lite.model.xspace_code import add_code_stacks, code_stacks
-from tfprof_lite.model.xspace_events import (
-    PLANE_GPU,
-    EventTable,
-    event_table,
-    gpu_ordinal,
-)
+from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of
+from tfprof_lite.model.records import NodeSpec
+from tfprof_lite.model.xla_kinds import HloOp
+from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
+from tfprof_lite.model.xspace_events import EventTable, event_table
 from tfprof_lite.model.xspace_memory import add_memory
-from tfprof_lite.model.xspace_steps import StepRoots, find_steps, outermost, program_of, step_of
-from tfprof_lite.model.xspace_xla import xla_ops
+from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
+from tfprof_lite.model.xspace_steps import find_steps, host_programs, outermost
+from tfprof_lite.model.xspace_xla import xla_events
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
 
@@ -61,8 +59,6 @@ if TYPE_CHECKING:
 __all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "convert", "plan_steps"]
 
 I64 = npt.NDArray[np.int64]
-
-CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 _TF_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*")
 _TF_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
@@ -75,16 +71,6 @@ _TRAILING_NUMBER = re.compile(r"[._]\d+$")
 _EAGER_INPUT = re.compile(r"EagerLocalExecute: (IteratorGetNext[A-Za-z0-9_]*)")
 
 
-@dataclass
-class _Row:
-    device: str
-    name: str
-    label: str
-    start_ps: int
-    end_ps: int
-
-
-@dataclass
 class XSpaceSteps:
     """The steps of one XSpace as step columns, and the graph nodes they name.
 
@@ -92,13 +78,21 @@ class XSpaceSteps:
     records, in the order :meth:`ProfileModel.add_step` keeps them.
     """
 
-    numbers: list[int]
-    columns: list[StepColumns]
-    nodes: list[NodeSpec]
-    source: str
-    rows: list[list[_Row]] = field(default_factory=list)
-    tracer_ns: list[list[int]] = field(default_factory=list)
-    code: dict[str, list[CodeFrame]] = field(default_factory=dict)
+    def __init__(
+        self,
+        numbers: list[int],
+        columns: list[StepColumns],
+        nodes: list[NodeSpec],
+        source: str,
+        tracer_ns: list[list[int]],
+        code: CodeSources,
+    ) -> None:
+        self.numbers = numbers
+        self.columns = columns
+        self.nodes = nodes
+        self.source = source
+        self.tracer_ns = tracer_ns
+        self.code = code
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
@@ -129,69 +123,165 @@ def _hlo_op_type(op: str) -> str:
 
 
 class _Attribution:
-    """Which op each event belongs to."""
+    """Which op each event belongs to.
+
+    Host events: ``tf_ops`` (event -> (op name, op type)), ``programs`` (the
+    outermost execution of an XLA program -> its module) and ``node_types``.
+    Device events, in columns over ``device`` (the GPU events, by row):
+    ``launch`` (the host launch event, -1: none) and ``node`` (an index into
+    ``nodes``: (node name, op type or ``None`` when the node keeps the type it
+    has)). ``xla`` holds their HLO instructions (``hlo``: event -> HloOp);
+    :meth:`launch_of` and :meth:`op_of` answer for one event.
+    """
 
     def __init__(self, table: EventTable) -> None:
         cols = table.cols
         self.table = table
-        # TF names its ops' metadata by type; in files without display names
-        # (older TF) any "<name>:<type>" event is an op. JAX runs no TF ops (its
-        # runtime's "<name>:<what>" events are not ops).
-        host_planes = {i for i, name in enumerate(cols.plane_name) if name == "/host:CPU"}
-        strict = any(
-            d for d, p in zip(cols.meta_display_name, cols.meta_plane.tolist()) if p in host_planes
-        )
+        host = table.host_events()
+        metas = cols.event_meta[host].astype(np.int64)
+        # JAX runs no TF ops (its runtime's "<name>:<what>" events are not ops).
         no_tf = cols.key_of("jax_version") >= 0
-        self.tf_ops: dict[int, tuple[str, str]] = {}
-        by_line: dict[int, list[int]] = {}
-        meta_ops: dict[int, tuple[str, str] | None] = {}
-        for event in table.host_events().tolist():
-            meta = int(cols.event_meta[event])
-            if meta < 0 or no_tf:
-                continue
-            if meta not in meta_ops:
-                meta_ops[meta] = _host_op_of(
-                    cols.meta_name[meta], cols.meta_display_name[meta], strict
-                )
-            found = meta_ops[meta]
-            if found is not None:
-                self.tf_ops[event] = found
-                by_line.setdefault(table.line_of(event), []).append(event)
+        self.tf_ops: dict[int, tuple[str, str]] = {} if no_tf else _tf_ops(table, host, metas)
         # JAX: each execution of an XLA program on a host thread is the host side
         # of its kernels (dispatch, launch), a node of op type XlaModule.
-        programs = [e for e in table.host_events().tolist() if no_tf and program_of(table.names[e])]
-        self.programs = {e: program_of(table.names[e]) for e in outermost(table, programs)}
-        self.lines = {
-            line: sorted(events, key=lambda e: int(table.start[e]))
-            for line, events in by_line.items()
-        }
-        self.line_starts = {
-            line: [int(table.start[e]) for e in events] for line, events in self.lines.items()
-        }
-        corr = table.ints["correlation_id"]
-        has = table.has_int["correlation_id"]
-        host = table.host_events()
-        self.launch = {int(corr[e]): int(e) for e in host[has[host]].tolist()}
+        self.programs: dict[int, str] = _programs(table, host) if no_tf else {}
         self.node_types: dict[str, str] = {name: kind for name, kind in self.tf_ops.values()}
         for module in self.programs.values():
             self.node_types.setdefault(module, "XlaModule")
-        self.hlo = xla_ops(table)
+        self._corr, self._launcher = _launch_index(table, host)
+        self._lines: dict[int, tuple[list[int], list[int]]] | None = None
+        self.xla = xla_events(table)
+        self.nodes: list[tuple[str, str | None]] = []
+        self._node_index: dict[tuple[str, str | None], int] = {}
+        self.device = table.device_events()
+        self.launch = self.launches_of(self.device)
+        self.node = self._nodes_of(self.device, self.launch)
+
+    @functools.cached_property
+    def hlo(self) -> dict[int, HloOp]:
+        """Device event -> its HLO instruction, for the events that map to one."""
+        return self.xla.by_event()
+
+    def launches_of(self, events: I64) -> I64:
+        """The host launch event of each device event (by ``correlation_id``), or -1."""
+        table = self.table
+        corr = table.ints["correlation_id"][events]
+        keys = self._corr
+        if not len(keys):
+            return np.full(len(events), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, corr), len(keys) - 1)
+        hit = table.has_int["correlation_id"][events] & (keys[at] == corr)
+        return np.where(hit, self._launcher[at], -1).astype(np.int64)
+
+    @functools.cached_property
+    def _by_device(self) -> dict[int, tuple[int, int]]:
+        """Device event -> (its launch, its node), for one-event questions."""
+        return dict(
+            zip(self.device.tolist(), zip(self.launch.tolist(), self.node.tolist(), strict=True))
+        )
 
     def launch_of(self, event: int) -> int:
         """The host launch event of device event ``event``, or -1."""
-        if not self.table.has_int["correlation_id"][event]:
-            return -1
-        return self.launch.get(int(self.table.ints["correlation_id"][event]), -1)
+        found = self._by_device.get(event)
+        if found is not None:
+            return found[0]
+        return int(self.launches_of(np.asarray([event], dtype=np.int64))[0])
+
+    def op_of(self, event: int, launch: int) -> str:
+        """The node name device event ``event`` (launched by ``launch``) adds its
+        time to."""
+        found = self._by_device.get(event)
+        if found is not None and found[0] == launch:
+            node = found[1]
+        else:
+            one = np.asarray([event], dtype=np.int64)
+            node = int(self._nodes_of(one, np.asarray([launch], dtype=np.int64))[0])
+        name, kind = self.nodes[node]
+        if kind is not None:
+            self.node_types.setdefault(name, kind)
+        return name
+
+    def type_nodes(self, node: I64) -> None:
+        """Give the nodes of ``node`` (ids into ``nodes``, in event order) their op
+        types in ``node_types`` (a node's first event's type; a type it has stays)."""
+        if not len(node):
+            return
+        ids, first = np.unique(node, return_index=True)
+        for at in ids[np.argsort(first)].tolist():
+            name, kind = self.nodes[at]
+            if kind is not None:
+                self.node_types.setdefault(name, kind)
+
+    def _node(self, name: str, kind: str | None) -> int:
+        key = (name, kind)
+        found = self._node_index.get(key)
+        if found is None:
+            found = self._node_index[key] = len(self.nodes)
+            self.nodes.append(key)
+        return found
+
+    def _nodes_of(self, events: I64, launches: I64) -> I64:
+        """The node of each device event: its ``tf_op`` stat, else its HLO
+        instruction's scope, else ``<hlo_module>/<hlo_op>``, else the TF op
+        around its launch, else its own name (see the module docstring)."""
+        table = self.table
+        strings = table.cols.strings
+        codes = table.codes
+        node = self._by_code(codes["tf_op"][events], self._tf_op_node)
+        xla = self.xla
+        if len(xla.events):
+            pos = np.minimum(np.searchsorted(xla.events, events), len(xla.events) - 1)
+            op = np.where(xla.events[pos] == events, xla.at[pos], -1)
+            mapped = (node < 0) & (op >= 0)
+            if mapped.any():
+                by_op = np.asarray(
+                    [self._node(o.scope, o.type_label) for o in xla.ops], dtype=np.int64
+                )
+                node[mapped] = by_op[op[mapped]]
+        hlo_op, module = codes["hlo_op"][events], codes["hlo_module"][events]
+        for at in np.flatnonzero(node < 0).tolist():
+            event = int(events[at])
+            op_code, module_code = int(hlo_op[at]), int(module[at])
+            text = strings[op_code] if op_code >= 0 else ""
+            if text:
+                node[at] = self._hlo_node(text, strings[module_code] if module_code >= 0 else "",
+                                          table.names[event])  # fmt: skip
+                continue
+            around = self._around(int(launches[at])) if launches[at] >= 0 else ""
+            node[at] = self._node(around or table.names[event], None)
+        return node
+
+    def _by_code(self, codes: I64, node_of: Callable[[str], int]) -> I64:
+        """``node_of(text)`` of each code's text, once per code (-1 for absent)."""
+        if not len(codes):
+            return np.zeros(0, dtype=np.int64)
+        used, inverse = np.unique(codes, return_inverse=True)
+        strings = self.table.cols.strings
+        found = [node_of(strings[c]) if c >= 0 else -1 for c in used.tolist()]
+        return np.asarray(found, dtype=np.int64)[inverse.reshape(-1)]
+
+    def _tf_op_node(self, tf_op: str) -> int:
+        name, _, kind = tf_op.rpartition(":")
+        if name and name != "XlaModule":
+            return self._node(name, kind or name)
+        return -1
+
+    def _hlo_node(self, hlo_op: str, module: str, kernel: str) -> int:
+        if hlo_op.startswith("command_buffer") and _HLO_KERNEL.fullmatch(kernel):
+            hlo_op = kernel
+        return self._node(f"{module}/{hlo_op}" if module else hlo_op, _hlo_op_type(hlo_op))
 
     def _around(self, host_event: int) -> str:
         """The innermost TF op on the same line around ``host_event``'s start."""
+        if self._lines is None:
+            self._lines = _op_lines(self.table, self.tf_ops)
         table = self.table
-        line = table.line_of(host_event)
-        events = self.lines.get(line)
-        if not events:
+        found = self._lines.get(table.line_of(host_event))
+        if not found:
             return ""
+        events, starts = found
         t = int(table.start[host_event])
-        at = bisect.bisect_right(self.line_starts[line], t) - 1
+        at = bisect.bisect_right(starts, t) - 1
         while at >= 0:
             op = events[at]
             if int(table.end[op]) >= t:
@@ -199,207 +289,60 @@ class _Attribution:
             at -= 1
         return ""
 
-    def op_of(self, event: int, launch: int) -> str:
-        """The node name device event ``event`` adds its time to."""
-        text = self.table.text
-        tf_op = text["tf_op"][event]
-        name, _, kind = tf_op.rpartition(":")
-        if name and name != "XlaModule":
-            self.node_types.setdefault(name, kind or name)
-            return name
-        mapped = self.hlo.get(event)
-        if mapped is not None:
-            self.node_types.setdefault(mapped.scope, mapped.type_label)
-            return mapped.scope
-        hlo_op = text["hlo_op"][event]
-        if hlo_op:
-            kernel = self.table.names[event]
-            if hlo_op.startswith("command_buffer") and _HLO_KERNEL.fullmatch(kernel):
-                hlo_op = kernel
-            module = text["hlo_module"][event]
-            node = f"{module}/{hlo_op}" if module else hlo_op
-            self.node_types.setdefault(node, _hlo_op_type(hlo_op))
-            return node
-        if launch >= 0:
-            around = self._around(launch)
-            if around:
-                return around
-        return self.table.names[event]
 
-
-def _device_rows(table: EventTable, attribution: _Attribution, event: int) -> list[_Row]:
-    """The records of GPU event ``event`` (TensorFlow's device names and labels)."""
+def _tf_ops(table: EventTable, host: I64, metas: I64) -> dict[int, tuple[str, str]]:
+    """Host event -> (op name, op type) of the host events that are TF ops (decided
+    once per event metadata)."""
     cols = table.cols
-    line = table.line_of(event)
-    ordinal = gpu_ordinal(cols.plane_name[int(cols.line_plane[line])])
-    base = f"/device:GPU:{ordinal}"
-    name = table.names[event]
-    node = attribution.op_of(event, attribution.launch_of(event))
-    start, end = int(table.start[event]), int(table.end[event])
-    details = table.text["kernel_details"][event]
-    if details:
-        label = f"{name} {details}"
-        stream = f"{base}/stream:{int(cols.line_id[line])}"
-        return [
-            _Row(stream, node, label, start, end),
-            _Row(f"{base}/stream:all", node, label, start, end),
-        ]
-    copy = table.text["memcpy_details"][event]
-    if copy or name.startswith("Memcpy"):
-        kind = name if name.startswith("Memcpy") else "Memcpy"
-        label = f"{kind} {copy}" if copy else kind
-        stream = f"{base}/stream:{int(cols.line_id[line])}<{kind}>"
-        return [
-            _Row(stream, node, label, start, end),
-            _Row(f"{base}/memcpy", node, label, start, end),
-        ]
-    return [_Row(f"{base}/stream:", node, node, start, end)]
-
-
-def _micros(origin_ns: int, ps: I64) -> I64:
-    """Absolute microseconds of ps offsets from ``origin_ns``."""
-    origin_us, rest_ns = divmod(origin_ns, 1000)
-    return (origin_us + (ps + rest_ns * 1000) // 1_000_000).astype(np.int64)
-
-
-def _ordered(rows: list[_Row]) -> tuple[list[_Row], dict[str, int]]:
-    """``rows`` grouped by device (devices in first-seen order) and the device index."""
-    index: dict[str, int] = {}
-    order = sorted(range(len(rows)), key=lambda r: index.setdefault(rows[r].device, len(index)))
-    return [rows[r] for r in order], index
-
-
-def _tracer_ns(rows: list[_Row]) -> list[int]:
-    """The durations (ns) of the GPU tracer records among ``rows``, in row order."""
-    ordered, _ = _ordered(rows)
-    return [(r.end_ps - r.start_ps) // 1000 for r in ordered if is_tracer_device(r.device.lower())]
-
-
-def _columns(rows: list[_Row], origin_ns: int) -> StepColumns:
-    ordered, index = _ordered(rows)
-    devices = list(index)
-    n = len(ordered)
-    start = _micros(origin_ns, np.asarray([r.start_ps for r in ordered], dtype=np.int64))
-    end = _micros(origin_ns, np.asarray([r.end_ps for r in ordered], dtype=np.int64))
-    zeros = np.zeros(n, dtype=np.int64)
-    return StepColumns(
-        devices=devices,
-        dev=np.asarray([index[r.device] for r in ordered], dtype=np.int32),
-        name=[r.name for r in ordered],
-        label=[r.label for r in ordered],
-        start=start,
-        rel=(end - start).astype(np.int64),
-        total=zeros,
-        peak=zeros.copy(),
-        live=zeros.copy(),
-        gpu_allocs=np.zeros(n, dtype=np.int32),
-        gpu_in_use=zeros.copy(),
-        temp=zeros.copy(),
-        persist=zeros.copy(),
-        has_step_stats=True,
+    # TF names its ops' metadata by type; in files without display names (older
+    # TF) any "<name>:<type>" event is an op.
+    host_planes = {i for i, name in enumerate(cols.plane_name) if name == "/host:CPU"}
+    strict = any(
+        d for d, p in zip(cols.meta_display_name, cols.meta_plane.tolist()) if p in host_planes
     )
-
-
-def _grouped(table: EventTable, roots: StepRoots, attribution: _Attribution) -> list[list[_Row]]:
-    """The records of every step (device events by launch time, host ops cut at
-    the step boundaries) and each step's root record."""
-    groups: list[list[_Row]] = [[] for _ in range(max(len(roots), 1))]
-    starts = np.asarray([int(table.start[r]) for r in roots.events], dtype=np.int64)
-    ends = np.asarray([int(table.end[r]) for r in roots.events], dtype=np.int64)
-    device = np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived)
-    launches = [attribution.launch_of(int(e)) for e in device]
-    times = np.asarray(
-        [int(table.start[at if at >= 0 else e]) for e, at in zip(device.tolist(), launches)],
-        dtype=np.int64,
-    )
-    dev_steps: list[int] = step_of(starts, ends, times).tolist() if len(times) else []
-    for event, step in zip(device.tolist(), dev_steps):
-        if step >= 0:
-            groups[step].extend(_device_rows(table, attribution, event))
-    named = {e: op for e, (op, _) in attribution.tf_ops.items()}
-    named.update(attribution.programs)
-    ops = [(named[e], int(table.start[e]), int(table.end[e])) for e in sorted(named)]
-    if not roots.events:
-        groups[0].extend(_Row(CPU_DEVICE, name, name, s, e) for name, s, e in ops)
-    windows = _add_roots(table, roots, groups)
-    if roots.events:
-        _cut_host_ops(ops, windows, groups)
-    return groups
-
-
-def _cut_host_ops(
-    ops: list[tuple[str, int, int]], windows: list[tuple[int, int]], groups: list[list[_Row]]
-) -> None:
-    """Host op executions into the steps whose time they share. An execution that
-    crosses a step's end (a background thread's, say) is cut there: each step
-    keeps its part, no step grows past its own span, and what runs between steps
-    belongs to none (a RunMetadata, too, holds only what ran in its step)."""
-    spans = [
-        (start, min(end, windows[i + 1][0]) if i + 1 < len(windows) else end)
-        for i, (start, end) in enumerate(windows)
+    if not len(host):
+        return {}
+    used, inverse = np.unique(metas, return_inverse=True)
+    found = [
+        _host_op_of(cols.meta_name[m], cols.meta_display_name[m], strict) if m >= 0 else None
+        for m in used.tolist()
     ]
-    starts = [start for start, _ in spans]
-    for name, start, end in ops:
-        step = max(bisect.bisect_right(starts, start) - 1, 0)
-        while step < len(spans):
-            low, high = spans[step]
-            if low > end:
-                break
-            piece = (max(start, low), min(end, high))
-            if piece[0] < piece[1] or (start == end and low <= start <= high):
-                groups[step].append(_Row(CPU_DEVICE, name, name, *piece))
-            step += 1
+    which = inverse.reshape(-1)
+    is_op = np.asarray([f is not None for f in found], dtype=bool)[which]
+    return {e: found[i] for e, i in zip(host[is_op].tolist(), which[is_op].tolist())}
 
 
-class _LineStarts:
-    """The sorted event starts of each host line, built when first asked."""
-
-    def __init__(self, table: EventTable) -> None:
-        self.table = table
-        self.starts: dict[int, list[int]] = {}
-
-    def first_between(self, root: int, low: int, high: int) -> int:
-        """The first start in ``[low, high)`` on ``root``'s line, else ``high``."""
-        line = self.table.line_of(root)
-        starts = self.starts.get(line)
-        if starts is None:
-            cols = self.table.cols
-            lo, hi = int(cols.line_event_at[line]), int(cols.line_event_at[line + 1])
-            starts = self.starts[line] = sorted(self.table.start[lo:hi].tolist())
-        at = bisect.bisect_left(starts, low)
-        return starts[at] if at < len(starts) and starts[at] < high else high
+def _programs(table: EventTable, host: I64) -> dict[int, str]:
+    """The outermost host executions of XLA programs -> the program (module) run."""
+    runs = host_programs(table, host)
+    return {e: runs[e] for e in outermost(table, list(runs))}
 
 
-def _add_roots(
-    table: EventTable, roots: StepRoots, groups: list[list[_Row]]
-) -> list[tuple[int, int]]:
-    """One record per step on the steps device, spanning the step; the spans.
+def _launch_index(table: EventTable, host: I64) -> tuple[I64, I64]:
+    """The ``correlation_id`` values of host events, sorted, and the host event of
+    each (the last one of a value)."""
+    has = table.has_int["correlation_id"]
+    events = host[has[host]]
+    corr = table.ints["correlation_id"][events]
+    order = np.argsort(corr, kind="stable")
+    corr, events = corr[order], events[order]
+    last = np.ones(len(corr), dtype=bool)
+    last[:-1] = corr[1:] != corr[:-1]
+    return corr[last], events[last]
 
-    A step runs to the last end of its root and of its records, from its root's
-    start or, when the root's thread worked between the end of the previous
-    step and the root (the loop reading its next batch, say), from the first
-    event the thread started there.
-    """
-    windows: list[tuple[int, int]] = []
-    previous_end = None
-    lines = _LineStarts(table)
-    for step, rows in enumerate(groups):
-        if roots.events:
-            root = roots.events[step]
-            name = table.names[root] or "step"
-            start, end = int(table.start[root]), int(table.end[root])
-        elif rows:
-            name = "step"
-            start, end = min(r.start_ps for r in rows), max(r.end_ps for r in rows)
-        else:
-            continue
-        end = max([end, *(r.end_ps for r in rows)])
-        if previous_end is not None and previous_end < start and roots.events:
-            start = lines.first_between(roots.events[step], previous_end, start)
-        rows.append(_Row(STEPS_DEVICE, name, name, start, end))
-        windows.append((start, end))
-        previous_end = end
-    return windows
+
+def _op_lines(
+    table: EventTable, tf_ops: dict[int, tuple[str, str]]
+) -> dict[int, tuple[list[int], list[int]]]:
+    """Line -> the TF op events on it by start, and their starts."""
+    by_line: dict[int, list[int]] = {}
+    for event in tf_ops:
+        by_line.setdefault(table.line_of(event), []).append(event)
+    out: dict[int, tuple[list[int], list[int]]] = {}
+    for line, events in by_line.items():
+        ordered = sorted(events, key=lambda e: int(table.start[e]))
+        out[line] = (ordered, [int(table.start[e]) for e in ordered])
+    return out
 
 
 def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
@@ -407,15 +350,24 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     table = event_table(cols)
     roots = find_steps(table)
     attribution = _Attribution(table)
-    groups = _grouped(table, roots, attribution)
+    device, launch = attribution.device, attribution.launch
+    dev_steps = device_steps(table, roots, device, launch)
+    attribution.type_nodes(attribution.node[dev_steps >= 0])
+    names = [name for name, _ in attribution.nodes]
+    host_ops = {e: op for e, (op, _) in attribution.tf_ops.items()}
+    host_ops.update(attribution.programs)
+    rows = step_rows(
+        table, roots, DeviceNodes(device, launch, attribution.node, names), dev_steps, host_ops
+    )
     numbers = roots.numbers if roots.events else [0]
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
-    columns = [_columns(rows, cols.origin_ns) for rows in groups]
-    tracer = [_tracer_ns(rows) for rows in groups]
+    steps = range(len(rows.bounds) - 1)
+    columns = [rows.columns(step, cols.origin_ns) for step in steps]
+    tracer = [rows.tracer_ns(step) for step in steps]
     programs = set(attribution.programs.values())
     add_memory(table, attribution.tf_ops, roots.events, columns, nodes, programs)
-    code = code_stacks(table, attribution)
-    return XSpaceSteps(numbers, columns, nodes, roots.source, groups, tracer, code)
+    code = code_sources(table, attribution)
+    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code)
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
@@ -434,7 +386,7 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
             if len(kernels) == before + len(exact):
                 kernels.dur_ns[before:] = exact
     _bind_gpu_devices(model)
-    add_code_stacks(model, plan.code)
+    defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
     return plan
 
@@ -446,14 +398,21 @@ def _bind_gpu_devices(model: ProfileModel) -> None:
     """Bind each node recorded only on a GPU's tracer devices (an XLA kernel or copy
     has no op record) to that GPU's canonical device, as TensorFlow binds a GPU op,
     so the device views and the accelerator checker see it."""
+    gpu_of: dict[str, str | None] = {}
     for number in model.sorted_steps():
         for nid, devices in model.steps[number].devices.items():
             if model.canonical_device[nid]:
                 continue
             for device in devices:
-                found = _GPU_TRACER_RE.match(device)
-                if found is not None:
-                    dev = f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
+                if device not in gpu_of:
+                    found = _GPU_TRACER_RE.match(device)
+                    gpu_of[device] = (
+                        f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
+                        if found is not None
+                        else None
+                    )
+                dev = gpu_of[device]
+                if dev is not None:
                     model.canonical_device[nid] = dev
                     model.host_device[nid] = host_device_of(dev)
                     model.op_types[nid].add(dev)

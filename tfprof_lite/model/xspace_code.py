@@ -27,17 +27,18 @@ as an op log's code trace does for a TF1 graph (:func:`code_stacks`):
 
 from __future__ import annotations
 
-import bisect
 import logging
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.records import CodeFrame
 from tfprof_lite.model.xspace_events import PLANE_GPU, EventTable
+from tfprof_lite.model.xspace_intervals import LineIntervals
 from tfprof_lite.model.xspace_xla import hlo_protos
 from tfprof_lite.proto.hlo import parse_hlo_proto
 
@@ -45,15 +46,20 @@ if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
+    "CodeSources",
     "PythonStacks",
     "add_code_stacks",
     "call_site",
+    "code_sources",
     "code_stacks",
+    "defer_code_stacks",
     "hlo_stacks",
     "python_frame",
 ]
 
 log = logging.getLogger("tfprof_lite")
+
+I64 = npt.NDArray[np.int64]
 
 _PY_FRAME = re.compile(r"\$(?P<file>[^\s:]+):(?P<line>\d+) (?P<func>.+)")
 
@@ -122,10 +128,22 @@ def hlo_stacks(
 ) -> dict[str, dict[str, list[CodeFrame]]]:
     """Module name -> framework scope -> call stack, for the HLO programs of the
     file (those of ``programs`` only when given; programs without an id always)."""
+    return _parsed_stacks(_wanted_protos(table, programs))
+
+
+def _wanted_protos(table: EventTable, programs: set[int] | None) -> list[tuple[int | None, bytes]]:
+    return [
+        (program, data)
+        for program, data in hlo_protos(table)
+        if programs is None or program is None or program in programs
+    ]
+
+
+def _parsed_stacks(
+    protos: list[tuple[int | None, bytes]],
+) -> dict[str, dict[str, list[CodeFrame]]]:
     out: dict[str, dict[str, list[CodeFrame]]] = {}
-    for program, data in hlo_protos(table):
-        if programs is not None and program is not None and program not in programs:
-            continue
+    for _, data in protos:
         try:
             module = parse_hlo_proto(data).hlo_module
         except InvalidInputError as err:
@@ -138,113 +156,187 @@ def hlo_stacks(
 # ------------------------------------------------------------------ tracer stacks
 
 
-@dataclass
-class _LineFrames:
-    """The Python tracer events of one line, by start, with their enclosing event."""
-
-    starts: list[int] = field(default_factory=list)
-    ends: list[int] = field(default_factory=list)
-    frames: list[CodeFrame] = field(default_factory=list)
-    parent: list[int] = field(default_factory=list)
-
-
 class PythonStacks:
-    """The Python frames open on a host thread at a given time."""
+    """The Python frames open on a host thread at a given time.
+
+    The tracer events of each line, by start (longer first at equal starts),
+    in :class:`~tfprof_lite.model.xspace_intervals.LineIntervals`; each event's
+    parent is the last earlier one still open when it starts.
+    """
 
     def __init__(self, table: EventTable) -> None:
-        self.lines: dict[int, _LineFrames] = {}
+        cols = table.cols
         host = table.host_events()
-        found: dict[int, list[tuple[int, int, CodeFrame]]] = {}
-        cache: dict[str, CodeFrame | None] = {}
-        for event in host.tolist():
-            name = table.names[event]
-            if not name.startswith("$"):
-                continue
-            if name not in cache:
-                cache[name] = python_frame(name)
-            frame = cache[name]
+        meta = cols.event_meta[host]
+        frame_of: dict[int, CodeFrame] = {}
+        present = np.zeros(len(cols.meta_name) + 1, dtype=bool)
+        present[meta + 1] = True  # -1: no metadata
+        for m in (np.flatnonzero(present) - 1).tolist():
+            name = cols.meta_name[m] if m >= 0 else ""
+            frame = python_frame(name) if name.startswith("$") else None
             if frame is not None:
-                found.setdefault(table.line_of(event), []).append(
-                    (int(table.start[event]), -int(table.end[event]), frame)
-                )
-        for line, events in found.items():
-            events.sort(key=lambda e: (e[0], e[1]))
-            frames = _LineFrames()
-            open_: list[int] = []
-            for at, (start, neg_end, frame) in enumerate(events):
-                while open_ and frames.ends[open_[-1]] < start:
-                    open_.pop()
-                frames.starts.append(start)
-                frames.ends.append(-neg_end)
-                frames.frames.append(frame)
-                frames.parent.append(open_[-1] if open_ else -1)
-                open_.append(at)
-            self.lines[line] = frames
+                frame_of[m] = frame
+        traced = np.zeros(len(cols.meta_name) + 1, dtype=bool)  # index -1: no metadata
+        traced[list(frame_of)] = True
+        rows = host[traced[meta]]
+        lines = cols.event_line[rows].astype(np.int64)
+        starts, ends = table.start[rows], table.end[rows]
+        order = np.lexsort((-ends, starts, lines))
+        self.frames = [frame_of[m] for m in cols.event_meta[rows[order]].tolist()]
+        self.spans = LineIntervals(
+            np.arange(len(rows), dtype=np.int64), lines[order], starts[order], ends[order]
+        )
+        position = np.arange(len(rows), dtype=np.int64)
+        self.parent = self.spans.last_running(
+            position - 1, self.spans.starts, self.spans.first_of(self.spans.lines)
+        ).tolist()
+        self._stacks: dict[int, list[CodeFrame]] = {}
 
     def __bool__(self) -> bool:
-        return bool(self.lines)
+        return bool(self.frames)
+
+    def positions(self, lines: I64, times: I64) -> I64:
+        """For each (line, time ps): the innermost frame open there (-1: none)."""
+        return self.spans.around(lines, times)
+
+    def stack(self, position: int) -> list[CodeFrame]:
+        """The frames open around frame ``position``'s event and it, outermost first."""
+        found = self._stacks.get(position)
+        if found is None:
+            out: list[CodeFrame] = []
+            at = position
+            while at >= 0:
+                out.append(self.frames[at])
+                at = self.parent[at]
+            found = self._stacks[position] = out[::-1]
+        return found
 
     def at(self, line: int, t: int) -> list[CodeFrame]:
         """The frames open on ``line`` at time ``t`` (ps), outermost first."""
-        frames = self.lines.get(line)
-        if frames is None:
-            return []
-        at = bisect.bisect_right(frames.starts, t) - 1
-        while at >= 0 and frames.ends[at] < t:
-            at = frames.parent[at]
-        out: list[CodeFrame] = []
-        while at >= 0:
-            out.append(frames.frames[at])
-            at = frames.parent[at]
-        return out[::-1]
+        at = int(self.positions(np.asarray([line]), np.asarray([t]))[0])
+        return self.stack(at) if at >= 0 else []
 
 
 # ------------------------------------------------------------------ per node
 
 
-def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame]]:
-    """Node name -> its call stack (see the module docstring).
+def _launches(table: EventTable, events: I64) -> I64:
+    """The host launch of each device event (the host event with its
+    ``correlation_id``, the last one in row order), -1 when none."""
+    corr, has = table.ints["correlation_id"], table.has_int["correlation_id"]
+    host = table.host_events()
+    host = host[has[host]]
+    keys = corr[host]
+    order = np.lexsort((host, keys))
+    keys, host = keys[order], host[order]
+    last = np.ones(len(keys), dtype=bool)
+    last[:-1] = keys[1:] != keys[:-1]
+    keys, host = keys[last], host[last]
+    if not len(keys):
+        return np.full(len(events), -1, dtype=np.int64)
+    wanted = corr[events]
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    found = has[events] & (keys[at] == wanted)
+    return np.where(found, host[at], -1)
+
+
+def _by_start(table: EventTable, events: I64) -> I64:
+    return events[np.argsort(table.start[events], kind="stable")]
+
+
+def _python_stacks(
+    table: EventTable,
+    python: PythonStacks,
+    events: I64,
+    nodes: list[str],
+    into: dict[str, list[CodeFrame]],
+) -> None:
+    """Give each node of ``nodes`` (one per host event of ``events``, by start)
+    not in ``into`` the frames open when its first event with any started."""
+    lines = table.cols.event_line[events].astype(np.int64)
+    positions = python.positions(lines, table.start[events])
+    hit = np.flatnonzero(positions >= 0)
+    for i, at in zip(hit.tolist(), positions[hit].tolist()):
+        if nodes[i] not in into:
+            into[nodes[i]] = python.stack(at)
+
+
+@dataclass
+class CodeSources:
+    """What the nodes' call stacks come from, gathered while reading a file:
+    the Python tracer's stack of each node it gives one, and for the HLO
+    stacks the programs' protos (still serialized), the distinct (node, HLO
+    module, framework scope) of the device events mapped to an instruction,
+    by event start, and the XLA programs executed on the host."""
+
+    from_python: dict[str, list[CodeFrame]] = field(default_factory=dict)
+    protos: list[tuple[int | None, bytes]] = field(default_factory=list)
+    mapped: list[tuple[str, str, str]] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.from_python or self.protos)
+
+    def stacks(self) -> dict[str, list[CodeFrame]]:
+        """Node name -> its call stack (parses the HLO programs)."""
+        hlo_by_module = _parsed_stacks(self.protos)
+        from_hlo: dict[str, list[CodeFrame]] = {}
+        for node, module, scope in self.mapped:
+            if node not in from_hlo:
+                built = hlo_by_module.get(module, {}).get(scope)
+                if built:
+                    from_hlo[node] = built
+        for module in self.programs:
+            if module not in self.from_python and module not in from_hlo:
+                site = call_site(hlo_by_module.get(module, {}))
+                if site:
+                    from_hlo[module] = site
+        return {**self.from_python, **from_hlo}
+
+
+def code_sources(table: EventTable, attribution: Any) -> CodeSources:
+    """What the nodes' call stacks come from (see the module docstring).
 
     ``attribution`` is the conversion's op attribution: its ``tf_ops`` (host
     event -> (name, type)), ``programs`` (host execution of an XLA program ->
-    its node, when present), ``hlo`` (device event -> HLO op), ``launch_of``
-    and ``op_of``.
+    its node, when present), ``hlo`` (device event -> HLO op) and ``op_of``.
     """
     python = PythonStacks(table)
-    programs = {op.program_id for op in attribution.hlo.values()}
-    hlo_by_module = hlo_stacks(table, programs) if attribution.hlo else {}
-    if not python and not hlo_by_module:
-        return {}
-    from_hlo: dict[str, list[CodeFrame]] = {}
-    from_python: dict[str, list[CodeFrame]] = {}
+    hlo = attribution.hlo
+    out = CodeSources()
+    if hlo:
+        out.protos = _wanted_protos(table, {op.program_id for op in hlo.values()})
+    if not python and not out.protos:
+        return out
+    programs: dict[int, str] = getattr(attribution, "programs", {})
+    out.programs = list(dict.fromkeys(programs.values()))
     if python:
         host_ops = {e: name for e, (name, _) in attribution.tf_ops.items()}
-        host_ops.update(getattr(attribution, "programs", {}))
-        for event in sorted(host_ops, key=lambda e: int(table.start[e])):
-            name = host_ops[event]
-            if name not in from_python:
-                stack = python.at(table.line_of(event), int(table.start[event]))
-                if stack:
-                    from_python[name] = stack
-    device = np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived).tolist()
-    for event in sorted(device, key=lambda e: int(table.start[e])):
-        launch = attribution.launch_of(event)
-        node = attribution.op_of(event, launch)
-        mapped = attribution.hlo.get(event)
-        if mapped is not None and node not in from_hlo:
-            built = hlo_by_module.get(mapped.module, {}).get(mapped.scope)
-            if built:
-                from_hlo[node] = built
-        if python and launch >= 0 and node not in from_python:
-            stack = python.at(table.line_of(launch), int(table.start[launch]))
-            if stack:
-                from_python[node] = stack
-    for module in set(getattr(attribution, "programs", {}).values()):
-        if module not in from_python and module not in from_hlo:
-            site = call_site(hlo_by_module.get(module, {}))
-            if site:
-                from_hlo[module] = site
-    return {**from_python, **from_hlo}
+        host_ops.update(programs)
+        events = _by_start(table, np.fromiter(host_ops, dtype=np.int64, count=len(host_ops)))
+        _python_stacks(
+            table, python, events, [host_ops[e] for e in events.tolist()], out.from_python
+        )
+    device = _by_start(table, np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived))
+    launches = _launches(table, device)
+    nodes = [attribution.op_of(e, at) for e, at in zip(device.tolist(), launches.tolist())]
+    mapped: dict[tuple[str, str, str], None] = {}
+    for event, node in zip(device.tolist(), nodes):
+        op = hlo.get(event)
+        if op is not None:
+            mapped[(node, op.module, op.scope)] = None
+    out.mapped = list(mapped)
+    if python:
+        launched = np.flatnonzero(launches >= 0)
+        _python_stacks(table, python, launches[launched], [nodes[i] for i in launched.tolist()],
+                       out.from_python)  # fmt: skip
+    return out
+
+
+def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame]]:
+    """Node name -> its call stack (see the module docstring): the stacks of
+    :func:`code_sources`."""
+    return code_sources(table, attribution).stacks()
 
 
 def call_site(stacks: dict[str, list[CodeFrame]]) -> list[CodeFrame]:
@@ -264,6 +356,14 @@ def call_site(stacks: dict[str, list[CodeFrame]]) -> list[CodeFrame]:
         if not common:
             break
     return common or []
+
+
+def defer_code_stacks(model: ProfileModel, sources: CodeSources) -> None:
+    """Give the model's nodes the stacks of ``sources`` when its traces are first
+    used (:class:`~tfprof_lite.model.traces.DeferredTraces`): parsing the HLO
+    programs waits for the code view, pprof or a saved profile."""
+    if sources:
+        model.defer_traces(lambda: add_code_stacks(model, sources.stacks()))
 
 
 def add_code_stacks(model: ProfileModel, stacks: dict[str, list[CodeFrame]]) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -74,26 +75,88 @@ def gpu_ordinal(plane_name: str) -> int:
     return int(found.group(1)) if found else -1
 
 
-@dataclass
-class EventTable:
-    """Columns per event (index = event row of the XSpace columns)."""
+class _Texts(Mapping[str, list[str]]):
+    """Stat name -> per-event text, each list made from its codes when first read."""
 
-    cols: XSpaceColumns
-    plane_kind: I64
-    start: I64
-    end: I64
-    names: list[str]
-    derived: BoolArray
-    text: dict[str, list[str]] = field(default_factory=dict)
-    ints: dict[str, I64] = field(default_factory=dict)
-    has_int: dict[str, BoolArray] = field(default_factory=dict)
+    def __init__(self, table: EventTable) -> None:
+        self._table = table
+        self._made: dict[str, list[str]] = {}
+
+    def __getitem__(self, name: str) -> list[str]:
+        values = self._made.get(name)
+        if values is None:
+            codes = self._table.codes[name]
+            values = self._made[name] = _strings_at(self._table.cols.strings, codes)
+        return values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.codes)
+
+    def __len__(self) -> int:
+        return len(self._table.codes)
+
+
+def _strings_at(strings: list[str], codes: I64) -> list[str]:
+    """``strings[code]`` for each code (``""`` for -1)."""
+    if not len(codes):
+        return []
+    if 4 * len(codes) >= len(strings):
+        table = np.empty(len(strings) + 1, dtype=object)
+        table[: len(strings)] = strings
+        table[-1] = ""
+        return list(table[codes].tolist())
+    present = np.flatnonzero(codes >= 0)
+    values = [""] * len(codes)
+    for at, code in zip(present.tolist(), codes[present].tolist()):
+        values[at] = strings[code]
+    return values
+
+
+class EventTable:
+    """Columns per event (index = event row of the XSpace columns).
+
+    ``codes[stat]``: the string row (``cols.strings``) of each event's text stat,
+    -1 where absent; ``text[stat]``: the same as strings (made when first read).
+    """
+
+    def __init__(
+        self,
+        cols: XSpaceColumns,
+        plane_kind: I64,
+        start: I64,
+        end: I64,
+        names: list[str],
+        derived: BoolArray,
+    ) -> None:
+        self.cols = cols
+        self.plane_kind = plane_kind
+        self.start = start
+        self.end = end
+        self.names = names
+        self.derived = derived
+        self.codes: dict[str, I64] = {}
+        self.ints: dict[str, I64] = {}
+        self.has_int: dict[str, BoolArray] = {}
+        self.text: Mapping[str, list[str]] = _Texts(self)
+        #: Facts derived from the table, kept for whoever asks again (by name).
+        self.memo: dict[str, Any] = {}
+        self._host: I64 | None = None
+        self._device: I64 | None = None
 
     def __len__(self) -> int:
         return len(self.start)
 
     def host_events(self) -> I64:
         """Rows of the events on host planes (not on derived lines)."""
-        return np.flatnonzero((self.plane_kind == PLANE_HOST) & ~self.derived)
+        if self._host is None:
+            self._host = np.flatnonzero((self.plane_kind == PLANE_HOST) & ~self.derived)
+        return self._host
+
+    def device_events(self) -> I64:
+        """Rows of the events on GPU planes (not on derived lines)."""
+        if self._device is None:
+            self._device = np.flatnonzero((self.plane_kind == PLANE_GPU) & ~self.derived)
+        return self._device
 
     def line_of(self, event: int) -> int:
         """The line row of ``event``."""
@@ -112,10 +175,21 @@ def _plane_kinds(cols: XSpaceColumns) -> I64:
     return np.asarray(kinds, dtype=np.int64)
 
 
-def _owners(cols: XSpaceColumns, key: int, kinds: tuple[int, ...]) -> tuple[I64, I64]:
-    """(event rows, stat rows) of the event stats named ``strings[key]`` of ``kinds``."""
+def _stat_rows(cols: XSpaceColumns, keys: dict[str, int]) -> dict[str, I64]:
+    """The event stat rows of each stat name in ``keys`` (one pass over the stats)."""
     stats = cols.event_stats
-    rows = np.flatnonzero((stats.key == key) & np.isin(stats.kind, kinds))
+    # A table by string row (one slot more for any key out of range, never wanted).
+    wanted = np.zeros(len(cols.strings) + 1, dtype=bool)
+    wanted[list(keys.values())] = True
+    key = stats.key
+    rows = np.flatnonzero(wanted[np.where((key >= 0) & (key < len(cols.strings)), key, -1)])
+    found = stats.key[rows]
+    return {name: rows[found == key] for name, key in keys.items()}
+
+
+def _owners(cols: XSpaceColumns, rows: I64, kinds: tuple[int, ...]) -> tuple[I64, I64]:
+    """(event rows, stat rows) of the stat rows ``rows`` of ``kinds``."""
+    rows = rows[np.isin(cols.event_stats.kind[rows], kinds)]
     owners = np.searchsorted(cols.event_stat_at, rows, side="right") - 1
     return owners.astype(np.int64), rows.astype(np.int64)
 
@@ -126,29 +200,25 @@ def event_table(cols: XSpaceColumns) -> EventTable:
     plane_kind = _plane_kinds(cols)[cols.event_plane()] if n else np.zeros(0, dtype=np.int64)
     start = cols.event_start_ps.astype(np.int64)
     end = start + np.maximum(cols.event_duration_ps, 0)
-    names_by_meta = cols.meta_name
-    names = [names_by_meta[m] if m >= 0 else "" for m in cols.event_meta.tolist()]
+    names = _strings_at(cols.meta_name, cols.event_meta.astype(np.int64))
     derived_line = np.asarray([name in DERIVED_LINES for name in cols.line_name], dtype=bool)
     derived = derived_line[cols.event_line] if n else np.zeros(0, dtype=bool)
     table = EventTable(cols, plane_kind, start, end, names, derived)
-    index = {text: at for at, text in enumerate(cols.strings)}
+    wanted = set(_TEXT_STATS) | set(_INT_STATS)
+    keys = {text: at for at, text in enumerate(cols.strings) if text in wanted}
+    rows = _stat_rows(cols, keys) if keys else {}
+    empty = np.zeros(0, dtype=np.int64)
     for name in _TEXT_STATS:
-        values = [""] * n
-        key = index.get(name)
-        if key is not None:
-            owners, rows = _owners(cols, key, _TEXT_KINDS)
-            strings = cols.strings
-            for owner, value in zip(owners.tolist(), cols.event_stats.value[rows].tolist()):
-                values[owner] = strings[value]
-        table.text[name] = values
+        codes = np.full(n, -1, dtype=np.int64)
+        owners, at = _owners(cols, rows.get(name, empty), _TEXT_KINDS)
+        codes[owners] = cols.event_stats.value[at]
+        table.codes[name] = codes
     for name in _INT_STATS:
         values_i = np.zeros(n, dtype=np.int64)
         present = np.zeros(n, dtype=bool)
-        key = index.get(name)
-        if key is not None:
-            owners, rows = _owners(cols, key, _INT_KINDS)
-            values_i[owners] = cols.event_stats.value[rows]
-            present[owners] = True
+        owners, at = _owners(cols, rows.get(name, empty), _INT_KINDS)
+        values_i[owners] = cols.event_stats.value[at]
+        present[owners] = True
         table.ints[name] = values_i
         table.has_int[name] = present
     return table

@@ -36,28 +36,37 @@ memory columns, the report and the advisor read them unchanged:
 
 from __future__ import annotations
 
-import bisect
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_events import EventTable
-from tfprof_lite.model.xspace_steps import step_of
-from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.steps import StepColumns, columns_from_message
+from tfprof_lite.model.xspace_intervals import LineIntervals
+from tfprof_lite.model.xspace_memory_steps import add_step_memory, concat_columns, take_rows
+from tfprof_lite.model.xspace_steps import program_of, step_of
+from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import KIND_COMPRESSED, KIND_INT64, KIND_REF, KIND_STR, KIND_UINT64
 
 __all__ = [
     "MEMORY_EVENTS",
     "NO_OP_TYPE",
     "PROGRAM_TYPE",
+    "MemoryColumns",
     "MemoryEvent",
     "add_memory",
+    "concat_columns",
+    "memory_columns",
     "memory_events",
+    "take_rows",
 ]
+
+I64 = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
 
 #: The allocator events' names: an allocation, a free.
 MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
@@ -70,10 +79,12 @@ _HOST_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 _GPU_ALLOCATOR = re.compile(r"GPU_(\d+)_")
 _TEXT_KINDS = (KIND_STR, KIND_REF, KIND_COMPRESSED)
 _INT_KINDS = (KIND_INT64, KIND_UINT64)
-_PROGRAM = (
-    re.compile(r"(?P<m>[^\s:]+):XLA \w+ module"),
-    re.compile(r".*Execute \((?P<m>[^)]+)\)"),
-)
+_INT_STATS = ("allocation_bytes", "requested_bytes", "addr", "bytes_allocated",
+              "bytes_reserved", "data_type")  # fmt: skip
+_TEXT_STATS = ("allocator_name", "tf_op", "shape")
+# What an event's owner lookup adds to the graph: nothing, its tf_op's node, its
+# program's node, its allocator's no-op node.
+_NEW_NONE, _NEW_TF_OP, _NEW_PROGRAM, _NEW_NO_OP = 0, 1, 2, 3
 
 
 @dataclass
@@ -93,64 +104,55 @@ class MemoryEvent:
 
 
 @dataclass
-class _Enclosing:
-    """Host events of one kind (TF ops, XLA program executions) per line, by start."""
+class MemoryColumns:
+    """The allocator events of a file by time (start, then row), in columns:
+    ``allocator``, ``node`` and ``shape`` index :attr:`allocators`, :attr:`nodes`
+    and :attr:`shapes` (shape -1: the event names none)."""
 
-    names: dict[int, list[str]] = field(default_factory=dict)
-    starts: dict[int, list[int]] = field(default_factory=dict)
-    ends: dict[int, list[int]] = field(default_factory=dict)
+    event: I64
+    start_ps: I64
+    allocator: I64
+    delta: I64
+    in_use: I64
+    addr: I64
+    node: I64
+    requested: I64
+    dtype: I64
+    shape: I64
+    allocators: list[str]
+    nodes: list[str]
+    shapes: list[tuple[int, ...]]
 
-    def add(self, line: int, name: str, start: int, end: int) -> None:
-        self.names.setdefault(line, []).append(name)
-        self.starts.setdefault(line, []).append(start)
-        self.ends.setdefault(line, []).append(end)
+    def __len__(self) -> int:
+        return len(self.event)
 
-    def around(self, line: int, t: int) -> str:
-        """The innermost event on ``line`` spanning time ``t`` ("" when none)."""
-        starts = self.starts.get(line)
-        if not starts:
-            return ""
-        ends, names = self.ends[line], self.names[line]
-        at = bisect.bisect_right(starts, t) - 1
-        while at >= 0:
-            if ends[at] >= t:
-                return names[at]
-            at -= 1
-        return ""
-
-
-def _enclosing(
-    table: EventTable, tf_ops: dict[int, tuple[str, str]], lines: set[int]
-) -> tuple[_Enclosing, ...]:
-    """The TF ops and XLA program executions of host ``lines``."""
-    ops, programs = _Enclosing(), _Enclosing()
-    host = table.host_events()
-    on_lines = host[np.isin(table.cols.event_line[host], list(lines))].tolist()
-    module_of: dict[str, str] = {}
-    starts = table.start
-    for event in sorted(on_lines, key=lambda e: int(starts[e])):
-        found = tf_ops.get(event)
-        name = table.names[event]
-        if found is None:
-            if name not in module_of:
-                module_of[name] = _program_of(name)
-            if not module_of[name]:
-                continue
-        line, start, end = table.line_of(event), int(starts[event]), int(table.end[event])
-        if found is not None:
-            ops.add(line, found[0], start, end)
-        else:
-            programs.add(line, module_of[name], start, end)
-    return ops, programs
+    def events(self) -> list[MemoryEvent]:
+        """The events one object each."""
+        shapes = [self.shapes[s] if s >= 0 else None for s in self.shape.tolist()]
+        columns = zip(
+            self.event.tolist(), self.start_ps.tolist(), self.allocator.tolist(),
+            self.delta.tolist(), self.in_use.tolist(), self.addr.tolist(), self.node.tolist(),
+            self.requested.tolist(), self.dtype.tolist(), shapes,
+        )  # fmt: skip
+        return [
+            MemoryEvent(e, t, self.allocators[a], d, u, p, self.nodes[n], r, k, s)
+            for e, t, a, d, u, p, n, r, k, s in columns
+        ]
 
 
-def _program_of(name: str) -> str:
-    """The XLA module an execution event runs (``""``: not one)."""
-    for pattern in _PROGRAM:
-        match = pattern.fullmatch(name)
-        if match:
-            return match.group("m")
-    return ""
+class _Names:
+    """Interned node names."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {}
+        self.names: list[str] = []
+
+    def __call__(self, name: str) -> int:
+        code = self.code.get(name)
+        if code is None:
+            code = self.code[name] = len(self.names)
+            self.names.append(name)
+        return code
 
 
 def _shape(text: Any) -> tuple[int, ...] | None:
@@ -164,113 +166,219 @@ def _shape(text: Any) -> tuple[int, ...] | None:
         return None
 
 
-_INT_STATS = ("allocation_bytes", "requested_bytes", "addr", "bytes_allocated",
-              "bytes_reserved", "data_type")  # fmt: skip
-_TEXT_STATS = ("allocator_name", "tf_op", "shape")
+def _memory_rows(table: EventTable) -> tuple[I64, Bools]:
+    """The allocator events of the host planes by (start, row), and which are allocations."""
+    cols = table.cols
+    metas = [m for m, name in enumerate(cols.meta_name) if name in MEMORY_EVENTS]
+    host = table.host_events()
+    rows = host[_among(cols.event_meta[host], metas)]
+    rows = rows[np.lexsort((rows, table.start[rows]))]
+    allocations = [m for m in metas if cols.meta_name[m] == MEMORY_EVENTS[0]]
+    return rows, _among(cols.event_meta[rows], allocations)
 
 
-def _stat_columns(table: EventTable, rows: list[int]) -> dict[str, list[Any]]:
-    """The memory stats of events ``rows``, one list per stat name (0 or "" when
-    absent), read from the stat columns at once."""
+def _among(values: npt.NDArray[Any], wanted: Iterable[int]) -> npt.NDArray[np.bool_]:
+    """Where ``values`` is one of the few ``wanted``."""
+    out = np.zeros(len(values), dtype=bool)
+    for value in wanted:
+        out |= values == value
+    return out
+
+
+def _stat_columns(table: EventTable, rows: I64) -> dict[str, I64]:
+    """The memory stats of events ``rows``, one column per stat name: the value
+    of the int stats (0 when absent), the ``strings`` index of the text ones
+    (-1 when absent); read from the stat columns at once."""
     cols = table.cols
     stats = cols.event_stats
-    at = cols.event_stat_at
-    ev = np.asarray(rows, dtype=np.int64)
-    lengths = (at[ev + 1] - at[ev]).astype(np.int64)
-    owner = np.repeat(np.arange(len(rows)), lengths)
-    idx = np.repeat(at[ev] - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-    keys, kinds, values = stats.key[idx], stats.kind[idx], stats.value[idx]
-    out: dict[str, list[Any]] = {}
+    position = np.full(len(table) + 1, -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    out: dict[str, I64] = {}
     for name in _INT_STATS + _TEXT_STATS:
-        key = cols.key_of(name)
         text = name in _TEXT_STATS
-        column: list[Any] = ["" if text else 0] * len(rows)
+        column = np.full(len(rows), -1 if text else 0, dtype=np.int64)
+        key = cols.key_of(name)
         if key >= 0:
-            wanted = _TEXT_KINDS if text else _INT_KINDS
-            sel = (keys == key) & np.isin(kinds, wanted)
-            for row, value in zip(owner[sel].tolist(), values[sel].tolist()):
-                column[row] = cols.strings[value] if text else value
+            found = np.flatnonzero(stats.key == key)
+            found = found[_among(stats.kind[found], _TEXT_KINDS if text else _INT_KINDS)]
+            owner = position[np.searchsorted(cols.event_stat_at, found, side="right") - 1]
+            column[owner[owner >= 0]] = stats.value[found[owner >= 0]]
         out[name] = column
+    return out
+
+
+def _texts(table: EventTable, column: I64) -> tuple[list[str], I64]:
+    """The distinct texts of a text stat column ("" when absent) and each event's."""
+    strings = table.cols.strings
+    uniq, inverse = _distinct(column, len(strings))
+    return [strings[i] if i >= 0 else "" for i in uniq.tolist()], inverse
+
+
+def _distinct(values: I64, size: int) -> tuple[I64, I64]:
+    """The distinct values (each in -1 .. size - 1), sorted, and each value's
+    index among them; by a presence table, without sorting."""
+    present = np.zeros(size + 1, dtype=bool)
+    present[values + 1] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present) - 1, rank[values + 1]
+
+
+def _enclosing(
+    table: EventTable, tf_ops: dict[int, tuple[str, str]], lines: I64, times: I64, names: _Names
+) -> tuple[I64, I64]:
+    """For each (line, time): the node of the TF op running there and that of the
+    XLA program executing there (-1: none), as the innermost such host event
+    on the line (see :class:`~tfprof_lite.model.xspace_intervals.LineIntervals`)."""
+    cols = table.cols
+    host = table.host_events()
+    near = host[_among(cols.event_line[host], np.flatnonzero(np.bincount(lines)).tolist())]
+    op_mask = np.zeros(len(table), dtype=bool)
+    op_mask[np.fromiter(tf_ops, dtype=np.int64, count=len(tf_ops))] = True
+    is_op = op_mask[near]
+    metas, inverse = _distinct(cols.event_meta[near[~is_op]].astype(np.int64), len(cols.meta_name))
+    modules = {m: program_of(cols.meta_name[m]) if m >= 0 else "" for m in metas.tolist()}
+    runs = np.asarray([bool(modules[m]) for m in metas.tolist()], dtype=bool)[inverse]
+    ops, programs = near[is_op], near[~is_op][runs]
+    meta = cols.event_meta
+    op_node = _around(table, ops, lines, times, lambda e: names(tf_ops[e][0]))
+    program_node = _around(table, programs, lines, times, lambda e: names(modules[int(meta[e])]))
+    return op_node, program_node
+
+
+def _around(
+    table: EventTable, rows: I64, lines: I64, times: I64, node_of: Callable[[int], int]
+) -> I64:
+    """The node (``node_of`` an event row) of the innermost event of ``rows``
+    around each (line, time); -1 when none."""
+    spans = LineIntervals(rows, table.cols.event_line[rows].astype(np.int64),
+                          table.start[rows], table.end[rows])  # fmt: skip
+    at = spans.around(lines, times)
+    hit = at >= 0
+    found, inverse = _distinct(at[hit], len(spans))
+    out = np.full(len(times), -1, dtype=np.int64)
+    if len(found):
+        codes = _codes([node_of(int(spans.rows[p])) for p in found.tolist()])
+        out[hit] = codes[inverse]
+    return out
+
+
+def _matched_allocations(is_alloc: Bools, allocator: I64, addr: I64) -> I64:
+    """For each free, the allocation it frees (-1: none): the event just before it
+    at its address of its allocator, when that is an allocation (a free
+    frees the latest allocation not freed yet)."""
+    out = np.full(len(addr), -1, dtype=np.int64)
+    pos = np.flatnonzero(addr != 0)
+    pos = pos[np.lexsort((pos, addr[pos], allocator[pos]))]
+    prev, this = pos[:-1], pos[1:]
+    same = (allocator[this] == allocator[prev]) & (addr[this] == addr[prev])
+    hit = same & is_alloc[prev] & ~is_alloc[this]
+    out[this[hit]] = prev[hit]
+    return out
+
+
+def _codes(values: list[int]) -> I64:
+    return np.asarray(values, dtype=np.int64)
+
+
+def _empty() -> MemoryColumns:
+    z = np.zeros(0, dtype=np.int64)
+    return MemoryColumns(z, z, z, z, z, z, z, z, z, z, [], [], [])
+
+
+def memory_columns(
+    table: EventTable, tf_ops: dict[int, tuple[str, str]], known: set[str]
+) -> tuple[MemoryColumns, dict[str, str]]:
+    """Every allocator event of the host planes by time, and the op type of each
+    node they name that ``known`` (the graph's nodes) lacks, in the order the
+    events first name them."""
+    rows, is_alloc = _memory_rows(table)
+    if not len(rows):
+        return _empty(), {}
+    stats = _stat_columns(table, rows)
+    names = _Names()
+    texts, inverse = _texts(table, stats["allocator_name"])
+    allocators = list(dict.fromkeys(text or "unknown allocator" for text in texts))
+    allocator = _codes([allocators.index(t or "unknown allocator") for t in texts])[inverse]
+    tf_texts, tf_at = _texts(table, stats["tf_op"])
+    tf_name, tf_kind = [], []
+    for text in tf_texts:
+        name, _, kind = text.rpartition(":")
+        if not name:
+            name, kind = text, ""
+        tf_name.append(names(name) if name else -1)
+        tf_kind.append(kind or name)
+    name_code = _codes(tf_name)[tf_at]
+    in_known = np.asarray([names.names[c] in known if c >= 0 else False for c in tf_name])[tf_at]
+    times = table.start[rows]
+    op_node, program_node = _enclosing(
+        table, tf_ops, table.cols.event_line[rows].astype(np.int64), times, names
+    )
+    no_op = _codes([names(f"{a} (no op)") for a in allocators])[allocator]
+    program_new = np.asarray([n not in known for n in names.names], dtype=bool)
+    # The owner of an allocation (see the module docstring) and what it adds.
+    node = np.select(
+        [in_known, op_node >= 0, name_code >= 0, program_node >= 0],
+        [name_code, op_node, name_code, program_node],
+        no_op,
+    )
+    new = np.select(
+        [in_known, op_node >= 0, name_code >= 0, program_node >= 0],
+        [_NEW_NONE, _NEW_NONE, _NEW_TF_OP,
+         np.where(program_new[np.maximum(program_node, 0)], _NEW_PROGRAM, _NEW_NONE)],
+        _NEW_NO_OP,
+    )  # fmt: skip
+    # A free: the node of the allocation it frees, else its tf_op's owner, else no op.
+    addr = stats["addr"]
+    freed = _matched_allocations(is_alloc, allocator, addr)
+    matched = ~is_alloc & (freed >= 0)
+    node[matched] = node[freed[matched]]
+    new[matched] = _NEW_NONE
+    lost = ~is_alloc & (freed < 0) & ~np.asarray([bool(t) for t in tf_texts], dtype=bool)[tf_at]
+    node[lost] = no_op[lost]
+    new[lost] = _NEW_NO_OP
+    nbytes = np.where(stats["allocation_bytes"] != 0, stats["allocation_bytes"],
+                      stats["requested_bytes"])  # fmt: skip
+    shape, shapes = _shapes(table, stats["shape"])
+    mem = MemoryColumns(
+        rows, times, allocator, np.where(is_alloc, nbytes, -nbytes),
+        stats["bytes_allocated"] + stats["bytes_reserved"], addr, node,
+        stats["requested_bytes"], stats["data_type"], shape, allocators, names.names, shapes,
+    )  # fmt: skip
+    return mem, _new_nodes(node, new, (tf_kind, tf_at), names.names)
+
+
+def _shapes(table: EventTable, column: I64) -> tuple[I64, list[tuple[int, ...]]]:
+    """Each event's shape (-1: none) among the distinct shapes of a shape column."""
+    texts, at = _texts(table, column)
+    parsed = [_shape(text) for text in texts]
+    code = np.cumsum([dims is not None for dims in parsed]) - 1
+    code[[dims is None for dims in parsed]] = -1
+    return code[at], [dims for dims in parsed if dims is not None]
+
+
+def _new_nodes(
+    node: I64, new: I64, tf_kinds: tuple[list[str], I64], names: list[str]
+) -> dict[str, str]:
+    """The op type of each node the events add, in the order they first name
+    them (the first event's kind of addition decides; ``tf_kinds``: the
+    distinct tf_op kinds and each event's)."""
+    kind_of, kind_at = tf_kinds
+    kinds = {_NEW_PROGRAM: PROGRAM_TYPE, _NEW_NO_OP: NO_OP_TYPE}
+    out: dict[str, str] = {}
+    pos = np.flatnonzero(new != _NEW_NONE)
+    _, first = np.unique(node[pos], return_index=True)
+    for at in pos[np.sort(first)].tolist():
+        tf_kind = kind_of[kind_at[at]]
+        out[names[node[at]]] = tf_kind if new[at] == _NEW_TF_OP else kinds[int(new[at])]
     return out
 
 
 def memory_events(
     table: EventTable, tf_ops: dict[int, tuple[str, str]], known: set[str]
 ) -> tuple[list[MemoryEvent], dict[str, str]]:
-    """Every allocator event of the host planes by time, and the op type of each
-    node they name that ``known`` (the graph's nodes) lacks."""
-    names = table.names
-    rows = [e for e in table.host_events().tolist() if names[e] in MEMORY_EVENTS]
-    rows.sort(key=lambda e: (int(table.start[e]), e))
-    if not rows:
-        return [], {}
-    ops, programs = _enclosing(table, tf_ops, {table.line_of(e) for e in rows})
-    live: dict[tuple[str, int], str] = {}
-    new_nodes: dict[str, str] = {}
-    out: list[MemoryEvent] = []
-    stats = _stat_columns(table, rows)
-    for i, event in enumerate(rows):
-        allocator = stats["allocator_name"][i] or "unknown allocator"
-        tf_op = stats["tf_op"][i]
-        nbytes = stats["allocation_bytes"][i] or stats["requested_bytes"][i]
-        addr = stats["addr"][i]
-        if names[event] == MEMORY_EVENTS[0]:
-            node = _owner(table, event, allocator, tf_op, ops, programs, known, new_nodes)
-            if addr:
-                live[(allocator, addr)] = node
-            delta = nbytes
-        else:
-            node = live.pop((allocator, addr), "") if addr else ""
-            if not node and tf_op:
-                node = _owner(table, event, allocator, tf_op, ops, programs, known, new_nodes)
-            if not node:
-                node = f"{allocator} (no op)"
-                new_nodes.setdefault(node, NO_OP_TYPE)
-            delta = -nbytes
-        in_use = stats["bytes_allocated"][i] + stats["bytes_reserved"][i]
-        out.append(
-            MemoryEvent(event, int(table.start[event]), allocator, delta, in_use, addr, node,
-                        stats["requested_bytes"][i], stats["data_type"][i],
-                        _shape(stats["shape"][i]))
-        )  # fmt: skip
-    return out, new_nodes
-
-
-def _owner(
-    table: EventTable,
-    event: int,
-    allocator: str,
-    tf_op: str,
-    ops: _Enclosing,
-    programs: _Enclosing,
-    known: set[str],
-    new_nodes: dict[str, str],
-) -> str:
-    """The node an allocation belongs to (see the module docstring)."""
-    name, _, kind = tf_op.rpartition(":")
-    if not name:
-        name, kind = tf_op, ""
-    if name and name in known:
-        return name
-    line, t = table.line_of(event), int(table.start[event])
-    around = ops.around(line, t)
-    if around:
-        return around
-    if name:
-        new_nodes.setdefault(name, kind or name)
-        return name
-    program = programs.around(line, t)
-    if program:
-        if program not in known:
-            new_nodes.setdefault(program, PROGRAM_TYPE)
-        return program
-    node = f"{allocator} (no op)"
-    new_nodes.setdefault(node, NO_OP_TYPE)
-    return node
-
-
-def _micros(origin_ns: int, ps: int) -> int:
-    return (origin_ns * 1000 + ps) // 1_000_000
+    """:func:`memory_columns` with one :class:`MemoryEvent` per event."""
+    mem, new_nodes = memory_columns(table, tf_ops, known)
+    return mem.events(), new_nodes
 
 
 def _device_of(allocator: str) -> str:
@@ -280,103 +388,6 @@ def _device_of(allocator: str) -> str:
     return _HOST_DEVICE
 
 
-def _allocator_use(ns: Any, allocator: str, events: list[MemoryEvent], origin_ns: int) -> None:
-    mem = ns.memory.add()
-    mem.allocator_name = allocator
-    total = running = peak = in_use = 0
-    for ev in events:
-        rec = mem.allocation_records.add()
-        rec.alloc_micros = _micros(origin_ns, ev.start_ps)
-        rec.alloc_bytes = ev.delta
-        running += ev.delta
-        peak = max(peak, running)
-        total += max(ev.delta, 0)
-        in_use = max(in_use, ev.in_use)
-    mem.total_bytes = total
-    mem.peak_bytes = peak
-    mem.live_bytes = max(running, 0)
-    mem.allocator_bytes_in_use = in_use
-
-
-def _outputs(ns: Any, events: list[MemoryEvent]) -> None:
-    slot = 0
-    for ev in events:
-        if ev.delta <= 0 or ev.shape is None:
-            continue
-        out = ns.output.add()
-        out.slot = slot
-        slot += 1
-        desc = out.tensor_description
-        desc.dtype = ev.dtype
-        for size in ev.shape:
-            desc.shape.dim.add().size = size
-        alloc = desc.allocation_description
-        alloc.requested_bytes = ev.requested
-        alloc.allocated_bytes = ev.delta
-        alloc.allocator_name = ev.allocator
-        alloc.ptr = ev.addr
-
-
-@dataclass
-class _Place:
-    """Where a node's memory record goes in one step."""
-
-    device: str
-    start: int
-    rel: int
-    label: str
-
-
-def _place(cols: StepColumns, node: str, first_us: int, device: str) -> tuple[_Place, int]:
-    """The node's first record on ``device`` in the step (its row, or -1: a new one)."""
-    for row, name in enumerate(cols.name):
-        if name == node and cols.devices[int(cols.dev[row])] == device:
-            return _Place(device, int(cols.start[row]), int(cols.rel[row]), cols.label[row]), row
-    return _Place(device, first_us, 0, ""), -1
-
-
-def _step_memory(
-    cols: StepColumns, events: list[MemoryEvent], devices: dict[str, str], origin_ns: int
-) -> StepColumns:
-    """``cols`` with the memory records of ``events`` (one step's)."""
-    by_node: dict[str, list[MemoryEvent]] = {}
-    for ev in events:
-        by_node.setdefault(ev.node, []).append(ev)
-    meta = pb.RunMetadata()
-    dev_stats: dict[str, Any] = {}
-    replaced: list[int] = []
-    untimed: dict[str, list[bool]] = {}
-    for node, node_events in by_node.items():
-        first_us = _micros(origin_ns, node_events[0].start_ps)
-        place, row = _place(cols, node, first_us, devices[node])
-        if row >= 0:
-            replaced.append(row)
-        stats = dev_stats.get(place.device)
-        if stats is None:
-            stats = dev_stats[place.device] = meta.step_stats.dev_stats.add()
-            stats.device = place.device
-        ns = stats.node_stats.add()
-        ns.node_name = node
-        ns.timeline_label = place.label
-        ns.all_start_micros = place.start
-        ns.op_end_rel_micros = place.rel
-        ns.all_end_rel_micros = place.rel
-        untimed.setdefault(place.device, []).append(row < 0)
-        per_allocator: dict[str, list[MemoryEvent]] = {}
-        for ev in node_events:
-            per_allocator.setdefault(ev.allocator, []).append(ev)
-        for allocator, allocator_events in per_allocator.items():
-            _allocator_use(ns, allocator, allocator_events, origin_ns)
-        _outputs(ns, node_events)
-    keep = np.ones(len(cols), dtype=bool)
-    keep[replaced] = False
-    memory = columns_from_message(meta)
-    memory.untimed = np.asarray(
-        [flag for d in meta.step_stats.dev_stats for flag in untimed[d.device]], dtype=bool
-    )
-    return concat_columns(take_rows(cols, keep), memory)
-
-
 def add_memory(
     table: EventTable,
     tf_ops: dict[int, tuple[str, str]],
@@ -384,7 +395,7 @@ def add_memory(
     columns: list[StepColumns],
     nodes: list[NodeSpec],
     host_nodes: set[str] | frozenset[str] = frozenset(),
-) -> list[MemoryEvent]:
+) -> MemoryColumns:
     """Add the allocator events of ``table`` to the step columns (in place) and the
     nodes they need to ``nodes``; returns the events (by time).
 
@@ -394,85 +405,18 @@ def add_memory(
     program executions): their memory goes on the host device, beside those.
     """
     known = {spec.name for spec in nodes}
-    events, new_nodes = memory_events(table, tf_ops, known)
-    if not events:
-        return events
+    mem, new_nodes = memory_columns(table, tf_ops, known)
+    if not len(mem):
+        return mem
     nodes.extend(NodeSpec(name=name, op=kind) for name, kind in new_nodes.items())
     op_names = {name for name, _ in tf_ops.values()} | set(host_nodes)
-    devices: dict[str, str] = {}
-    for ev in events:
-        if ev.node not in devices:
-            devices[ev.node] = _HOST_DEVICE if ev.node in op_names else _device_of(ev.allocator)
-    per_step: dict[int, list[MemoryEvent]] = {}
-    times = np.asarray([ev.start_ps for ev in events], dtype=np.int64)
-    starts = np.asarray([int(table.start[r]) for r in roots], dtype=np.int64)
-    ends = np.asarray([int(table.end[r]) for r in roots], dtype=np.int64)
-    for ev, step in zip(events, step_of(starts, ends, times).tolist()):
-        if step >= 0:
-            per_step.setdefault(int(step), []).append(ev)
-    origin_ns = table.cols.origin_ns
-    for step, step_events in per_step.items():
-        if step < len(columns):
-            columns[step] = _step_memory(columns[step], step_events, devices, origin_ns)
-    return events
-
-
-# ------------------------------------------------------------------ step columns
-
-_ROW_FIELDS = ("start", "rel", "total", "peak", "live", "gpu_allocs", "gpu_in_use", "temp",
-               "persist")  # fmt: skip
-_SPARSE = (("o_row", ("o_slot", "o_bytes", "o_ptr")), ("a_row", ("a_micros", "a_bytes")))
-
-
-def take_rows(cols: StepColumns, keep: np.ndarray) -> StepColumns:
-    """The rows of ``cols`` where ``keep`` is true (sparse entries follow their rows)."""
-    if keep.all():
-        return cols
-    new_index = np.cumsum(keep) - 1
-    out = StepColumns(
-        devices=list(cols.devices),
-        dev=cols.dev[keep],
-        name=[n for n, k in zip(cols.name, keep.tolist()) if k],
-        label=[n for n, k in zip(cols.label, keep.tolist()) if k],
-        has_step_stats=cols.has_step_stats,
-    )
-    for name in _ROW_FIELDS:
-        setattr(out, name, getattr(cols, name)[keep])
-    out.untimed = cols.untimed[keep] if cols.untimed.size else cols.untimed
-    for row_field, fields in _SPARSE:
-        rows = getattr(cols, row_field)
-        sel = keep[rows] if rows.size else np.zeros(0, dtype=bool)
-        setattr(out, row_field, new_index[rows[sel]].astype(np.int32))
-        for name in fields:
-            setattr(out, name, getattr(cols, name)[sel])
-    r_keep = keep[cols.r_row] if cols.r_row.size else np.zeros(0, dtype=bool)
-    out.r_row = new_index[cols.r_row[r_keep]].astype(np.int32)
-    out.raw = [raw for raw, k in zip(cols.raw, r_keep.tolist()) if k]
-    return out
-
-
-def concat_columns(a: StepColumns, b: StepColumns) -> StepColumns:
-    """The rows of ``a`` then those of ``b`` (devices of ``b`` after ``a``'s)."""
-    n, d = len(a), len(a.devices)
-    out = StepColumns(
-        devices=a.devices + b.devices,
-        dev=np.concatenate([a.dev, b.dev + d]).astype(np.int32),
-        name=a.name + b.name,
-        label=a.label + b.label,
-        has_step_stats=a.has_step_stats or b.has_step_stats,
-    )
-    for name in _ROW_FIELDS:
-        setattr(out, name, np.concatenate([getattr(a, name), getattr(b, name)]))
-    if a.untimed.size or b.untimed.size:
-        out.untimed = np.concatenate([_untimed(a), _untimed(b)])
-    for row_field, fields in (*_SPARSE, ("r_row", ())):
-        rows = np.concatenate([getattr(a, row_field), getattr(b, row_field) + n])
-        setattr(out, row_field, rows.astype(np.int32))
-        for name in fields:
-            setattr(out, name, np.concatenate([getattr(a, name), getattr(b, name)]))
-    out.raw = a.raw + b.raw
-    return out
-
-
-def _untimed(cols: StepColumns) -> np.ndarray:
-    return cols.untimed if cols.untimed.size else np.zeros(len(cols), dtype=bool)
+    devices = [""] * len(mem.nodes)
+    codes, first = np.unique(mem.node, return_index=True)
+    for code, at in zip(codes.tolist(), first.tolist()):
+        name = mem.nodes[code]
+        on_host = name in op_names
+        devices[code] = _HOST_DEVICE if on_host else _device_of(mem.allocators[mem.allocator[at]])
+    root_rows = np.asarray(roots, dtype=np.int64)
+    steps = step_of(table.start[root_rows], table.end[root_rows], mem.start_ps)
+    add_step_memory(columns, mem, steps, devices, table.cols.origin_ns)
+    return mem

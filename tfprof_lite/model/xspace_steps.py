@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from tfprof_lite.model.xspace_events import EventTable
 
-__all__ = ["StepRoots", "find_steps", "outermost", "program_of", "step_of"]
+__all__ = ["StepRoots", "find_steps", "host_programs", "outermost", "program_of", "step_of"]
+
+I64 = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 _KERAS = "multi_step_on_iterator"
 _KERAS_BATCH = "Profiled batch"
@@ -41,13 +45,13 @@ _PROGRAM = (
 )
 
 
-@dataclass
 class StepRoots:
     """The step roots (event rows, by start), their step numbers and how found."""
 
-    events: list[int]
-    numbers: list[int]
-    source: str
+    def __init__(self, events: list[int], numbers: list[int], source: str) -> None:
+        self.events = events
+        self.numbers = numbers
+        self.source = source
 
     def __len__(self) -> int:
         return len(self.events)
@@ -55,29 +59,52 @@ class StepRoots:
 
 def outermost(table: EventTable, rows: list[int]) -> list[int]:
     """``rows`` by start, without those that start inside an earlier one."""
+    if not rows:
+        return []
+    at = np.asarray(rows, dtype=np.int64)
+    starts, ends = table.start[at], table.end[at]
+    order = np.lexsort((-ends, starts))
     kept: list[int] = []
     last_end = None
-    for row in sorted(rows, key=lambda r: (int(table.start[r]), -int(table.end[r]))):
-        if last_end is not None and int(table.start[row]) < last_end:
+    for row, start, end in zip(
+        at[order].tolist(), starts[order].tolist(), ends[order].tolist(), strict=True
+    ):
+        if last_end is not None and start < last_end:
             continue
         kept.append(row)
-        last_end = int(table.end[row])
+        last_end = end
     return kept
 
 
-def _markers(table: EventTable, host: list[int]) -> list[int]:
-    has_r, has_num = table.has_int["_r"], table.has_int["step_num"]
-    return [e for e in host if (has_r[e] and has_num[e]) or table.names[e] == "TraceContext"]
+def _by_meta(table: EventTable, host: I64, test: Callable[[str], bool]) -> BoolArray:
+    """``test(name)`` of each host event's name, decided once per event metadata."""
+    if not len(host):
+        return np.zeros(0, dtype=bool)
+    names = table.cols.meta_name
+    used, inverse = np.unique(table.cols.event_meta[host], return_inverse=True)
+    flags = [test(names[m] if m >= 0 else "") for m in used.tolist()]
+    return np.asarray(flags, dtype=bool)[inverse.reshape(-1)]
 
 
-def _keras(table: EventTable, host: list[int]) -> list[int]:
-    eager = table.text["eager_op"]
-    return [
-        e
-        for e in host
-        if table.names[e] == _KERAS
-        or (table.names[e] == "EagerExecute" and eager[e].startswith(_KERAS_EAGER))
-    ]
+def _named(table: EventTable, host: I64, name: str) -> BoolArray:
+    return _by_meta(table, host, lambda text: text == name)
+
+
+def _markers(table: EventTable, host: I64) -> list[int]:
+    marked = (table.has_int["_r"] & table.has_int["step_num"])[host]
+    return list(host[marked | _named(table, host, "TraceContext")].tolist())
+
+
+def _keras(table: EventTable, host: I64) -> list[int]:
+    eager = np.zeros(len(host), dtype=bool)
+    codes = table.codes["eager_op"][host]
+    if len(host):
+        strings = table.cols.strings
+        used, inverse = np.unique(codes, return_inverse=True)
+        keras = [c >= 0 and strings[c].startswith(_KERAS_EAGER) for c in used.tolist()]
+        eager = np.asarray(keras, dtype=bool)[inverse.reshape(-1)]
+    calls = _named(table, host, _KERAS) | (_named(table, host, "EagerExecute") & eager)
+    return list(host[calls].tolist())
 
 
 def program_of(name: str) -> str:
@@ -90,9 +117,21 @@ def program_of(name: str) -> str:
     return ""
 
 
-def _programs(table: EventTable, host: list[int]) -> tuple[list[int], str]:
-    modules = {e: program_of(table.names[e]) for e in host}
-    modules = {e: m for e, m in modules.items() if m}
+def host_programs(table: EventTable, host: I64) -> dict[int, str]:
+    """Host event -> the XLA module it runs, for the host events that run one
+    (:func:`program_of`, decided once per event metadata), by row."""
+    if not len(host):
+        return {}
+    names = table.cols.meta_name
+    used, inverse = np.unique(table.cols.event_meta[host], return_inverse=True)
+    modules = [program_of(names[m]) if m >= 0 else "" for m in used.tolist()]
+    which = inverse.reshape(-1)
+    runs = np.asarray([bool(m) for m in modules], dtype=bool)[which]
+    return {e: modules[i] for e, i in zip(host[runs].tolist(), which[runs].tolist(), strict=True)}
+
+
+def _programs(table: EventTable, host: I64) -> tuple[list[int], str]:
+    modules = host_programs(table, host)
     if not modules:
         return [], ""
     # The program that runs most often, counted on its outermost executions.
@@ -112,14 +151,13 @@ def _numbers(table: EventTable, roots: list[int]) -> list[int]:
 
 def find_steps(table: EventTable) -> StepRoots:
     """The step roots of the file (empty when it has none; the source says so)."""
-    host = table.host_events().tolist()
+    host = table.host_events()
     marked = outermost(table, _markers(table, host))
     if marked:
         names = sorted({table.names[e] for e in marked})
         return StepRoots(marked, _numbers(table, marked), f"step markers ({', '.join(names)})")
-    batches = outermost(
-        table, [e for e in host if table.names[e] == _KERAS_BATCH and table.has_int["step_num"][e]]
-    )
+    batch = _named(table, host, _KERAS_BATCH) & table.has_int["step_num"][host]
+    batches = outermost(table, host[batch].tolist())
     if batches:
         return StepRoots(batches, _numbers(table, batches), f"Keras batch markers ({_KERAS_BATCH})")
     keras = outermost(table, _keras(table, host))
@@ -135,7 +173,7 @@ def find_steps(table: EventTable) -> StepRoots:
             list(range(len(runs))),
             f"inferred: one execution of XLA program {module} per step",
         )
-    sessions = outermost(table, [e for e in host if table.names[e] == "SessionRun"])
+    sessions = outermost(table, host[_named(table, host, "SessionRun")].tolist())
     if sessions:
         return StepRoots(sessions, list(range(len(sessions))), "inferred: one SessionRun per step")
     return StepRoots([], [], "no steps found: the whole profile is one step")

@@ -12,13 +12,16 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import numpy.typing as npt
 
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.xla_kinds import HloOp
-from tfprof_lite.model.xla_ops import KernelRef, XlaOpIndex
-from tfprof_lite.model.xspace_events import PLANE_GPU, EventTable, gpu_ordinal
+from tfprof_lite.model.xla_ops import KernelEvents, XlaOpIndex
+from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
 
-__all__ = ["hlo_protos", "xla_ops"]
+__all__ = ["XlaEvents", "hlo_protos", "xla_events", "xla_ops"]
+
+I64 = npt.NDArray[np.int64]
 
 log = logging.getLogger("tfprof_lite")
 
@@ -26,13 +29,21 @@ _METADATA_PLANE = "/host:metadata"
 
 
 def hlo_protos(table: EventTable) -> list[tuple[int | None, bytes]]:
-    """``(program_id, HloProto bytes)`` of every program in ``/host:metadata``."""
+    """``(program_id, HloProto bytes)`` of every program in ``/host:metadata``
+    (read once per table)."""
+    found: list[tuple[int | None, bytes]] | None = table.memo.get("hlo_protos")
+    if found is None:
+        found = table.memo["hlo_protos"] = _hlo_protos(table)
+    return found
+
+
+def _hlo_protos(table: EventTable) -> list[tuple[int | None, bytes]]:
     cols = table.cols
-    planes = {i for i, name in enumerate(cols.plane_name) if name == _METADATA_PLANE}
+    planes = [i for i, name in enumerate(cols.plane_name) if name == _METADATA_PLANE]
+    if not planes:
+        return []
     out: list[tuple[int | None, bytes]] = []
-    for meta, plane in enumerate(cols.meta_plane.tolist()):
-        if plane not in planes:
-            continue
+    for meta in np.flatnonzero(np.isin(cols.meta_plane, planes)).tolist():
         stats = cols.meta_stat_dict(meta)
         data = stats.get("Hlo Proto")
         if isinstance(data, bytes):
@@ -41,41 +52,111 @@ def hlo_protos(table: EventTable) -> list[tuple[int | None, bytes]]:
     return out
 
 
+def _needed(
+    protos: list[tuple[int | None, bytes]], wanted: set[int], by_id_only: bool
+) -> list[tuple[int | None, bytes]]:
+    """The programs events can reach: when every event names a program id the
+    file has, those programs only (the last of an id, as :meth:`XlaOpIndex.add`
+    keeps); else all (a lookup by module name needs every module's name)."""
+    if not by_id_only or any(program is None for program, _ in protos):
+        return protos
+    last = {program: at for at, (program, _) in enumerate(protos)}
+    if not wanted <= set(last):
+        return protos
+    return [protos[at] for at in sorted(last[p] for p in wanted)]
+
+
+def _index(protos: list[tuple[int | None, bytes]]) -> tuple[XlaOpIndex, list[str]]:
+    """An index of ``protos``; the errors of those that did not parse (left out)."""
+    index = XlaOpIndex()
+    failed: list[str] = []
+    for program_id, data in protos:
+        try:
+            index.add(data, program_id)
+        except InvalidInputError as err:  # that program's kernels stay unmapped
+            failed.append(str(err))
+    return index, failed
+
+
+def _nonempty(codes: I64, strings: list[str]) -> npt.NDArray[np.bool_]:
+    """Whether each code names a non-empty string (-1: absent)."""
+    if not len(codes):
+        return np.zeros(0, dtype=bool)
+    used, inverse = np.unique(codes, return_inverse=True)
+    flags = np.asarray([c >= 0 and bool(strings[c]) for c in used.tolist()], dtype=bool)
+    return flags[inverse.reshape(-1)]
+
+
+class XlaEvents:
+    """The HLO instruction of the XLA device events of a file.
+
+    ``events``: GPU event rows with an ``hlo_module`` or ``hlo_op``, ascending;
+    ``at[i]``: the index in ``ops`` of the :class:`HloOp` of ``events[i]`` (-1:
+    none); ``ops``: each instruction found, once; ``index``: the programs (their
+    parsed modules: :meth:`XlaOpIndex.module`), ``None`` when the file has none.
+    """
+
+    def __init__(
+        self, events: I64, at: I64, ops: list[HloOp], index: XlaOpIndex | None = None
+    ) -> None:
+        self.events = events
+        self.at = at
+        self.ops = ops
+        self.index = index
+
+    def by_event(self) -> dict[int, HloOp]:
+        """Event row -> its :class:`HloOp`, for the mapped events."""
+        hit = self.at >= 0
+        ops = self.ops
+        return {e: ops[a] for e, a in zip(self.events[hit].tolist(), self.at[hit].tolist())}
+
+
+def xla_events(table: EventTable) -> XlaEvents:
+    """The HLO instruction of each GPU event that maps to one (see :func:`xla_ops`)."""
+    none = XlaEvents(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
+    protos = hlo_protos(table)
+    if not protos:
+        return none
+    codes = table.codes
+    device = table.device_events()
+    module, hlo_op = codes["hlo_module"][device], codes["hlo_op"][device]
+    strings = table.cols.strings
+    events = device[_nonempty(module, strings) | _nonempty(hlo_op, strings)]
+    has_program = table.has_int["program_id"][events]
+    wanted = set(table.ints["program_id"][events][has_program].tolist())
+    needed = _needed(protos, wanted, bool(has_program.all()))
+    index, failed = _index(needed)
+    if failed and len(needed) < len(protos):  # a lookup by module name may need the others
+        index, failed = _index(protos)
+    for error in failed:
+        log.warning("XLA program not mapped to its ops: %s", error)
+    cols = table.cols
+    plane_ordinal = np.asarray([gpu_ordinal(name) for name in cols.plane_name], dtype=np.int64)
+    kernels = KernelEvents(
+        name=[table.names[e] for e in events.tolist()],
+        hlo_op=codes["hlo_op"][events],
+        hlo_module=codes["hlo_module"][events],
+        texts=strings,
+        program_id=table.ints["program_id"][events],
+        has_program=has_program,
+        execution=table.ints["correlation_id"][events],
+        has_execution=table.has_int["correlation_id"][events],
+        start_ps=table.start[events],
+        is_kernel=_nonempty(codes["kernel_details"][events], strings),
+        device=plane_ordinal[cols.line_plane[cols.event_line[events]]],
+    )
+    try:
+        ops, at, _ = index.resolve_columns(kernels)
+    except InvalidInputError as err:
+        log.warning("XLA programs not mapped to their ops: %s", err)
+        return none
+    return XlaEvents(events, at, ops, index)
+
+
 def xla_ops(table: EventTable) -> dict[int, HloOp]:
     """The HLO instruction of each GPU event (by event row) that maps to one.
 
     Empty when the file holds no HLO programs. An HLO proto that does not parse
     leaves its program's events unmapped (logged).
     """
-    protos = hlo_protos(table)
-    if not protos:
-        return {}
-    index = XlaOpIndex()
-    for program_id, data in protos:
-        try:
-            index.add(data, program_id)
-        except InvalidInputError as err:  # that program's kernels stay unmapped
-            log.warning("XLA program not mapped to its ops: %s", err)
-    cols = table.cols
-    text, ints, has = table.text, table.ints, table.has_int
-    events = np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived).tolist()
-    events = [e for e in events if text["hlo_module"][e] or text["hlo_op"][e]]
-    refs = [
-        KernelRef(
-            name=table.names[e],
-            hlo_op=text["hlo_op"][e],
-            hlo_module=text["hlo_module"][e],
-            program_id=int(ints["program_id"][e]) if has["program_id"][e] else None,
-            execution=int(ints["correlation_id"][e]) if has["correlation_id"][e] else None,
-            start_ps=int(table.start[e]),
-            is_kernel=bool(text["kernel_details"][e]),
-            device=gpu_ordinal(cols.plane_name[int(cols.line_plane[table.line_of(e)])]),
-        )
-        for e in events
-    ]
-    try:
-        found = index.resolve_all(refs)
-    except InvalidInputError as err:
-        log.warning("XLA programs not mapped to their ops: %s", err)
-        return {}
-    return {e: res.op for e, res in zip(events, found) if res is not None}
+    return xla_events(table).by_event()

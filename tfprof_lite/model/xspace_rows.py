@@ -1,0 +1,381 @@
+"""The records of every step of an XSpace, in columns, and their step columns.
+
+:func:`step_rows` lays out, for all steps at once, the records
+:func:`tfprof_lite.model.xspace.convert` gives each step (see its module
+docstring): two records per GPU kernel or copy and one per other GPU event (by
+launch time into the steps), the host op executions (cut at the step
+boundaries) and each step's root record. Records are arrays (step, device,
+name, label, start, end), strings interned once per distinct value;
+:meth:`StepRows.columns` groups each step's records by device (devices in
+first-seen order, records in the order they were added), as a RunMetadata's
+step stats list them.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from tfprof_lite.model.devices import STEPS_DEVICE, is_tracer_device
+from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
+from tfprof_lite.model.xspace_steps import StepRoots, step_of
+from tfprof_lite.proto.steps import StepColumns
+
+__all__ = ["CPU_DEVICE", "DeviceNodes", "StepRows", "device_steps", "step_rows"]
+
+I64 = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+_LOW = np.iinfo(np.int64).min
+
+
+class DeviceNodes:
+    """The device events to lay out and what the attribution found for them:
+    ``events`` (GPU event rows, ascending), ``launch`` (host launch event, -1:
+    none), ``node`` (index into ``names``, the node names)."""
+
+    def __init__(self, events: I64, launch: I64, node: I64, names: list[str]) -> None:
+        self.events = events
+        self.launch = launch
+        self.node = node
+        self.names = names
+
+
+class _Strings:
+    """Strings interned to ids."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def id(self, text: str) -> int:
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = len(self.values)
+            self.values.append(text)
+        return found
+
+    def ids(self, texts: list[str]) -> I64:
+        return np.asarray([self.id(t) for t in texts], dtype=np.int64).reshape(len(texts))
+
+
+class _Part:
+    """Records in the order they are added: their step, device, name, label
+    (string ids) and start and end (ps)."""
+
+    def __init__(self, step: I64, dev: I64, name: I64, label: I64, start: I64, end: I64) -> None:
+        self.step = step
+        self.dev = dev
+        self.name = name
+        self.label = label
+        self.start = start
+        self.end = end
+
+
+def _concat(parts: list[_Part]) -> _Part:
+    return _Part(*(np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)
+                   for f in ("step", "dev", "name", "label", "start", "end")))  # fmt: skip
+
+
+def _per_pair(a: I64, b: I64, make: Callable[[int, int], str], strings: _Strings) -> I64:
+    """The string id of ``make(a[i], b[i])``, made once per distinct pair."""
+    if not len(a):
+        return np.zeros(0, dtype=np.int64)
+    span = int(b.max()) + 2
+    low = int(a.min())
+    key = (a - low) * span + (b + 1)
+    used, inverse = np.unique(key, return_inverse=True)
+    made = [strings.id(make(int(k // span) + low, int(k % span) - 1)) for k in used.tolist()]
+    out: I64 = np.asarray(made, dtype=np.int64)[inverse.reshape(-1)]
+    return out
+
+
+def _text(strings: list[str], code: int) -> str:
+    return strings[code] if code >= 0 else ""
+
+
+def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _Strings) -> _Part:
+    """The records of the device events with a step: a kernel's on its stream and
+    ``stream:all`` labelled ``<kernel> <details>``, a copy's on
+    ``stream:<id><MemcpyXXX>`` and ``memcpy``, any other's on ``stream:``."""
+    cols = table.cols
+    keep = steps >= 0
+    events, steps = nodes.events[keep], steps[keep]
+    node_ids = strings.ids(nodes.names)[nodes.node[keep]] if len(events) else steps
+    texts = cols.strings
+    line = cols.event_line[events].astype(np.int64)
+    meta = cols.event_meta[events].astype(np.int64)
+    details = table.codes["kernel_details"][events]
+    copies = table.codes["memcpy_details"][events]
+    names = cols.meta_name
+    ordinal = [gpu_ordinal(name) for name in cols.plane_name]
+
+    def base(line_row: int) -> str:
+        return f"/device:GPU:{ordinal[int(cols.line_plane[line_row])]}"
+
+    def copy_kind(m: int) -> str:
+        name = names[m] if m >= 0 else ""
+        return name if name.startswith("Memcpy") else "Memcpy"
+
+    kernel = _nonempty(details, texts)
+    memcpy_name = np.asarray([name.startswith("Memcpy") for name in names] + [False])
+    copy = ~kernel & (_nonempty(copies, texts) | memcpy_name[meta])
+    other = ~kernel & ~copy
+    first = np.empty(len(events), dtype=np.int64)
+    second = np.full(len(events), -1, dtype=np.int64)
+    label = np.empty(len(events), dtype=np.int64)
+    if kernel.any():
+        ln, mt, dt = line[kernel], meta[kernel], details[kernel]
+        first[kernel] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/stream:{int(cols.line_id[r])}",
+                                  strings)  # fmt: skip
+        second[kernel] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/stream:all", strings)
+        label[kernel] = _per_pair(
+            mt, dt, lambda m, d: f"{names[m] if m >= 0 else ''} {_text(texts, d)}", strings
+        )
+    if copy.any():
+        ln, mt, cp = line[copy], meta[copy], copies[copy]
+        first[copy] = _per_pair(
+            ln, mt, lambda r, m: f"{base(r)}/stream:{int(cols.line_id[r])}<{copy_kind(m)}>", strings
+        )
+        second[copy] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/memcpy", strings)
+        label[copy] = _per_pair(
+            mt,
+            cp,
+            lambda m, c: f"{copy_kind(m)} {_text(texts, c)}" if _text(texts, c) else copy_kind(m),
+            strings,
+        )
+    if other.any():
+        first[other] = _per_pair(line[other], line[other], lambda r, _: f"{base(r)}/stream:",
+                                 strings)  # fmt: skip
+        label[other] = node_ids[other]
+    count = np.where(second >= 0, 2, 1)
+    at = np.repeat(np.arange(len(events)), count)
+    is_second = np.zeros(len(at), dtype=bool)
+    is_second[1:] = at[1:] == at[:-1]
+    return _Part(
+        step=steps[at],
+        dev=np.where(is_second, second[at], first[at]),
+        name=node_ids[at],
+        label=label[at],
+        start=table.start[events][at],
+        end=table.end[events][at],
+    )
+
+
+def _nonempty(codes: I64, texts: list[str]) -> BoolArray:
+    """Whether each code names a non-empty string (-1: absent)."""
+    if not len(codes):
+        return np.zeros(0, dtype=bool)
+    used, inverse = np.unique(codes, return_inverse=True)
+    flags = np.asarray([c >= 0 and bool(texts[c]) for c in used.tolist()], dtype=bool)
+    return flags[inverse.reshape(-1)]
+
+
+def _host_part(ops: _Part, windows: list[tuple[int, int]]) -> _Part:
+    """Host op executions into the steps whose time they share. An execution that
+    crosses a step's end (a background thread's, say) is cut there: each step
+    keeps its part, no step grows past its own span, and what runs between steps
+    belongs to none (a RunMetadata, too, holds only what ran in its step)."""
+    lows = np.asarray([low for low, _ in windows], dtype=np.int64)
+    highs = np.asarray(
+        [min(end, windows[i + 1][0]) if i + 1 < len(windows) else end
+         for i, (_, end) in enumerate(windows)],
+        dtype=np.int64,
+    )  # fmt: skip
+    first = np.maximum(np.searchsorted(lows, ops.start, side="right") - 1, 0)
+    last = np.searchsorted(lows, ops.end, side="right") - 1
+    count = np.maximum(last - first + 1, 0)
+    at = np.repeat(np.arange(len(count)), count)
+    offsets = np.cumsum(count) - count
+    step = first[at] + (np.arange(len(at)) - offsets[at])
+    start, end = ops.start[at], ops.end[at]
+    low, high = np.maximum(start, lows[step]), np.minimum(end, highs[step])
+    point = (start == end) & (lows[step] <= start) & (start <= highs[step])
+    keep = (low < high) | point
+    return _Part(step[keep], ops.dev[at][keep], ops.name[at][keep], ops.label[at][keep],
+                 low[keep], high[keep])  # fmt: skip
+
+
+class _LineStarts:
+    """The sorted event starts of each host line, built when first asked."""
+
+    def __init__(self, table: EventTable) -> None:
+        self.table = table
+        self.starts: dict[int, list[int]] = {}
+
+    def first_between(self, root: int, low: int, high: int) -> int:
+        """The first start in ``[low, high)`` on ``root``'s line, else ``high``."""
+        line = self.table.line_of(root)
+        starts = self.starts.get(line)
+        if starts is None:
+            cols = self.table.cols
+            lo, hi = int(cols.line_event_at[line]), int(cols.line_event_at[line + 1])
+            starts = self.starts[line] = sorted(self.table.start[lo:hi].tolist())
+        at = bisect.bisect_left(starts, low)
+        return starts[at] if at < len(starts) and starts[at] < high else high
+
+
+def _root_part(
+    table: EventTable, roots: StepRoots, added: _Part, steps: int, strings: _Strings
+) -> tuple[_Part, list[tuple[int, int]]]:
+    """One record per step on the steps device, spanning the step; the spans.
+
+    A step runs to the last end of its root and of its records, from its root's
+    start or, when the root's thread worked between the end of the previous
+    step and the root (the loop reading its next batch, say), from the first
+    event the thread started there.
+    """
+    last = np.full(steps, _LOW, dtype=np.int64)
+    np.maximum.at(last, added.step, added.end)
+    windows: list[tuple[int, int]] = []
+    names: list[str] = []
+    previous_end = None
+    lines = _LineStarts(table)
+    for step in range(steps):
+        if roots.events:
+            root = roots.events[step]
+            name = table.names[root] or "step"
+            start, end = int(table.start[root]), int(table.end[root])
+        elif len(added.step):
+            name = "step"
+            start, end = int(added.start.min()), int(added.end.max())
+        else:
+            continue
+        end = max(end, int(last[step]))
+        if previous_end is not None and previous_end < start and roots.events:
+            start = lines.first_between(roots.events[step], previous_end, start)
+        names.append(name)
+        windows.append((start, end))
+        previous_end = end
+    n = len(windows)
+    ids = strings.ids(names)
+    part = _Part(
+        step=np.arange(n, dtype=np.int64),
+        dev=np.full(n, strings.id(STEPS_DEVICE), dtype=np.int64),
+        name=ids,
+        label=ids,
+        start=np.asarray([s for s, _ in windows], dtype=np.int64).reshape(n),
+        end=np.asarray([e for _, e in windows], dtype=np.int64).reshape(n),
+    )
+    return part, windows
+
+
+class StepRows:
+    """The records of every step (see the module docstring), grouped by step and
+    device: ``bounds[i]:bounds[i + 1]`` are step ``i``'s rows."""
+
+    def __init__(self, rows: _Part, bounds: list[int], strings: list[str]) -> None:
+        self.rows = rows
+        self.bounds = bounds
+        self.strings = strings
+        self._tracer: BoolArray | None = None
+        self._texts: npt.NDArray[np.object_] | None = None
+
+    def columns(self, step: int, origin_ns: int) -> StepColumns:
+        """Step ``step``'s records as step columns (absolute µs)."""
+        low, high = self.bounds[step], self.bounds[step + 1]
+        dev = self.rows.dev[low:high]
+        change = np.ones(len(dev), dtype=bool)
+        change[1:] = dev[1:] != dev[:-1]
+        devices = [self.strings[d] for d in dev[change].tolist()]
+        if self._texts is None:
+            self._texts = _objects(self.strings)
+        texts = self._texts
+        n = len(dev)
+        start = _micros(origin_ns, self.rows.start[low:high])
+        end = _micros(origin_ns, self.rows.end[low:high])
+        zeros = np.zeros(n, dtype=np.int64)
+        return StepColumns(
+            devices=devices,
+            dev=(np.cumsum(change) - 1).astype(np.int32),
+            name=texts[self.rows.name[low:high]].tolist(),
+            label=texts[self.rows.label[low:high]].tolist(),
+            start=start,
+            rel=(end - start).astype(np.int64),
+            total=zeros,
+            peak=zeros.copy(),
+            live=zeros.copy(),
+            gpu_allocs=np.zeros(n, dtype=np.int32),
+            gpu_in_use=zeros.copy(),
+            temp=zeros.copy(),
+            persist=zeros.copy(),
+            has_step_stats=True,
+        )
+
+    def tracer_ns(self, step: int) -> list[int]:
+        """The durations (ns) of step ``step``'s GPU tracer records, in row order."""
+        low, high = self.bounds[step], self.bounds[step + 1]
+        if self._tracer is None:
+            flags = [is_tracer_device(s.lower()) for s in self.strings]
+            self._tracer = np.asarray(flags, dtype=bool).reshape(len(flags))
+        tracer = self._tracer
+        rows = self.rows
+        hit = tracer[rows.dev[low:high]]
+        return list(((rows.end[low:high][hit] - rows.start[low:high][hit]) // 1000).tolist())
+
+
+def _objects(strings: list[str]) -> npt.NDArray[np.object_]:
+    out = np.empty(len(strings), dtype=object)
+    out[:] = strings
+    return out
+
+
+def _micros(origin_ns: int, ps: I64) -> I64:
+    """Absolute microseconds of ps offsets from ``origin_ns``."""
+    origin_us, rest_ns = divmod(origin_ns, 1000)
+    return (origin_us + (ps + rest_ns * 1000) // 1_000_000).astype(np.int64)
+
+
+def device_steps(table: EventTable, roots: StepRoots, events: I64, launch: I64) -> I64:
+    """The step of each device event, by its launch's start (its own without a
+    launch); -1: none."""
+    starts = table.start[np.asarray(roots.events, dtype=np.int64)]
+    ends = table.end[np.asarray(roots.events, dtype=np.int64)]
+    times = table.start[np.where(launch >= 0, launch, events)]
+    return step_of(starts, ends, times) if len(times) else np.zeros(0, dtype=np.int64)
+
+
+def step_rows(
+    table: EventTable,
+    roots: StepRoots,
+    nodes: DeviceNodes,
+    dev_steps: I64,
+    host_ops: dict[int, str],
+) -> StepRows:
+    """The records of every step (``dev_steps``: :func:`device_steps`;
+    ``host_ops``: host op event -> its node)."""
+    strings = _Strings()
+    steps = max(len(roots), 1)
+    device = _device_part(table, nodes, dev_steps, strings)
+    ordered = sorted(host_ops)
+    events = np.asarray(ordered, dtype=np.int64)
+    names = strings.ids([host_ops[e] for e in ordered])
+    ops = _Part(np.zeros(len(events), dtype=np.int64),
+                np.full(len(events), strings.id(CPU_DEVICE), dtype=np.int64),
+                names, names, table.start[events], table.end[events])  # fmt: skip
+    if roots.events:
+        root, windows = _root_part(table, roots, device, steps, strings)
+        parts = [device, root, _host_part(ops, windows)]
+    else:
+        added = _concat([device, ops])
+        root, _ = _root_part(table, roots, added, steps, strings)
+        parts = [added, root]
+    rows = _concat(parts)
+    return _grouped(rows, steps, strings.values)
+
+
+def _grouped(rows: _Part, steps: int, strings: list[str]) -> StepRows:
+    """``rows`` ordered by step, then device (first seen in the step first), then
+    the order they were added."""
+    seq = np.arange(len(rows.step), dtype=np.int64)
+    pair = rows.step * max(len(strings), 1) + rows.dev
+    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    order = np.lexsort((seq, first[inverse.reshape(-1)], rows.step))
+    ordered = _Part(*(getattr(rows, f)[order]
+                      for f in ("step", "dev", "name", "label", "start", "end")))  # fmt: skip
+    bounds = np.searchsorted(ordered.step, np.arange(steps + 1)).tolist()
+    return StepRows(ordered, bounds, strings)
