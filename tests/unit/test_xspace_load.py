@@ -141,3 +141,14 @@ def test_the_native_path_never_holds_the_file_as_bytes(monkeypatch: pytest.Monke
     file = xspace_files.jax_file(MLP)
     assert Profiler.load(file).model.sorted_steps() == list(range(22, 30))
     assert read == []
+
+
+def test_the_event_table_shares_the_decoded_starts() -> None:
+    """The per-event starts are the decoded column, not a copy (8 bytes per event)."""
+    import numpy as np
+
+    from tfprof_lite.model.xspace_events import event_table
+    from tfprof_lite.proto.xplane import decode_xspace
+
+    cols = decode_xspace(xspace_files.jax_file(MLP).read_bytes())
+    assert np.shares_memory(event_table(cols).start, cols.event_start_ps)
