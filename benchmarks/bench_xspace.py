@@ -33,7 +33,11 @@ Memory: a child grows the capture to ``--size-mb`` MB (``make_xspace.py``: its
 lines repeated with shifted times; ``--big`` makes it 1000 MB) and further
 children open it with ``Profiler.load`` and with ``tfprof-lite overview``; their
 peak RSS (``wait4``'s ``ru_maxrss``) over the file size is the figure, target
-<= 2x. Each of those children runs under an address-space cap
+<= 2x. One more child only reads and decodes it (``decode_xspace_file`` with the
+loader's event stat filter), the stage before the conversion, so that the
+decoder's share of the peak shows apart; "net" is the peak above the RSS of
+``import tfprof_lite.profiler`` over the file size. MB are 10^6 bytes throughout.
+Each of those children runs under an address-space cap
 (``--mem-cap-gb``) so that a run that grows past it fails alone instead of
 starving the machine.
 
@@ -41,7 +45,8 @@ The children run with bytecode compiled (``compileall`` once, as an installed
 package has it). Results go to stdout (a table) and ``bench_out/xspace.json``.
 
 Run: ``python benchmarks/bench_xspace.py [--quick] [--file PATH] [--repeat R]
-[--rounds N] [--size-mb MB | --big] [--no-memory]``; see ``benchmarks/README.md``.
+[--rounds N] [--size-mb MB | --big] [--no-memory | --memory-only] [--memory-paths P]``;
+see ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -164,9 +169,8 @@ def run(command: list[str], pure: bool = False, cap_bytes: int | None = None) ->
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
-    return Done(
-        wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, proc.returncode, text
-    )
+    rss_mb = usage.ru_maxrss * 1024 / 1e6  # ru_maxrss is in KiB on Linux
+    return Done(wall, usage.ru_utime + usage.ru_stime, rss_mb, proc.returncode, text)
 
 
 def run_child(kind: str, args: list[str], pure: bool = False) -> dict[str, Any]:
@@ -330,9 +334,15 @@ def memory_rows(
         size = os.path.getsize(big) / 1e6
         print(f"-- grown file: {size:.1f} MB in {time.perf_counter() - start:.1f}s", flush=True)
         load = f"from tfprof_lite import Profiler; Profiler.load({big!r})"
+        decode = (
+            "from tfprof_lite.model.xspace_load import EVENT_STATS\n"
+            "from tfprof_lite.proto.xplane import decode_xspace_file\n"
+            f"decode_xspace_file({big!r}, event_stats=EVENT_STATS)"
+        )
         bare = run([sys.executable, "-c", "import tfprof_lite.profiler"])
         for label, pure in paths:
             for what, command in (
+                ("read + decode", [sys.executable, "-c", decode]),
                 ("Profiler.load", [sys.executable, "-c", load]),
                 ("tfprof-lite overview", [sys.executable, "-m", "tfprof_lite", "overview", big]),
             ):
@@ -344,6 +354,7 @@ def memory_rows(
                         "file_mb": size,
                         "peak_rss_mb": done.rss_mb,
                         "ratio": done.rss_mb / size,
+                        "net_ratio": (done.rss_mb - bare.rss_mb) / size,
                         "import_rss_mb": bare.rss_mb,
                         "wall_s": done.wall,
                         "cpu_s": done.cpu,
@@ -358,15 +369,17 @@ def memory_rows(
 def print_memory(rows: list[dict[str, Any]]) -> None:
     print(f"\n== peak memory opening a grown XSpace (target <= {TARGET_RSS:g}x the file)")
     print(
-        f"{'operation':<34}{'file MB':>9}{'peak MB':>9}{'ratio':>7}{'ok':>5}"
+        f"{'operation':<34}{'file MB':>9}{'peak MB':>9}{'ratio':>7}{'net':>7}{'ok':>5}"
         f"{'wall s':>8}{'cpu s':>8}"
     )
     for r in rows:
         ok = "yes" if r["completed"] and r["ratio"] <= TARGET_RSS else "NO"
+        if r["operation"].startswith("read + decode"):
+            ok = "-"  # a stage, not a target
         done = "" if r["completed"] else "  (failed: over the cap?)"
         print(
             f"{r['operation']:<34}{r['file_mb']:>9.1f}{r['peak_rss_mb']:>9.0f}{r['ratio']:>7.2f}"
-            f"{ok:>5}{r['wall_s']:>8.1f}{r['cpu_s']:>8.1f}{done}"
+            f"{r['net_ratio']:>7.2f}{ok:>5}{r['wall_s']:>8.1f}{r['cpu_s']:>8.1f}{done}"
         )
 
 
@@ -403,21 +416,25 @@ def parent_main(args: argparse.Namespace) -> int:
     load_before = list(os.getloadavg())
     series: dict[str, Series] = {}
     with tempfile.TemporaryDirectory(prefix="bench_xspace-") as tmp:
-        for i in range(args.rounds):
+        for i in range(0 if args.memory_only else args.rounds):
             start = time.perf_counter()
             for key, (wall, cpu) in one_round(path, paths, args.repeat, tmp).items():
                 series.setdefault(key, Series()).add(wall, cpu)
             print(f"-- round {i + 1}/{args.rounds}: {time.perf_counter() - start:.1f}s", flush=True)
     load_after = list(os.getloadavg())
-    rows = speed_rows(series, paths)
-    memory = [] if args.no_memory else memory_rows(path, args.size_mb, paths, args.mem_cap_gb)
+    rows = speed_rows(series, paths) if series else []
+    memory_paths = [p for p in paths if args.memory_paths in ("both", p[0])]
+    memory = (
+        [] if args.no_memory else memory_rows(path, args.size_mb, memory_paths, args.mem_cap_gb)
+    )
     print(f"\nfile: {path} ({os.path.getsize(path) / 1e6:.1f} MB)")
     print(f"native XSpace decoder: {'built' if native else 'not built (pure path only)'}")
     print(
         f"load average before/after: {load_before[0]:.2f}/{load_after[0]:.2f}"
         f" on {os.cpu_count()} CPUs"
     )
-    print_speed(rows)
+    if rows:
+        print_speed(rows)
     if memory:
         print_memory(memory)
     result = {
@@ -451,6 +468,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--big", action="store_true", help="grow the file to 1000 MB (--size-mb 1000)"
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the grown-file memory run")
+    parser.add_argument(
+        "--memory-only", action="store_true", help="only the grown-file memory run (no timing)"
+    )
+    parser.add_argument(
+        "--memory-paths",
+        choices=("both", "default", "pure"),
+        default="both",
+        help="the decoder paths of the memory run (default: both)",
+    )
     parser.add_argument(
         "--mem-cap-gb", type=float, default=8.0, help="address-space cap of each memory child (GB)"
     )

@@ -67,8 +67,14 @@ class _Planted:
     def __init__(self, real: Any) -> None:
         self.real = real
 
-    def decode(self, data: bytes, gunzip: Any) -> Any:
-        parts = self.real.decode(data, gunzip)
+    def decode(self, data: bytes, gunzip: Any, keep: Any = None) -> Any:
+        return self._planted(self.real.decode(data, gunzip, keep))
+
+    def decode_fd(self, fd: int, size: int, gunzip: Any, keep: Any = None) -> Any:
+        return self._planted(self.real.decode_fd(fd, size, gunzip, keep))
+
+    @staticmethod
+    def _planted(parts: Any) -> Any:
         if parts is None or not parts[5]:
             return parts
         return (*parts[:5], ["planted", *parts[5][1:]], *parts[6:])

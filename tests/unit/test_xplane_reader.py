@@ -4,14 +4,16 @@ every stat kind) and of the real JAX captures, and one-line errors on bad bytes.
 from __future__ import annotations
 
 import gzip
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests import xspace_files
+from tests.xspacecols import column_differences, require_xspace_native
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto import xplane
+from tfprof_lite.proto import xplane, xplane_native
 
 START = 1_700_000_000_000_000_000
 
@@ -146,3 +148,115 @@ def test_times_beyond_64_bits_are_one_line() -> None:
     plane.lines.add(id=2, timestamp_ns=-(2**62)).events.add(metadata_id=1)
     with pytest.raises(InvalidInputError, match="beyond 64 bits of picoseconds"):
         xplane.decode_xspace(space.SerializeToString(), "big")
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_event_stat_filter_keeps_the_named_stats(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if pure:
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    data = xspace_files.jax_file("jax_h100_mlp").read_bytes()
+    whole = xplane.decode_xspace(data)
+    keep = {"kernel_details", "step_num", "no_such_stat"}
+    cut = xplane.decode_xspace(data, event_stats=keep)
+    assert 0 < len(cut.event_stats) < len(whole.event_stats) // 3
+    assert {cut.strings[k] for k in cut.event_stats.key.tolist()} == keep - {"no_such_stat"}
+    assert len(cut.strings) < len(whole.strings)
+    for event in range(0, len(whole.event_line), 7):
+        kept = {k: v for k, v in whole.event_stat_dict(event).items() if k in keep}
+        assert cut.event_stat_dict(event) == kept
+    assert [cut.plane_stat_dict(p) for p in range(len(cut.plane_name))] == [
+        whole.plane_stat_dict(p) for p in range(len(whole.plane_name))
+    ]
+    assert cut.meta_stat_dict(3) == whole.meta_stat_dict(3)
+    assert cut.event_start_ps.tolist() == whole.event_start_ps.tolist()
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_decoding_a_file_gives_the_columns_of_its_bytes(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if pure:
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    file = xspace_files.jax_file("jax_h100_mlp")
+    for keep in (None, ("kernel_details", "tf_op")):
+        got = xplane.decode_xspace_file(str(file), event_stats=keep)
+        want = xplane.decode_xspace(file.read_bytes(), event_stats=keep)
+        assert column_differences(got, want) == []
+
+
+def test_a_declined_file_is_read_again_for_the_pure_path(tmp_path: Path) -> None:
+    require_xspace_native()
+    space = xspace_files.hand_space()
+    data = space.SerializeToString() + b"\xa8\x06\x01"  # XSpace field 101: unknown
+    path = tmp_path / "unknown.xplane.pb"
+    path.write_bytes(data)
+    with open(path, "rb") as handle:
+        assert xplane_native.native_file_columns(handle.fileno(), len(data)) is None
+    got = xplane.decode_xspace_file(str(path))
+    assert column_differences(got, xplane.decode_xspace(space.SerializeToString())) == []
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_decoding_a_file_refuses_as_the_bounded_reader(
+    pure: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if pure:
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    empty = tmp_path / "empty.xplane.pb"
+    empty.write_bytes(b"")
+    with pytest.raises(
+        InvalidInputError, match=r"empty\.xplane\.pb: the file is empty, expected an XSpace"
+    ):
+        xplane.decode_xspace_file(str(empty))
+    with pytest.raises(InvalidInputError, match=r"missing\.xplane\.pb: cannot read \(No such file"):
+        xplane.decode_xspace_file(str(tmp_path / "missing.xplane.pb"))
+    with pytest.raises(InvalidInputError, match="is a directory, expected an XSpace"):
+        xplane.decode_xspace_file(str(tmp_path))
+    file = xspace_files.jax_file("jax_h100_mlp")
+    limit = r"over the 1 KiB input limit for an XSpace \(\*\.xplane\.pb\); raise it"
+    with pytest.raises(InvalidInputError, match=limit):
+        xplane.decode_xspace_file(str(file), limit="1KiB")
+    bad = tmp_path / "bad.xplane.pb"
+    bad.write_bytes(file.read_bytes()[:1000])
+    with pytest.raises(InvalidInputError, match=r"bad\.xplane\.pb: "):
+        xplane.decode_xspace_file(str(bad))
+
+
+def test_a_failed_read_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_xspace_native()
+
+    def failing(fd: int, size: int, keep: object = None) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(xplane_native, "native_file_columns", failing)
+    with pytest.raises(InvalidInputError, match=r"mlp.*: cannot read \(Input/output error\)$"):
+        xplane.decode_xspace_file(str(xspace_files.jax_file("jax_h100_mlp")))
+
+
+def _wire_offsets(space: pb.XSpace) -> tuple[list[int], list[int]]:
+    events = [e for p in space.planes for line in p.lines for e in line.events]
+    return [e.offset_ps for e in events], [e.num_occurrences for e in events]
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("relative", [True, False])
+def test_offsets_and_occurrences_are_those_of_the_file(
+    pure: bool, relative: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Derived from the starts (offsets) and kept sparse (occurrences), they are
+    still every event's own values, whichever timestamp convention."""
+    if pure:
+        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
+    space = xspace_files.hand_space(relative)
+    space.planes[0].lines[0].events[1].offset_ps = -7  # before its line's start
+    cols = xplane.decode_xspace(space.SerializeToString())
+    assert (cols.event_offset_ps.tolist(), cols.event_occurrences.tolist()) == _wire_offsets(space)
+    assert cols.event_occurrence_rows.tolist() == [2]
+    real = pb.XSpace()
+    real.ParseFromString(xspace_files.jax_file("jax_h100_mlp").read_bytes())
+    cols = xplane.decode_xspace(real.SerializeToString())
+    offsets, occurrences = _wire_offsets(real)
+    assert cols.event_offset_ps.tolist() == offsets and not any(occurrences)
+    assert len(cols.event_occurrence_rows) == 0

@@ -93,3 +93,62 @@ def test_an_xspace_given_as_another_message_is_named() -> None:
         InvalidInputError, match=r"looks like an XSpace; load it with Profiler\.load"
     ):
         tfprof_lite.Profiler().add_step(0, raw)
+
+
+def test_the_decoded_event_stats_cover_what_the_conversion_reads() -> None:
+    from tfprof_lite.model import xspace_events, xspace_memory
+    from tfprof_lite.model.xspace_load import EVENT_STATS
+
+    read = {*xspace_events._TEXT_STATS, *xspace_events._INT_STATS}
+    read |= {*xspace_memory._INT_STATS, *xspace_memory._TEXT_STATS}
+    assert read == EVENT_STATS
+
+
+def test_loading_decodes_only_the_event_stats_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfprof_lite.model import xspace, xspace_load
+
+    seen = []
+    real = xspace.convert
+
+    def spy(cols, model):  # type: ignore[no-untyped-def]
+        seen.append({cols.strings[k] for k in cols.event_stats.key.tolist()})
+        return real(cols, model)
+
+    monkeypatch.setattr(xspace_load, "convert", spy)
+    file = xspace_files.jax_file(MLP)
+    whole = Profiler.load(file)
+    assert seen and seen[0] <= xspace_load.EVENT_STATS and "scope_range_id" not in seen[0]
+    assert Profiler.load(file.read_bytes()).model.names == whole.model.names
+    assert len(seen) == 2 and seen[1] == seen[0]
+
+
+def test_the_native_path_never_holds_the_file_as_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the native decoder the file is read by the decoder itself (into memory
+    it gives back line by line), never into one ``bytes`` held next to the columns."""
+    from tfprof_lite.base import reading
+    from tfprof_lite.proto import xplane, xplane_native
+
+    if not xplane_native.available():
+        pytest.skip("the native XSpace decoder is not built")
+    read: list[str] = []
+    real = reading.read_input
+
+    def spy(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        read.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(xplane, "read_input", spy)
+    file = xspace_files.jax_file(MLP)
+    assert Profiler.load(file).model.sorted_steps() == list(range(22, 30))
+    assert read == []
+
+
+def test_the_event_table_shares_the_decoded_starts() -> None:
+    """The per-event starts are the decoded column, not a copy (8 bytes per event)."""
+    import numpy as np
+
+    from tfprof_lite.model.xspace_events import event_table
+    from tfprof_lite.proto.xplane import decode_xspace
+
+    cols = decode_xspace(xspace_files.jax_file(MLP).read_bytes())
+    assert np.shares_memory(event_table(cols).start, cols.event_start_ps)

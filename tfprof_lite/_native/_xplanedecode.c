@@ -5,7 +5,21 @@
  * XSpaceColumns of tfprof_lite/proto/xplane.py (whose module docstring is the
  * contract: the same rows, in the same order, the same interned strings).
  *
- * decode(data: bytes, gunzip: callable) -> tuple | None
+ * decode(data: bytes, gunzip: callable, keep: tuple[str, ...] | None = None)
+ *     -> tuple | None
+ *
+ * ``keep``: when given, the event stat table holds only the stats whose name
+ * (their stat metadata's, "" without one) is one of these; the others are
+ * still read and checked (the same inputs are declined) but add no row, no
+ * interned string and no gunzip call (the pure path's ``event_stats`` filter).
+ *
+ * decode_fd(fd: int, size: int, gunzip: callable, keep=None) -> tuple | None
+ *
+ * The same for the first ``size`` bytes of open file ``fd`` (fewer if the file
+ * ends sooner), read here into private anonymous memory (OSError when a read
+ * fails). Each line's events are given back to the system once decoded, so the
+ * file's bytes and the columns are not held in full at the same time: the
+ * decoder's peak memory is about the larger of the two, not their sum.
  *
  * The input is untrusted. Like the other decoders it reads only a plain subset
  * of the wire format and returns None ("declined") for anything else, so that
@@ -36,6 +50,16 @@
 
 #include "_decoder.h"
 
+#include <errno.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define XPLANE_FD 1 /* decode_fd is built */
+#if defined(MAP_ANONYMOUS) && defined(MADV_DONTNEED)
+#define XPLANE_MMAP 1 /* decode_fd's input memory is given back as it goes */
+#endif
+#endif
+
 #ifndef XPLANEDECODE_LIMIT
 #define XPLANEDECODE_LIMIT INT32_MAX
 #endif
@@ -62,8 +86,8 @@ enum {
     C_LINE_EVENT_AT,
     C_EVENT_LINE, /* int32 */
     C_EVENT_META, /* int32 */
-    C_EVENT_OFFSET,
-    C_EVENT_OCC,
+    C_OCC_EVENT, /* int32: the events whose num_occurrences is not 0 */
+    C_OCC_COUNT, /* their num_occurrences */
     C_EVENT_DUR,
     C_EVENT_START,
     C_EVENT_STAT_AT,
@@ -107,12 +131,14 @@ typedef struct {
 
 /* A map entry. For stat metadata, ``value`` becomes the name once checked and
    ``text`` is the name's interned index (-1 until first used); for event
-   metadata, ``text`` is the entry's row in the event metadata table. */
+   metadata, ``text`` is the entry's row in the event metadata table.
+   ``keep``: whether event stats of this stat metadata are kept. */
 typedef struct {
     int64_t key;
     Span value;
     size_t order;
     int32_t text;
+    int keep;
 } Entry;
 
 /* Entry rows by key (index + 1; 0 = none) when the keys are small: ids are
@@ -129,11 +155,29 @@ typedef struct {
     Span span;
 } Stat;
 
+/* A result column, grown in place inside the bytearray that is returned (no
+   copy at the end: a large file's columns are not held twice). */
 typedef struct {
-    WireBuf col[N_COLUMNS];
+    char *data;
+    size_t len, cap;
+    PyObject *arr;
+} Col;
+
+typedef struct {
+    Col col[N_COLUMNS];
     PyObject *list[N_LISTS];
     PyObject *gunzip;
     PyObject *keep; /* UTF-8 bytes of gunzipped strings, alive while interned */
+    /* The event stat filter: names (UTF-8 spans of ``filter_bytes``), or
+       n_filter = -1 for none; ``keep_unnamed``: whether "" is one of them. */
+    PyObject *filter_bytes;
+    Span *filter;
+    Py_ssize_t n_filter;
+    int keep_unnamed;
+    /* Whether decoded line bodies are given back (decode_fd's own buffer); then
+       interned strings are copies (in ``keep``), not spans of the input. */
+    int release;
+    size_t page;
     WireBuf planes, plane_rows, lines, line_spans, em_spans, sm_spans, stat_spans;
     WireBuf sm, em; /* the current plane's map entries, sorted */
     Dense sm_dense, em_dense;
@@ -144,6 +188,59 @@ typedef struct {
 } State;
 
 static int put_span(WireBuf *b, Span s) { return wire_buf_put(b, &s, sizeof s); }
+
+/* Room for ``n`` more bytes in ``c`` (its bytearray doubled as needed). */
+static int col_reserve(Col *c, size_t n) {
+    size_t need, cap;
+    if (n <= c->cap - c->len) {
+        return OK;
+    }
+    if (n > (size_t)PY_SSIZE_T_MAX / 2 - c->len) {
+        PyErr_NoMemory();
+        return FAIL;
+    }
+    need = c->len + n;
+    cap = c->cap ? c->cap : 256;
+    while (cap < need) {
+        cap *= 2;
+    }
+    if (c->arr == NULL) {
+        c->arr = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)cap);
+        if (c->arr == NULL) {
+            return FAIL;
+        }
+    } else if (PyByteArray_Resize(c->arr, (Py_ssize_t)cap) != 0) {
+        return FAIL;
+    }
+    c->data = PyByteArray_AsString(c->arr);
+    c->cap = cap;
+    return OK;
+}
+
+static int col_put(Col *c, const void *src, size_t n) {
+    TRY(col_reserve(c, n));
+    memcpy(c->data + c->len, src, n);
+    c->len += n;
+    return OK;
+}
+
+static int col_i8(Col *c, int8_t v) { return col_put(c, &v, sizeof v); }
+static int col_i32(Col *c, int32_t v) { return col_put(c, &v, sizeof v); }
+static int col_i64(Col *c, int64_t v) { return col_put(c, &v, sizeof v); }
+
+/* The column's bytearray cut to its length (a new reference; ``c`` is emptied). */
+static PyObject *col_take(Col *c) {
+    PyObject *arr = c->arr;
+    if (arr == NULL) {
+        return PyByteArray_FromStringAndSize("", 0);
+    }
+    c->arr = NULL;
+    if (PyByteArray_Resize(arr, (Py_ssize_t)c->len) != 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}
 
 #define AT(buf, type, i) (((type *)(buf).data)[i])
 #define COUNT(buf, type) ((buf).len / sizeof(type))
@@ -209,6 +306,14 @@ static int intern(State *st, Span s, PyObject *text, int32_t *out) {
         text = wire_text(s);
     }
     TRY(list_add(st->list[L_STRINGS], text));
+    if (st->release && s.end > s.p) { /* the input under ``s`` may be given back */
+        PyObject *copy = PyBytes_FromStringAndSize((const char *)s.p, s.end - s.p);
+        if (copy == NULL || list_add(st->keep, copy) != OK) {
+            return FAIL;
+        }
+        s.p = (Ptr)PyBytes_AsString(copy);
+        s.end = s.p + PyBytes_Size(copy);
+    }
     TRY(put_span(&st->text, s));
     st->slots[at] = (int32_t)(count + 1);
     *out = (int32_t)count;
@@ -414,6 +519,23 @@ static int check_stat_meta(Span m) {
     return parse_stat_meta(m, &name);
 }
 
+/* Whether event stats named ``name`` are kept (see State.filter). */
+static int kept_name(const State *st, Span name) {
+    Py_ssize_t i;
+    if (st->n_filter < 0) {
+        return 1;
+    }
+    if (name.p == NULL || name.p == name.end) {
+        return st->keep_unnamed;
+    }
+    for (i = 0; i < st->n_filter; i++) {
+        if (span_eq(st->filter[i], name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The current plane's stat metadata (State.sm), each value replaced by its
    name after checking it. */
 static int load_stat_meta(State *st, const Plane *pl) {
@@ -423,6 +545,7 @@ static int load_stat_meta(State *st, const Plane *pl) {
     for (i = 0; i < COUNT(st->sm, Entry); i++) {
         Entry *e = &AT(st->sm, Entry, i);
         TRY(parse_stat_meta(e->value, &e->value));
+        e->keep = kept_name(st, e->value);
     }
     return OK;
 }
@@ -477,6 +600,12 @@ static int add_stat(State *st, int t, Span m) {
     int32_t key, index;
     int64_t value = 0;
     TRY(parse_stat(m, &s));
+    if (t == T_EVENT && st->n_filter >= 0) {
+        Entry *e = find_entry(&st->sm, &st->sm_dense, s.mid);
+        if (!(e != NULL ? e->keep : st->keep_unnamed)) {
+            return OK;
+        }
+    }
     TRY(stat_name(st, s.mid, &key));
     switch (s.kind) {
     case KIND_DOUBLE:
@@ -508,9 +637,9 @@ static int add_stat(State *st, int t, Span m) {
     default:
         break;
     }
-    TRY(wire_put_i32(&st->col[t], key));
-    TRY(wire_put_i8(&st->col[t + 1], (int8_t)s.kind));
-    return wire_put_i64(&st->col[t + 2], value);
+    TRY(col_i32(&st->col[t], key));
+    TRY(col_i8(&st->col[t + 1], (int8_t)s.kind));
+    return col_i64(&st->col[t + 2], value);
 }
 
 /* ------------------------------------------------------------------ first pass */
@@ -678,6 +807,25 @@ static void line_starts(State *st, int64_t start, int64_t *origin) {
 
 /* ------------------------------------------------------------------ second pass */
 
+/* Give back the whole pages under ``s`` (decode_fd's buffer only): a line's
+   bytes are read for the last time once its events are added. */
+static void release_span(const State *st, Span s) {
+#ifdef XPLANE_MMAP
+    uintptr_t low, high;
+    if (!st->release || s.p == NULL) {
+        return;
+    }
+    low = ((uintptr_t)s.p + st->page - 1) & ~(uintptr_t)(st->page - 1);
+    high = (uintptr_t)s.end & ~(uintptr_t)(st->page - 1);
+    if (high > low) {
+        (void)madvise((void *)low, high - low, MADV_DONTNEED);
+    }
+#else
+    (void)st;
+    (void)s;
+#endif
+}
+
 static int add_event(State *st, Span m, int32_t row, const Line *ln) {
     Ptr p = m.p;
     int64_t mid = 0, offset = 0, occ = 0, dur = 0, at, start;
@@ -722,23 +870,25 @@ static int add_event(State *st, Span m, int32_t row, const Line *ln) {
     if (e != NULL) {
         meta = e->text;
     }
-    TRY(wire_put_i32(&st->col[C_EVENT_LINE], row));
-    TRY(wire_put_i32(&st->col[C_EVENT_META], meta));
-    TRY(wire_put_i64(&st->col[C_EVENT_OFFSET], offset));
-    TRY(wire_put_i64(&st->col[C_EVENT_OCC], occ));
-    TRY(wire_put_i64(&st->col[C_EVENT_DUR], dur));
-    TRY(wire_put_i64(&st->col[C_EVENT_START], start + offset));
-    return wire_put_i64(&st->col[C_EVENT_STAT_AT], at);
+    if (occ != 0) {
+        TRY(col_i32(&st->col[C_OCC_EVENT], (int32_t)COUNT(st->col[C_EVENT_LINE], int32_t)));
+        TRY(col_i64(&st->col[C_OCC_COUNT], occ));
+    }
+    TRY(col_i32(&st->col[C_EVENT_LINE], row));
+    TRY(col_i32(&st->col[C_EVENT_META], meta));
+    TRY(col_i64(&st->col[C_EVENT_DUR], dur));
+    TRY(col_i64(&st->col[C_EVENT_START], start + offset));
+    return col_i64(&st->col[C_EVENT_STAT_AT], at);
 }
 
 static int add_line(State *st, const Line *ln, int32_t plane, int32_t row) {
     Ptr p = ln->body.p;
-    TRY(wire_put_i32(&st->col[C_LINE_PLANE], plane));
-    TRY(wire_put_i64(&st->col[C_LINE_ID], ln->id));
-    TRY(wire_put_i64(&st->col[C_LINE_DISPLAY_ID], ln->display_id));
-    TRY(wire_put_i64(&st->col[C_LINE_TS], ln->ts));
-    TRY(wire_put_i64(&st->col[C_LINE_DUR], ln->dur));
-    TRY(wire_put_i64(&st->col[C_LINE_EVENT_AT],
+    TRY(col_i32(&st->col[C_LINE_PLANE], plane));
+    TRY(col_i64(&st->col[C_LINE_ID], ln->id));
+    TRY(col_i64(&st->col[C_LINE_DISPLAY_ID], ln->display_id));
+    TRY(col_i64(&st->col[C_LINE_TS], ln->ts));
+    TRY(col_i64(&st->col[C_LINE_DUR], ln->dur));
+    TRY(col_i64(&st->col[C_LINE_EVENT_AT],
                      (int64_t)COUNT(st->col[C_EVENT_LINE], int32_t)));
     TRY(add_text(st, L_LINE_NAME, ln->name));
     TRY(add_text(st, L_LINE_DNAME, ln->dname));
@@ -756,6 +906,7 @@ static int add_line(State *st, const Line *ln, int32_t plane, int32_t row) {
             TRY(read_span(&p, ln->body.end, wire, &s));
         }
     }
+    release_span(st, ln->body);
     return OK;
 }
 
@@ -763,9 +914,9 @@ static int add_line(State *st, const Line *ln, int32_t plane, int32_t row) {
 static int add_meta(State *st, Entry *e, int32_t plane) {
     Ptr p = e->value.p;
     Span name = {NULL, NULL}, dname = {NULL, NULL}, s;
-    TRY(wire_put_i32(&st->col[C_META_PLANE], plane));
-    TRY(wire_put_i64(&st->col[C_META_ID], e->key));
-    TRY(wire_put_i64(&st->col[C_META_STAT_AT], (int64_t)COUNT(st->col[C_MS_VALUE], int64_t)));
+    TRY(col_i32(&st->col[C_META_PLANE], plane));
+    TRY(col_i64(&st->col[C_META_ID], e->key));
+    TRY(col_i64(&st->col[C_META_STAT_AT], (int64_t)COUNT(st->col[C_MS_VALUE], int64_t)));
     while (p < e->value.end) {
         uint32_t number, wire;
         uint64_t v;
@@ -837,13 +988,13 @@ static int add_plane(State *st, const Plane *pl, int32_t plane, int32_t *line_ro
     TRY(load_stat_meta(st, pl));
     for (i = 0; i < COUNT(st->sm, Entry); i++) {
         Entry *e = &AT(st->sm, Entry, i);
-        TRY(wire_put_i32(&st->col[C_SMETA_PLANE], plane));
-        TRY(wire_put_i64(&st->col[C_SMETA_ID], e->key));
+        TRY(col_i32(&st->col[C_SMETA_PLANE], plane));
+        TRY(col_i64(&st->col[C_SMETA_ID], e->key));
         TRY(add_text(st, L_SMETA_NAME, e->value));
     }
-    TRY(wire_put_i64(&st->col[C_PLANE_ID], pl->id));
+    TRY(col_i64(&st->col[C_PLANE_ID], pl->id));
     TRY(add_text(st, L_PLANE_NAME, pl->name));
-    TRY(wire_put_i64(&st->col[C_PLANE_STAT_AT], (int64_t)COUNT(st->col[C_PS_VALUE], int64_t)));
+    TRY(col_i64(&st->col[C_PLANE_STAT_AT], (int64_t)COUNT(st->col[C_PS_VALUE], int64_t)));
     for (i = pl->stats[0]; i < pl->stats[1]; i++) {
         TRY(add_stat(st, T_PLANE, AT(st->stat_spans, Span, i)));
     }
@@ -892,21 +1043,23 @@ static int decode_all(State *st, Ptr data, Ptr end, int64_t *origin, int64_t *st
     for (i = 0; i < n_planes; i++) {
         TRY(add_plane(st, &planes[i], (int32_t)i, &line_row));
     }
-    TRY(wire_put_i64(&st->col[C_PLANE_STAT_AT], (int64_t)COUNT(st->col[C_PS_VALUE], int64_t)));
-    TRY(wire_put_i64(&st->col[C_LINE_EVENT_AT], (int64_t)COUNT(st->col[C_EVENT_LINE], int32_t)));
-    TRY(wire_put_i64(&st->col[C_EVENT_STAT_AT], (int64_t)COUNT(st->col[C_ES_VALUE], int64_t)));
-    return wire_put_i64(&st->col[C_META_STAT_AT], (int64_t)COUNT(st->col[C_MS_VALUE], int64_t));
+    TRY(col_i64(&st->col[C_PLANE_STAT_AT], (int64_t)COUNT(st->col[C_PS_VALUE], int64_t)));
+    TRY(col_i64(&st->col[C_LINE_EVENT_AT], (int64_t)COUNT(st->col[C_EVENT_LINE], int32_t)));
+    TRY(col_i64(&st->col[C_EVENT_STAT_AT], (int64_t)COUNT(st->col[C_ES_VALUE], int64_t)));
+    return col_i64(&st->col[C_META_STAT_AT], (int64_t)COUNT(st->col[C_MS_VALUE], int64_t));
 }
 
 static void state_free(State *st) {
     int i;
     for (i = 0; i < N_COLUMNS; i++) {
-        wire_buf_free(&st->col[i]);
+        Py_XDECREF(st->col[i].arr);
     }
     for (i = 0; i < N_LISTS; i++) {
         Py_XDECREF(st->list[i]);
     }
     Py_XDECREF(st->keep);
+    Py_XDECREF(st->filter_bytes);
+    free(st->filter);
     wire_buf_free(&st->planes);
     wire_buf_free(&st->plane_rows);
     wire_buf_free(&st->lines);
@@ -940,48 +1093,86 @@ static PyObject *state_result(State *st, int64_t origin, int64_t start) {
     PyTuple_SetItem(out, N_LISTS, item);
     PyTuple_SetItem(out, N_LISTS + 1, PyBool_FromLong(start != 0));
     for (i = 0; i < N_COLUMNS; i++) {
-        item = wire_buf_bytearray(&st->col[i]);
+        item = col_take(&st->col[i]);
         if (item == NULL) {
             Py_DECREF(out);
             return NULL;
         }
-        wire_buf_free(&st->col[i]);
         PyTuple_SetItem(out, N_LISTS + 2 + i, item);
     }
     return out;
 }
 
-static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
+/* The event stat filter of State from ``keep`` (None or a tuple of str). */
+static int load_filter(State *st, PyObject *keep) {
+    Py_ssize_t i, n;
+    st->n_filter = -1;
+    if (keep == Py_None) {
+        return OK;
+    }
+    if (!PyTuple_Check(keep)) {
+        PyErr_SetString(PyExc_TypeError, "decode() keep must be None or a tuple of str");
+        return FAIL;
+    }
+    n = PyTuple_Size(keep);
+    st->filter_bytes = PyList_New(0);
+    st->filter = (Span *)calloc((size_t)n + 1, sizeof *st->filter);
+    if (st->filter_bytes == NULL || st->filter == NULL) {
+        if (st->filter == NULL) {
+            PyErr_NoMemory();
+        }
+        return FAIL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GetItem(keep, i), *utf8;
+        char *text;
+        Py_ssize_t size;
+        if (name == NULL || !PyUnicode_Check(name)) {
+            PyErr_SetString(PyExc_TypeError, "decode() keep must be None or a tuple of str");
+            return FAIL;
+        }
+        utf8 = PyUnicode_AsUTF8String(name);
+        if (utf8 == NULL || list_add(st->filter_bytes, utf8) != OK ||
+            PyBytes_AsStringAndSize(utf8, &text, &size) != 0) {
+            return FAIL;
+        }
+        if (size == 0) {
+            st->keep_unnamed = 1;
+        }
+        st->filter[i].p = (Ptr)text;
+        st->filter[i].end = (Ptr)text + size;
+    }
+    st->n_filter = n;
+    return OK;
+}
+
+/* The columns of ``data[0:size]`` (None when declined; NULL on an error). */
+static PyObject *decode_buffer(Ptr data, size_t size, PyObject *gunzip, PyObject *keep,
+                               int release) {
     State st;
-    PyObject *data, *gunzip, *result = NULL;
-    char *bytes;
-    Py_ssize_t size;
+    PyObject *result = NULL;
     int64_t origin = 0, start = 0;
     int i, rc;
-    (void)module;
-    if (!PyArg_ParseTuple(args, "OO:decode", &data, &gunzip)) {
-        return NULL;
-    }
-    if (!PyBytes_Check(data) || !PyCallable_Check(gunzip)) {
-        PyErr_SetString(PyExc_TypeError, "decode() takes bytes and a callable");
-        return NULL;
-    }
-    if (PyBytes_AsStringAndSize(data, &bytes, &size) != 0) {
-        return NULL;
-    }
     if ((uint64_t)size >= (uint64_t)XPLANEDECODE_LIMIT) {
         Py_RETURN_NONE;
     }
     memset(&st, 0, sizeof st);
     st.gunzip = gunzip;
+    st.release = release;
+#ifdef XPLANE_MMAP
+    st.page = (size_t)sysconf(_SC_PAGESIZE);
+    if (st.page == 0 || (st.page & (st.page - 1)) != 0) {
+        st.release = 0;
+    }
+#endif
     st.keep = PyList_New(0);
-    rc = st.keep != NULL ? OK : FAIL;
+    rc = st.keep != NULL ? load_filter(&st, keep) : FAIL;
     for (i = 0; i < N_LISTS && rc == OK; i++) {
         st.list[i] = PyList_New(0);
         rc = st.list[i] != NULL ? OK : FAIL;
     }
     if (rc == OK) {
-        rc = decode_all(&st, (Ptr)bytes, (Ptr)bytes + size, &origin, &start);
+        rc = decode_all(&st, data, data + size, &origin, &start);
     }
     if (rc == OK) {
         result = state_result(&st, origin, start);
@@ -993,11 +1184,121 @@ static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
     return result;
 }
 
+static PyObject *xplanedecode_decode(PyObject *module, PyObject *args) {
+    PyObject *data, *gunzip, *keep = Py_None;
+    char *bytes;
+    Py_ssize_t size;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OO|O:decode", &data, &gunzip, &keep)) {
+        return NULL;
+    }
+    if (!PyBytes_Check(data) || !PyCallable_Check(gunzip)) {
+        PyErr_SetString(PyExc_TypeError, "decode() takes bytes and a callable");
+        return NULL;
+    }
+    if (PyBytes_AsStringAndSize(data, &bytes, &size) != 0) {
+        return NULL;
+    }
+    return decode_buffer((Ptr)bytes, (size_t)size, gunzip, keep, 0);
+}
+
+#ifdef XPLANE_FD
+/* Memory for ``size`` bytes of input that can be given back page by page. */
+static char *input_alloc(size_t size, int *mapped) {
+#ifdef XPLANE_MMAP
+    void *at = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (at != MAP_FAILED) {
+        *mapped = 1;
+        return (char *)at;
+    }
+#endif
+    *mapped = 0;
+    return (char *)malloc(size);
+}
+
+static void input_free(char *data, size_t size, int mapped) {
+#ifdef XPLANE_MMAP
+    if (mapped) {
+        (void)munmap(data, size);
+        return;
+    }
+#endif
+    (void)size;
+    (void)mapped;
+    free(data);
+}
+
+/* Up to ``size`` bytes of ``fd`` into ``data``; the count read, -1 on an error
+   (errno set, or a Python exception from a signal handler). */
+static Py_ssize_t read_all(int fd, char *data, size_t size) {
+    size_t got = 0;
+    while (got < size) {
+        Py_ssize_t n;
+        size_t ask = size - got > ((size_t)1 << 30) ? ((size_t)1 << 30) : size - got;
+        Py_BEGIN_ALLOW_THREADS
+        n = (Py_ssize_t)read(fd, data + got, ask);
+        Py_END_ALLOW_THREADS
+        if (n < 0) {
+            if (errno == EINTR && PyErr_CheckSignals() == 0) {
+                continue;
+            }
+            return -1;
+        }
+        if (n == 0) {
+            break;
+        }
+        got += (size_t)n;
+    }
+    return (Py_ssize_t)got;
+}
+
+static PyObject *xplanedecode_decode_fd(PyObject *module, PyObject *args) {
+    PyObject *gunzip, *keep = Py_None, *result;
+    int fd, mapped = 0;
+    Py_ssize_t size, got;
+    char *data;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "inO|O:decode_fd", &fd, &size, &gunzip, &keep)) {
+        return NULL;
+    }
+    if (size < 0 || !PyCallable_Check(gunzip)) {
+        PyErr_SetString(PyExc_TypeError, "decode_fd() takes a descriptor, a size and a callable");
+        return NULL;
+    }
+    if ((uint64_t)size >= (uint64_t)XPLANEDECODE_LIMIT) {
+        Py_RETURN_NONE;
+    }
+    data = input_alloc(size ? (size_t)size : 1, &mapped);
+    if (data == NULL) {
+        return PyErr_NoMemory();
+    }
+    got = read_all(fd, data, (size_t)size);
+    if (got < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetFromErrno(PyExc_OSError);
+        }
+        input_free(data, size ? (size_t)size : 1, mapped);
+        return NULL;
+    }
+    result = decode_buffer((Ptr)data, (size_t)got, gunzip, keep, mapped);
+    input_free(data, size ? (size_t)size : 1, mapped);
+    return result;
+}
+#endif /* XPLANE_FD */
+
 static PyMethodDef xplanedecode_methods[] = {
     {"decode", xplanedecode_decode, METH_VARARGS,
-     "decode(data: bytes, gunzip: callable) -> tuple | None\n\n"
+     "decode(data: bytes, gunzip: callable, keep: tuple | None = None) -> tuple | None\n\n"
      "An XSpace as raw columns, or None when the bytes are not in the plain\n"
-     "subset this decoder reads (parse them with upb instead)."},
+     "subset this decoder reads (parse them with upb instead). keep: the names\n"
+     "of the event stats to keep (None: all)."},
+#ifdef XPLANE_FD
+    {"decode_fd", xplanedecode_decode_fd, METH_VARARGS,
+     "decode_fd(fd: int, size: int, gunzip: callable, keep: tuple | None = None)\n"
+     "-> tuple | None\n\n"
+     "decode() of the first size bytes of open file fd, read into memory that is\n"
+     "given back line by line as the columns grow."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

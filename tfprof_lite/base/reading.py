@@ -9,7 +9,9 @@ without a writer cannot hang the read). A file over the input limit
 (:func:`max_input_size`: 2 GiB unless raised) is refused with one line naming
 its size, the limit and how to raise it. The bytes are read once into one
 ``bytes`` object of the file's size (never copied afterwards), so peak memory
-is the file plus what parses it.
+is the file plus what parses it. A reader that does not need the bytes as one
+object (the native XSpace decoder reads into memory it gives back as it goes)
+gets the same checks and messages from :func:`read_input_with`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import contextlib
 import io
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from typing import TypeVar
 
 from tfprof_lite.base.units import format_size, parse_size
 from tfprof_lite.errors import InvalidInputError, InvalidOptionError
@@ -32,6 +35,7 @@ __all__ = [
     "max_input_size",
     "open_input",
     "read_input",
+    "read_input_with",
     "require_regular_file",
     "require_text",
 ]
@@ -41,6 +45,8 @@ __all__ = [
 DEFAULT_MAX_INPUT_SIZE = 2 * 1024**3
 #: The environment variable that sets the input limit (e.g. ``8GiB``).
 MAX_INPUT_SIZE_ENV = "TFPROF_LITE_MAX_INPUT_SIZE"
+
+T = TypeVar("T")
 
 _LIMIT: ContextVar[int | None] = ContextVar("tfprof_lite_max_input_size", default=None)
 _KINDS = (
@@ -167,8 +173,8 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def _read_capped(fd: int, name: str, what: str, cap: int) -> bytes:
-    """The whole of ``fd`` unless it is over ``cap`` bytes; errors name ``name``."""
+def _read_capped(fd: int, name: str, what: str, cap: int, reader: Callable[[int, int], T]) -> T:
+    """``reader(fd, size)`` unless ``fd`` is over ``cap`` bytes; errors name ``name``."""
     try:
         size = os.fstat(fd).st_size
     except OSError as err:
@@ -176,7 +182,7 @@ def _read_capped(fd: int, name: str, what: str, cap: int) -> bytes:
     if size > cap:
         raise _too_big(name, what, size, cap)
     try:
-        return _read_exactly(fd, size)
+        return reader(fd, size)
     except OSError as err:
         raise _cannot_read(name, err) from err
     except MemoryError as err:
@@ -203,11 +209,30 @@ def read_input(
         InvalidInputError: missing, unreadable, not a regular file, or over the limit.
         InvalidOptionError: ``limit`` (or the environment variable) is not a size.
     """
+    return read_input_with(path, _read_exactly, what, limit)
+
+
+def read_input_with(
+    path: str | os.PathLike[str],
+    reader: Callable[[int, int], T],
+    what: str = "a file",
+    limit: int | str | None = None,
+) -> T:
+    """``reader(fd, size)`` on the user file ``path``: :func:`read_input`'s checks
+    (a regular file, at most the input limit) and its one-line errors, an
+    ``OSError`` or ``MemoryError`` of ``reader`` included; ``reader`` reads at
+    most ``size`` bytes from the descriptor's start (data appended while reading
+    is left out) and never closes it.
+
+    Raises:
+        InvalidInputError: missing, unreadable, not a regular file, or over the limit.
+        InvalidOptionError: ``limit`` (or the environment variable) is not a size.
+    """
     name = os.fspath(path)
     cap = max_input_size(limit)
     fd = open_input(name, what)
     try:
-        return _read_capped(fd, name, what, cap)
+        return _read_capped(fd, name, what, cap, reader)
     finally:
         os.close(fd)
 

@@ -198,7 +198,7 @@ def event_table(cols: XSpaceColumns) -> EventTable:
     """The per-event columns of ``cols``."""
     n = len(cols.event_line)
     plane_kind = _plane_kinds(cols)[cols.event_plane()] if n else np.zeros(0, dtype=np.int64)
-    start = cols.event_start_ps.astype(np.int64)
+    start = cols.event_start_ps.astype(np.int64, copy=False)  # the decoded column itself
     end = start + np.maximum(cols.event_duration_ps, 0)
     names = _strings_at(cols.meta_name, cols.event_meta.astype(np.int64))
     derived_line = np.asarray([name in DERIVED_LINES for name in cols.line_name], dtype=bool)

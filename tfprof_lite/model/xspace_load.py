@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import os
 
-from tfprof_lite.base.reading import read_input
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.xspace import convert
 from tfprof_lite.proto.kinds import looks_like_xspace
-from tfprof_lite.proto.xplane import decode_xspace
+from tfprof_lite.proto.xplane import XSpaceColumns, decode_xspace, decode_xspace_file
 
 __all__ = [
+    "EVENT_STATS",
     "SUFFIX",
     "is_xspace_dir",
     "is_xspace_file",
@@ -37,6 +37,19 @@ __all__ = [
 SUFFIX = ".xplane.pb"
 _PROFILE_DIR = os.path.join("plugins", "profile")
 _SNIFF = 1 << 16
+#: The event stats the conversion reads (:mod:`tfprof_lite.model.xspace_events`,
+#: :mod:`tfprof_lite.model.xspace_memory`): only these are decoded. Most of a
+#: large file's stats are others (occupancy, scope ids, allocator state...).
+EVENT_STATS = frozenset(
+    {
+        # xspace_events
+        "tf_op", "hlo_op", "hlo_module", "kernel_details", "memcpy_details", "eager_op",
+        "correlation_id", "_r", "step_num", "program_id",
+        # xspace_memory
+        "allocation_bytes", "requested_bytes", "addr", "bytes_allocated", "bytes_reserved",
+        "data_type", "allocator_name", "shape",
+    }
+)  # fmt: skip
 
 
 def _host_files(run_dir: str) -> dict[str, str]:
@@ -136,7 +149,10 @@ def model_from_bytes(raw: bytes | bytearray | memoryview, what: str) -> ProfileM
     Raises:
         InvalidInputError: not a readable XSpace, or one without any event.
     """
-    cols = decode_xspace(raw, what)
+    return _model_from_columns(decode_xspace(raw, what, EVENT_STATS), what)
+
+
+def _model_from_columns(cols: XSpaceColumns, what: str) -> ProfileModel:
     if not len(cols.event_line):
         planes = ", ".join(cols.plane_name) or "none"
         raise InvalidInputError(
@@ -149,8 +165,11 @@ def model_from_bytes(raw: bytes | bytearray | memoryview, what: str) -> ProfileM
 
 
 def load_model(path: str, max_input_size: int | str | None = None) -> ProfileModel:
-    """The model of the XSpace file ``path`` (read through the bounded reader)."""
-    raw = read_input(path, "an XSpace (*.xplane.pb)", max_input_size)
-    if not raw:
-        raise InvalidInputError(f"{path}: the file is empty, expected an XSpace (*.xplane.pb)")
-    return model_from_bytes(raw, path)
+    """The model of the XSpace file ``path`` (read through the bounded reader).
+
+    The file's bytes are given back as they are decoded (natively; else dropped
+    once decoded), before the conversion builds the model: a large file is not
+    held next to its columns.
+    """
+    cols = decode_xspace_file(path, "an XSpace (*.xplane.pb)", EVENT_STATS, max_input_size)
+    return _model_from_columns(cols, path)

@@ -20,7 +20,7 @@ import numpy as np
 from tfprof_lite._native import active
 from tfprof_lite.proto.xplane import StatColumns, XSpaceColumns
 
-__all__ = ["available", "gunzip_text", "native_columns"]
+__all__ = ["available", "gunzip_text", "native_columns", "native_file_columns"]
 
 _MODULE = "_xplanedecode"
 #: (attribute, dtype) of the numeric columns, in the order the decoder gives them.
@@ -35,8 +35,8 @@ _COLUMNS = (
     ("line_event_at", np.int64),
     ("event_line", np.int32),
     ("event_meta", np.int32),
-    ("event_offset_ps", np.int64),
-    ("event_occurrences", np.int64),
+    ("event_occurrence_rows", np.int32),
+    ("event_occurrence_counts", np.int64),
     ("event_duration_ps", np.int64),
     ("event_start_ps", np.int64),
     ("event_stat_at", np.int64),
@@ -72,12 +72,34 @@ def gunzip_text(raw: bytes) -> str:
     return gzip.decompress(raw).decode("utf-8")
 
 
-def native_columns(data: bytes) -> XSpaceColumns | None:
-    """The columns of serialized XSpace ``data``, or None (see the module docstring)."""
+def native_columns(data: bytes, keep: tuple[str, ...] | None = None) -> XSpaceColumns | None:
+    """The columns of serialized XSpace ``data``, or None (see the module docstring);
+    ``keep``: the names of the event stats to keep (None: all)."""
     module = active(_MODULE)
     if module is None:
         return None
-    parts = module.decode(data, gunzip_text)
+    parts = module.decode(data, gunzip_text, keep)
+    if parts is None:
+        return None
+    cols = _assemble(parts)
+    return cols if any(cols.plane_name) else None
+
+
+def native_file_columns(
+    fd: int, size: int, keep: tuple[str, ...] | None = None
+) -> XSpaceColumns | None:
+    """:func:`native_columns` of the first ``size`` bytes of open file ``fd``, read by
+    the decoder into memory it gives back line by line as the columns grow (the
+    file is never held whole next to them), or None: not built, turned off, or
+    declined (then read the file again for the pure path).
+
+    Raises:
+        OSError: a read failed.
+    """
+    module = active(_MODULE)
+    if module is None or not hasattr(module, "decode_fd"):  # not built on this system
+        return None
+    parts = module.decode_fd(fd, size, gunzip_text, keep)
     if parts is None:
         return None
     cols = _assemble(parts)
