@@ -8,9 +8,14 @@
  * graph(data: bytes) -> tuple | None
  *   (names, ops, inputs, src_output, attrs, shapes, output_shapes, str_attrs,
  *    wrapped): one list per column, a node per position, plus a GraphDef
- *   holding every distinct AttrValue once, as the one attribute of a node (the
- *   caller parses it with upb: this decoder does not look into attribute values
- *   other than the three it reads). Equal AttrValue bytes share one object.
+ *   holding every distinct AttrValue once, as the one attribute of a node, and
+ *   the fields the model does not read (the function ``library``,
+ *   ``debug_info``, a node's ``experimental_debug_info`` and each distinct
+ *   ``experimental_type`` other than the plain ones checked here) at their own
+ *   places (the caller parses it with upb: this decoder does not look into
+ *   them, nor into attribute values other than the three it reads). Equal
+ *   AttrValue bytes share one object. The nodes of the library's functions
+ *   are not graph nodes (tfprof reads ``node`` only), as in the pure path.
  * graph_names(data: bytes) -> tuple | None
  *   (names, ops, wrapped): the first two columns of graph() and its ``wrapped``;
  *   every other field is read and checked as graph() does (it declines on the
@@ -31,8 +36,7 @@
  * subset of the wire format and returns None ("declined") for anything else,
  * so that the caller parses the bytes with upb instead. Beyond the wire-level
  * rules of _wire.h it declines on: unknown fields or known ones with another
- * wire type (at every level it reads), a non-empty ``library``, ``debug_info``,
- * ``experimental_debug_info`` or ``experimental_type``, an attr map entry with
+ * wire type (at every level it reads), an attr map entry with
  * two values, an input whose ``:`` suffix is not plain digits, a ``shape``,
  * ``_output_shapes`` or ``data_format`` value with more than one field, the old
  * string fields of CodeDef.Trace, and an op log entry with two ``code_def``s.
@@ -336,7 +340,9 @@ static int output_shapes(Span value, PyObject **out) {
 typedef struct {
     PyObject *names, *ops, *inputs, *src_output, *attrs, *shapes, *output_shapes, *str_attrs;
     Table values;           /* distinct AttrValue bytes, shared by equal values */
-    WireBuf wrapped;        /* each distinct value as a GraphDef node's attribute */
+    Table types;            /* distinct experimental_type bytes checked by protobuf */
+    WireBuf wrapped;        /* each distinct value as a GraphDef node's attribute,
+                               and the fields not read (see unread_field) */
     PyObject *shared;       /* dict: _output_shapes bytes -> decoded dict */
     PyObject *zero;
     Table strings;          /* op types and attribute names */
@@ -500,6 +506,79 @@ static PyObject *attr_bytes(Graph *g, Span value) {
     }
     Py_INCREF(s->obj);
     return s->obj;
+}
+
+/* ------------------------------------------------------- fields not read */
+
+/* Nesting of FullTypeDef args checked here; deeper values go to protobuf. */
+#define FULL_TYPE_DEPTH 16
+
+/* Whether a FullTypeDef's bytes are ones any protobuf parse takes, read here:
+ * ``type_id`` and ``i`` varints, ``s`` valid UTF-8 (proto3), ``args`` such
+ * values nested at most FULL_TYPE_DEPTH deep. The others go to ``wrapped``. */
+static int full_type_plain(Span body, int depth) {
+    Ptr p = body.p;
+    if (depth > FULL_TYPE_DEPTH) {
+        return 0;
+    }
+    while (p != NULL && p < body.end) {
+        uint32_t number, wire;
+        uint64_t v;
+        Span s;
+        if (wire_tag(&p, body.end, &number, &wire) != OK) {
+            return 0;
+        }
+        if ((number == 1 || number == 4) && wire == WIRE_VARINT) {
+            if (wire_varint(&p, body.end, &v) != OK) {
+                return 0;
+            }
+        } else if ((number == 2 || number == 3) && wire == WIRE_LEN) {
+            if (wire_len(&p, body.end, &s) != OK ||
+                !(number == 2 ? full_type_plain(s, depth + 1) : wire_utf8_valid(s.p, s.end))) {
+                return 0;
+            }
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A field the model does not read (a node's experimental_debug_info, a
+ * GraphDef's library or debug_info), added to ``wrapped`` at its own place:
+ * ``node_key`` 0 as a GraphDef field of key ``key``, else as field ``key`` of
+ * a node, so that protobuf checks it at the nesting depth it has here. */
+static int unread_field(Graph *g, uint8_t node_key, uint8_t key, Span value) {
+    size_t n = span_len(value), field = 1 + varint_size(n) + n;
+    if (n == 0) {
+        return OK;
+    }
+    if (node_key && put_head(&g->wrapped, node_key, field) != OK) {
+        return FAIL;
+    }
+    if (put_head(&g->wrapped, key, n) != OK || wire_buf_put(&g->wrapped, value.p, n) != OK) {
+        return FAIL;
+    }
+    return OK;
+}
+
+/* A node's experimental_type: plain values are taken, each distinct other one
+ * goes to ``wrapped`` once. */
+static int node_type(Graph *g, Span value) {
+    Slot *s;
+    if (full_type_plain(value, 0)) {
+        return OK;
+    }
+    s = table_find(&g->types, value);
+    if (s == NULL) {
+        return FAIL;
+    }
+    if (s->used) {
+        return OK;
+    }
+    s->used = 1;
+    g->types.count++;
+    return unread_field(g, 0x0A, 0x3A, value);
 }
 
 /* Input text -> producer name (before the first ':', one leading '^' dropped). */
@@ -717,11 +796,12 @@ static int node_fields(Graph *g, Span body, NodeSpans *ns, PyObject *attrs) {
             TRY(attr_entry(g, s, attrs, ns));
             break;
         case 6:
+            TRY(read_span(&p, body.end, wire, &s));
+            TRY(unread_field(g, 0x0A, 0x32, s));
+            break;
         case 7:
             TRY(read_span(&p, body.end, wire, &s));
-            if (s.p != s.end) {
-                return DECLINE;
-            }
+            TRY(node_type(g, s));
             break;
         default:
             return DECLINE;
@@ -797,9 +877,7 @@ static int graph_walk(Graph *g, Span data) {
             TRY(versions(s));
         } else if (number == 2 || number == 5) {
             TRY(read_span(&p, data.end, wire, &s));
-            if (s.p != s.end) {
-                return DECLINE;
-            }
+            TRY(unread_field(g, 0, number == 2 ? 0x12 : 0x2A, s));
         } else {
             return DECLINE;
         }
@@ -888,6 +966,7 @@ static PyObject *decode_graph(PyObject *arg, int lean) {
     }
     drop_lists(cols, ncols);
     table_free(&g.values);
+    table_free(&g.types);
     wire_buf_free(&g.wrapped);
     Py_XDECREF(g.shared);
     Py_XDECREF(g.zero);
