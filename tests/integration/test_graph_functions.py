@@ -101,6 +101,10 @@ def test_native_takes_real_graphs(name: str, tf_graphs: dict[str, Any]) -> None:
     assert native.names == [n.name for n in message.node]
     body = {n.name for f in message.library.function for n in f.node_def}
     assert not body & (set(native.names) - {n.name for n in message.node})
+    # TensorFlow's libraries and types are read as plain: not left to protobuf.
+    wrapped = pb.GraphDef.FromString(graphs._native().graph(raw)[8])
+    assert not wrapped.HasField("library")
+    assert not any(n.HasField("experimental_type") for n in wrapped.node)
     lean = graphs.native_graph_names(raw)
     assert lean is not None
     _same_columns(lean.with_details(), pure)

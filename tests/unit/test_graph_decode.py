@@ -324,10 +324,12 @@ def _decline_or_agree(
     native: Callable[[bytes], Any],
     pure: Callable[[bytes], Any],
     same: Callable[[Any, Any], None],
+    min_declined: int = 20,
 ) -> None:
     """Over mutations of ``seeds``: native either declines or equals protobuf's
     parse walked in Python; it never accepts bytes protobuf rejects (or the pure
-    path refuses)."""
+    path refuses). Each outcome is reached (declines at least ``min_declined``
+    times)."""
     rng = random.Random(seed)
     counts = [0, 0, 0]  # accepted, rejected, declined
     for i in range(_mutation_count()):
@@ -341,7 +343,7 @@ def _decline_or_agree(
         else:
             same(got, want)
             counts[0] += 1
-    assert counts[0] > 100 and counts[1] > 100 and counts[2] > 20, counts
+    assert counts[0] > 100 and counts[1] > 100 and counts[2] >= min_declined, counts
 
 
 def test_mutated_graphs_decline_or_agree() -> None:

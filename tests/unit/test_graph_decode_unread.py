@@ -69,6 +69,9 @@ def _function(lib: object, name: str, body_input: str) -> None:
     shape = fn.node_def.add(name="Shape", op="Shape", input=["mul:z:0"])
     _full_type(shape, TFT_SHAPE_TENSOR, TFT_INT32)
     fn.node_def.add(name="identity", op="Identity", input=["mul:z:0", "^Shape"])
+    call = fn.node_def.add(name="while", op="StatelessWhile", input=["x"])  # a nested loop
+    call.attr["body"].func.name = "while_body_5"
+    call.attr["body"].func.attr["T"].list.type.append(1)
     fn.ret["identity"] = "identity:output:0"
     fn.control_ret["Shape"] = "Shape"
 
@@ -105,6 +108,12 @@ def function_graph() -> pb.GraphDef:
     return g
 
 
+def function_graph_bytes() -> bytes:
+    """:func:`function_graph` serialized, map entries in key order (seeds of the
+    mutation loops are the same bytes in every run)."""
+    return bytes(function_graph().SerializeToString(deterministic=True))
+
+
 def _node(*fields: bytes) -> bytes:
     return len_field(1, len_field(1, b"n") + len_field(2, b"Shape") + b"".join(fields))
 
@@ -118,7 +127,7 @@ def _nested_type(depth: int) -> bytes:
 
 
 def test_function_graph_equal_to_pure() -> None:
-    raw = function_graph().SerializeToString()
+    raw = function_graph_bytes()
     native, pure = graphs.native_graph_columns(raw), _pure_graph(raw)
     assert native is not None and pure is not None
     assert_same_graph(native, pure)
@@ -128,6 +137,25 @@ def test_function_graph_equal_to_pure() -> None:
     assert native.inputs[-2] == {0: "while"}
     names = graphs.native_graph_names(raw)
     assert names is not None and names.with_details().names == native.names
+    # Its library and types are all plain: only the debug info is left to protobuf.
+    wrapped = pb.GraphDef.FromString(graphs._native().graph(raw)[8])
+    assert not wrapped.HasField("library") and wrapped.HasField("debug_info")
+    assert [n.name for n in wrapped.node if n.HasField("experimental_debug_info")] == [""]
+    assert not any(n.HasField("experimental_type") for n in wrapped.node)
+
+
+def test_other_libraries_are_left_to_protobuf() -> None:
+    """A library the decoder does not read as plain (here a function's node with
+    a ``func`` attribute calling with a ``func``) goes to protobuf as it is."""
+    g = function_graph()
+    node = g.library.function[0].node_def.add(name="call", op="PartitionedCall")
+    node.attr["f"].func.name = "cond_false_13"
+    node.attr["f"].func.attr["g"].func.name = "while_body_5"
+    raw = g.SerializeToString()
+    parts = graphs._native().graph(raw)
+    assert parts is not None
+    assert pb.GraphDef.FromString(parts[8]).library == g.library
+    assert_same_graph(graphs.native_graph_columns(raw), _pure_graph(raw))  # type: ignore[arg-type]
 
 
 def test_plain_types_need_no_protobuf_check() -> None:
@@ -200,12 +228,15 @@ def test_unread_field_of_another_wire_type_declines() -> None:
 
 
 def test_mutated_function_graphs_decline_or_agree() -> None:
-    seeds = [function_graph().SerializeToString()]
-    _decline_or_agree(seeds, 20261127, graphs.native_graph_columns, _pure_graph, assert_same_graph)
+    seeds = [function_graph_bytes()]
+    # Declines are rare here: the decoder reads nearly all that protobuf takes.
+    _decline_or_agree(
+        seeds, 20261127, graphs.native_graph_columns, _pure_graph, assert_same_graph, 5
+    )
 
 
 def test_names_mode_on_function_graphs() -> None:
-    raw = function_graph().SerializeToString()
+    raw = function_graph_bytes()
     rng = random.Random(28)
     assert _names_agree(raw)
     taken = [_names_agree(_mutations(raw, rng)) for _ in range(_mutation_count() // 2)]

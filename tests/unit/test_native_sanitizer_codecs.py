@@ -185,7 +185,7 @@ def _graph_calls() -> list[tuple[str, Any]]:
 
     rng = random.Random(11)
     graph = tg._hand_graph().SerializeToString()
-    functions = tu.function_graph().SerializeToString()  # library, types, debug info
+    functions = tu.function_graph_bytes()  # library, types, debug info
     log = tg._hand_log().SerializeToString()
     calls = [("graph", g) for g, _ in tg._raw_cases()] + [("op_log", o) for _, o in tg._raw_cases()]
     calls += [("graph", raw) for _, raw in tu._accepted() + tu._rejected()]

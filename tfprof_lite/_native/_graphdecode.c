@@ -9,11 +9,12 @@
  *   (names, ops, inputs, src_output, attrs, shapes, output_shapes, str_attrs,
  *    wrapped): one list per column, a node per position, plus a GraphDef
  *   holding every distinct AttrValue once, as the one attribute of a node, and
- *   the fields the model does not read (the function ``library``,
- *   ``debug_info``, a node's ``experimental_debug_info`` and each distinct
- *   ``experimental_type`` other than the plain ones checked here) at their own
- *   places (the caller parses it with upb: this decoder does not look into
- *   them, nor into attribute values other than the three it reads). Equal
+ *   the fields the model does not read (``debug_info``, a node's
+ *   ``experimental_debug_info``, and the function ``library`` and each
+ *   distinct ``experimental_type`` unless this decoder finds them plain, see
+ *   message_plain) at their own places (the caller parses it with upb: this
+ *   decoder does not look further into them, nor into attribute values other
+ *   than the three it reads). Equal
  *   AttrValue bytes share one object. The nodes of the library's functions
  *   are not graph nodes (tfprof reads ``node`` only), as in the pure path.
  * graph_names(data: bytes) -> tuple | None
@@ -544,6 +545,120 @@ static int full_type_plain(Span body, int depth) {
     return 1;
 }
 
+/* The function library's messages, for library_plain: per field number its
+ * kind, a message's fields described by a Msg of their own. */
+enum { L_STR = 1, L_VARINT, L_ATTR, L_PLAIN, L_TYPE, L_SHAPE, L_MSG };
+
+typedef struct Msg {
+    uint32_t count; /* field numbers 0 .. count - 1 */
+    const unsigned char *kinds;
+    const struct Msg *const *subs; /* the Msg of each L_MSG field */
+} Msg;
+
+static int message_plain(Span body, const Msg *m);
+
+#define MSG(name, kinds, subs) static const Msg name = {sizeof kinds, kinds, subs}
+/* Two strings: GradientDef, RegisteredGradient, map<string, string> entries,
+   NodeDef.ExperimentalDebugInfo. */
+static const unsigned char STR2_K[3] = {0, L_STR, L_STR};
+MSG(STR2, STR2_K, NULL);
+static const unsigned char ATTRS_K[3] = {0, L_STR, L_ATTR}; /* map<string, AttrValue> */
+MSG(ATTRS, ATTRS_K, NULL);
+/* NameAttrList (an AttrValue's ``func``): its name, attributes of plain values. */
+static const unsigned char PLAIN_ATTRS_K[3] = {0, L_STR, L_PLAIN};
+MSG(PLAIN_ATTRS, PLAIN_ATTRS_K, NULL);
+static const unsigned char FUNC_ATTR_K[3] = {0, L_STR, L_MSG};
+static const Msg *const FUNC_ATTR_S[3] = {NULL, NULL, &PLAIN_ATTRS};
+MSG(FUNC_ATTR, FUNC_ATTR_K, FUNC_ATTR_S);
+static const unsigned char ARGATTRS_K[2] = {0, L_MSG}; /* FunctionDef.ArgAttrs */
+static const Msg *const ARGATTRS_S[2] = {NULL, &ATTRS};
+MSG(ARGATTRS, ARGATTRS_K, ARGATTRS_S);
+static const unsigned char ARGATTR_K[3] = {0, L_VARINT, L_MSG}; /* map<uint32, ArgAttrs> */
+static const Msg *const ARGATTR_S[3] = {NULL, NULL, &ARGATTRS};
+MSG(ARGATTR, ARGATTR_K, ARGATTR_S);
+static const unsigned char U32MAP_K[3] = {0, L_VARINT, L_VARINT}; /* map<uint32, uint32> */
+MSG(U32MAP, U32MAP_K, NULL);
+static const unsigned char DTSHAPE_K[3] = {0, L_VARINT, L_SHAPE}; /* DtypeAndShape */
+MSG(DTSHAPE, DTSHAPE_K, NULL);
+static const unsigned char ARGDEF_K[18] = {0,     L_STR, L_STR, L_VARINT, L_STR, L_STR,
+                                           L_STR, L_MSG, 0,     0,        0,     0,
+                                           0,     0,     0,     0,        L_VARINT, L_TYPE};
+static const Msg *const ARGDEF_S[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, &DTSHAPE};
+MSG(ARGDEF, ARGDEF_K, ARGDEF_S);
+static const unsigned char ATTRDEF_K[8] = {0,      L_STR,    L_STR,    L_ATTR,
+                                           L_STR,  L_VARINT, L_VARINT, L_ATTR};
+MSG(ATTRDEF, ATTRDEF_K, NULL);
+static const unsigned char DEPREC_K[3] = {0, L_VARINT, L_STR}; /* OpDeprecation */
+MSG(DEPREC, DEPREC_K, NULL);
+static const unsigned char OPDEF_K[22] = {0,     L_STR, L_MSG,    L_MSG,    L_MSG,    L_STR,
+                                          L_STR, 0,     L_MSG,    0,        0,        0,
+                                          0,     0,     0,        0,        L_VARINT, L_VARINT,
+                                          L_VARINT, L_VARINT, L_STR, L_VARINT};
+static const Msg *const OPDEF_S[9] = {NULL, NULL, &ARGDEF, &ARGDEF, &ATTRDEF,
+                                      NULL, NULL, NULL,    &DEPREC};
+MSG(OPDEF, OPDEF_K, OPDEF_S);
+static const unsigned char NODE_K[8] = {0, L_STR, L_STR, L_STR, L_STR, L_MSG, L_MSG, L_TYPE};
+static const Msg *const NODE_S[7] = {NULL, NULL, NULL, NULL, NULL, &ATTRS, &STR2};
+MSG(NODE, NODE_K, NODE_S);
+static const unsigned char FUNC_K[9] = {0, L_MSG, 0, L_MSG, L_MSG, L_MSG, L_MSG, L_MSG, L_MSG};
+static const Msg *const FUNC_S[9] = {NULL, &OPDEF, NULL, &NODE, &STR2,
+                                     &ATTRS, &STR2, &ARGATTR, &U32MAP};
+MSG(FUNC, FUNC_K, FUNC_S);
+static const unsigned char LIBRARY_K[4] = {0, L_MSG, L_MSG, L_MSG};
+static const Msg *const LIBRARY_S[4] = {NULL, &FUNC, &STR2, &STR2};
+MSG(LIBRARY, LIBRARY_K, LIBRARY_S);
+
+/* attr_plain, or a value of one ``func`` field whose attributes are plain
+ * (a call of a function: a cond branch, a while body). */
+static int attr_or_func_plain(Span value) {
+    Ptr p = value.p;
+    uint32_t number, wire;
+    Span body;
+    if (attr_plain(value)) {
+        return 1;
+    }
+    return wire_tag(&p, value.end, &number, &wire) == OK && number == 10 && wire == WIRE_LEN &&
+           wire_len(&p, value.end, &body) == OK && p == value.end &&
+           message_plain(body, &FUNC_ATTR);
+}
+
+/* Whether ``body`` (a message described by ``m``) is one any protobuf parse
+ * takes, read here: known fields of their own wire type only, strings valid
+ * UTF-8 (proto3), attribute values plain (attr_plain), types plain
+ * (full_type_plain), shapes as shape_dims reads them. The function library of
+ * TensorFlow's graphs is such a message; others go to ``wrapped``. */
+static int message_plain(Span body, const Msg *m) {
+    Ptr p = body.p;
+    while (p != NULL && p < body.end) {
+        uint32_t number, wire;
+        uint64_t v;
+        Span s;
+        int kind;
+        if (wire_tag(&p, body.end, &number, &wire) != OK || number >= m->count) {
+            return 0;
+        }
+        kind = m->kinds[number];
+        if (kind == L_VARINT) {
+            if (wire != WIRE_VARINT || wire_varint(&p, body.end, &v) != OK) {
+                return 0;
+            }
+            continue;
+        }
+        if (kind == 0 || wire != WIRE_LEN || wire_len(&p, body.end, &s) != OK) {
+            return 0;
+        }
+        if (!(kind == L_STR   ? wire_utf8_valid(s.p, s.end)
+              : kind == L_ATTR  ? attr_or_func_plain(s)
+              : kind == L_PLAIN ? attr_plain(s)
+              : kind == L_TYPE  ? full_type_plain(s, 0)
+              : kind == L_SHAPE ? shape_dims(s, NULL) == OK
+                                : message_plain(s, m->subs[number]))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* A field the model does not read (a node's experimental_debug_info, a
  * GraphDef's library or debug_info), added to ``wrapped`` at its own place:
  * ``node_key`` 0 as a GraphDef field of key ``key``, else as field ``key`` of
@@ -875,9 +990,14 @@ static int graph_walk(Graph *g, Span data) {
         } else if (number == 4) {
             TRY(read_span(&p, data.end, wire, &s));
             TRY(versions(s));
-        } else if (number == 2 || number == 5) {
+        } else if (number == 2) {
             TRY(read_span(&p, data.end, wire, &s));
-            TRY(unread_field(g, 0, number == 2 ? 0x12 : 0x2A, s));
+            if (!message_plain(s, &LIBRARY)) {
+                TRY(unread_field(g, 0, 0x12, s));
+            }
+        } else if (number == 5) {
+            TRY(read_span(&p, data.end, wire, &s));
+            TRY(unread_field(g, 0, 0x2A, s));
         } else {
             return DECLINE;
         }
