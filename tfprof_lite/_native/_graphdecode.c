@@ -545,7 +545,7 @@ static int full_type_plain(Span body, int depth) {
     return 1;
 }
 
-/* The function library's messages, for library_plain: per field number its
+/* The function library's messages, for message_plain: per field number its
  * kind, a message's fields described by a Msg of their own. */
 enum { L_STR = 1, L_VARINT, L_ATTR, L_PLAIN, L_TYPE, L_SHAPE, L_MSG };
 
