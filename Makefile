@@ -99,7 +99,8 @@ bench: $(STAMP)
 fuzz: $(STAMP)
 	$(BIN)/python -m tests.fuzz.campaign
 	FUZZ_CODEC_N=$${FUZZ_CODEC_N:-30000} $(BIN)/python -m pytest -q \
-		tests/unit/test_profile_codec.py tests/unit/test_graph_decode.py -k mutated
+		tests/unit/test_profile_codec.py tests/unit/test_graph_decode.py \
+		tests/unit/test_graph_decode_unread.py -k mutated
 
 clean:
 	rm -rf $(VENV) $(VENV215) tfprof_out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -275,8 +275,8 @@ def _decoded_graphs(data: bytes) -> list[Any]:
     decoded = [graphs.graph_columns_from_message(pb.GraphDef.FromString(data))]
     if graphs.native_graph_available():
         native = graphs.native_graph_columns(data)
-        if native is not None:  # None: declined, the pure path reads it
-            decoded.append(native)
+        assert native is not None  # TensorFlow's graphs (functions, types) are taken
+        decoded.append(native)
     return decoded
 
 

@@ -8,9 +8,15 @@
  * graph(data: bytes) -> tuple | None
  *   (names, ops, inputs, src_output, attrs, shapes, output_shapes, str_attrs,
  *    wrapped): one list per column, a node per position, plus a GraphDef
- *   holding every distinct AttrValue once, as the one attribute of a node (the
- *   caller parses it with upb: this decoder does not look into attribute values
- *   other than the three it reads). Equal AttrValue bytes share one object.
+ *   holding every distinct AttrValue once, as the one attribute of a node, and
+ *   the fields the model does not read (``debug_info``, a node's
+ *   ``experimental_debug_info``, and the function ``library`` and each
+ *   distinct ``experimental_type`` unless this decoder finds them plain, see
+ *   message_plain) at their own places (the caller parses it with upb: this
+ *   decoder does not look further into them, nor into attribute values other
+ *   than the three it reads). Equal
+ *   AttrValue bytes share one object. The nodes of the library's functions
+ *   are not graph nodes (tfprof reads ``node`` only), as in the pure path.
  * graph_names(data: bytes) -> tuple | None
  *   (names, ops, wrapped): the first two columns of graph() and its ``wrapped``;
  *   every other field is read and checked as graph() does (it declines on the
@@ -31,8 +37,7 @@
  * subset of the wire format and returns None ("declined") for anything else,
  * so that the caller parses the bytes with upb instead. Beyond the wire-level
  * rules of _wire.h it declines on: unknown fields or known ones with another
- * wire type (at every level it reads), a non-empty ``library``, ``debug_info``,
- * ``experimental_debug_info`` or ``experimental_type``, an attr map entry with
+ * wire type (at every level it reads), an attr map entry with
  * two values, an input whose ``:`` suffix is not plain digits, a ``shape``,
  * ``_output_shapes`` or ``data_format`` value with more than one field, the old
  * string fields of CodeDef.Trace, and an op log entry with two ``code_def``s.
@@ -336,7 +341,9 @@ static int output_shapes(Span value, PyObject **out) {
 typedef struct {
     PyObject *names, *ops, *inputs, *src_output, *attrs, *shapes, *output_shapes, *str_attrs;
     Table values;           /* distinct AttrValue bytes, shared by equal values */
-    WireBuf wrapped;        /* each distinct value as a GraphDef node's attribute */
+    Table types;            /* distinct experimental_type bytes checked by protobuf */
+    WireBuf wrapped;        /* each distinct value as a GraphDef node's attribute,
+                               and the fields not read (see unread_field) */
     PyObject *shared;       /* dict: _output_shapes bytes -> decoded dict */
     PyObject *zero;
     Table strings;          /* op types and attribute names */
@@ -500,6 +507,193 @@ static PyObject *attr_bytes(Graph *g, Span value) {
     }
     Py_INCREF(s->obj);
     return s->obj;
+}
+
+/* ------------------------------------------------------- fields not read */
+
+/* Nesting of FullTypeDef args checked here; deeper values go to protobuf. */
+#define FULL_TYPE_DEPTH 16
+
+/* Whether a FullTypeDef's bytes are ones any protobuf parse takes, read here:
+ * ``type_id`` and ``i`` varints, ``s`` valid UTF-8 (proto3), ``args`` such
+ * values nested at most FULL_TYPE_DEPTH deep. The others go to ``wrapped``. */
+static int full_type_plain(Span body, int depth) {
+    Ptr p = body.p;
+    if (depth > FULL_TYPE_DEPTH) {
+        return 0;
+    }
+    while (p != NULL && p < body.end) {
+        uint32_t number, wire;
+        uint64_t v;
+        Span s;
+        if (wire_tag(&p, body.end, &number, &wire) != OK) {
+            return 0;
+        }
+        if ((number == 1 || number == 4) && wire == WIRE_VARINT) {
+            if (wire_varint(&p, body.end, &v) != OK) {
+                return 0;
+            }
+        } else if ((number == 2 || number == 3) && wire == WIRE_LEN) {
+            if (wire_len(&p, body.end, &s) != OK ||
+                !(number == 2 ? full_type_plain(s, depth + 1) : wire_utf8_valid(s.p, s.end))) {
+                return 0;
+            }
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The function library's messages, for message_plain: per field number its
+ * kind, a message's fields described by a Msg of their own. */
+enum { L_STR = 1, L_VARINT, L_ATTR, L_PLAIN, L_TYPE, L_SHAPE, L_MSG };
+
+typedef struct Msg {
+    uint32_t count; /* field numbers 0 .. count - 1 */
+    const unsigned char *kinds;
+    const struct Msg *const *subs; /* the Msg of each L_MSG field */
+} Msg;
+
+static int message_plain(Span body, const Msg *m);
+
+#define MSG(name, kinds, subs) static const Msg name = {sizeof kinds, kinds, subs}
+/* Two strings: GradientDef, RegisteredGradient, map<string, string> entries,
+   NodeDef.ExperimentalDebugInfo. */
+static const unsigned char STR2_K[3] = {0, L_STR, L_STR};
+MSG(STR2, STR2_K, NULL);
+static const unsigned char ATTRS_K[3] = {0, L_STR, L_ATTR}; /* map<string, AttrValue> */
+MSG(ATTRS, ATTRS_K, NULL);
+/* NameAttrList (an AttrValue's ``func``): its name, attributes of plain values. */
+static const unsigned char PLAIN_ATTRS_K[3] = {0, L_STR, L_PLAIN};
+MSG(PLAIN_ATTRS, PLAIN_ATTRS_K, NULL);
+static const unsigned char FUNC_ATTR_K[3] = {0, L_STR, L_MSG};
+static const Msg *const FUNC_ATTR_S[3] = {NULL, NULL, &PLAIN_ATTRS};
+MSG(FUNC_ATTR, FUNC_ATTR_K, FUNC_ATTR_S);
+static const unsigned char ARGATTRS_K[2] = {0, L_MSG}; /* FunctionDef.ArgAttrs */
+static const Msg *const ARGATTRS_S[2] = {NULL, &ATTRS};
+MSG(ARGATTRS, ARGATTRS_K, ARGATTRS_S);
+static const unsigned char ARGATTR_K[3] = {0, L_VARINT, L_MSG}; /* map<uint32, ArgAttrs> */
+static const Msg *const ARGATTR_S[3] = {NULL, NULL, &ARGATTRS};
+MSG(ARGATTR, ARGATTR_K, ARGATTR_S);
+static const unsigned char U32MAP_K[3] = {0, L_VARINT, L_VARINT}; /* map<uint32, uint32> */
+MSG(U32MAP, U32MAP_K, NULL);
+static const unsigned char DTSHAPE_K[3] = {0, L_VARINT, L_SHAPE}; /* DtypeAndShape */
+MSG(DTSHAPE, DTSHAPE_K, NULL);
+static const unsigned char ARGDEF_K[18] = {0,     L_STR, L_STR, L_VARINT, L_STR, L_STR,
+                                           L_STR, L_MSG, 0,     0,        0,     0,
+                                           0,     0,     0,     0,        L_VARINT, L_TYPE};
+static const Msg *const ARGDEF_S[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, &DTSHAPE};
+MSG(ARGDEF, ARGDEF_K, ARGDEF_S);
+static const unsigned char ATTRDEF_K[8] = {0,      L_STR,    L_STR,    L_ATTR,
+                                           L_STR,  L_VARINT, L_VARINT, L_ATTR};
+MSG(ATTRDEF, ATTRDEF_K, NULL);
+static const unsigned char DEPREC_K[3] = {0, L_VARINT, L_STR}; /* OpDeprecation */
+MSG(DEPREC, DEPREC_K, NULL);
+static const unsigned char OPDEF_K[22] = {0,     L_STR, L_MSG,    L_MSG,    L_MSG,    L_STR,
+                                          L_STR, 0,     L_MSG,    0,        0,        0,
+                                          0,     0,     0,        0,        L_VARINT, L_VARINT,
+                                          L_VARINT, L_VARINT, L_STR, L_VARINT};
+static const Msg *const OPDEF_S[9] = {NULL, NULL, &ARGDEF, &ARGDEF, &ATTRDEF,
+                                      NULL, NULL, NULL,    &DEPREC};
+MSG(OPDEF, OPDEF_K, OPDEF_S);
+static const unsigned char NODE_K[8] = {0, L_STR, L_STR, L_STR, L_STR, L_MSG, L_MSG, L_TYPE};
+static const Msg *const NODE_S[7] = {NULL, NULL, NULL, NULL, NULL, &ATTRS, &STR2};
+MSG(NODE, NODE_K, NODE_S);
+static const unsigned char FUNC_K[9] = {0, L_MSG, 0, L_MSG, L_MSG, L_MSG, L_MSG, L_MSG, L_MSG};
+static const Msg *const FUNC_S[9] = {NULL, &OPDEF, NULL, &NODE, &STR2,
+                                     &ATTRS, &STR2, &ARGATTR, &U32MAP};
+MSG(FUNC, FUNC_K, FUNC_S);
+static const unsigned char LIBRARY_K[4] = {0, L_MSG, L_MSG, L_MSG};
+static const Msg *const LIBRARY_S[4] = {NULL, &FUNC, &STR2, &STR2};
+MSG(LIBRARY, LIBRARY_K, LIBRARY_S);
+
+/* attr_plain, or a value of one ``func`` field whose attributes are plain
+ * (a call of a function: a cond branch, a while body). */
+static int attr_or_func_plain(Span value) {
+    Ptr p = value.p;
+    uint32_t number, wire;
+    Span body;
+    if (attr_plain(value)) {
+        return 1;
+    }
+    return wire_tag(&p, value.end, &number, &wire) == OK && number == 10 && wire == WIRE_LEN &&
+           wire_len(&p, value.end, &body) == OK && p == value.end &&
+           message_plain(body, &FUNC_ATTR);
+}
+
+/* Whether ``body`` (a message described by ``m``) is one any protobuf parse
+ * takes, read here: known fields of their own wire type only, strings valid
+ * UTF-8 (proto3), attribute values plain (attr_plain), types plain
+ * (full_type_plain), shapes as shape_dims reads them. The function library of
+ * TensorFlow's graphs is such a message; others go to ``wrapped``. */
+static int message_plain(Span body, const Msg *m) {
+    Ptr p = body.p;
+    while (p != NULL && p < body.end) {
+        uint32_t number, wire;
+        uint64_t v;
+        Span s;
+        int kind;
+        if (wire_tag(&p, body.end, &number, &wire) != OK || number >= m->count) {
+            return 0;
+        }
+        kind = m->kinds[number];
+        if (kind == L_VARINT) {
+            if (wire != WIRE_VARINT || wire_varint(&p, body.end, &v) != OK) {
+                return 0;
+            }
+            continue;
+        }
+        if (kind == 0 || wire != WIRE_LEN || wire_len(&p, body.end, &s) != OK) {
+            return 0;
+        }
+        if (!(kind == L_STR   ? wire_utf8_valid(s.p, s.end)
+              : kind == L_ATTR  ? attr_or_func_plain(s)
+              : kind == L_PLAIN ? attr_plain(s)
+              : kind == L_TYPE  ? full_type_plain(s, 0)
+              : kind == L_SHAPE ? shape_dims(s, NULL) == OK
+                                : message_plain(s, m->subs[number]))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A field the model does not read (a node's experimental_debug_info, a
+ * GraphDef's library or debug_info), added to ``wrapped`` at its own place:
+ * ``node_key`` 0 as a GraphDef field of key ``key``, else as field ``key`` of
+ * a node, so that protobuf checks it at the nesting depth it has here. */
+static int unread_field(Graph *g, uint8_t node_key, uint8_t key, Span value) {
+    size_t n = span_len(value), field = 1 + varint_size(n) + n;
+    if (n == 0) {
+        return OK;
+    }
+    if (node_key && put_head(&g->wrapped, node_key, field) != OK) {
+        return FAIL;
+    }
+    if (put_head(&g->wrapped, key, n) != OK || wire_buf_put(&g->wrapped, value.p, n) != OK) {
+        return FAIL;
+    }
+    return OK;
+}
+
+/* A node's experimental_type: plain values are taken, each distinct other one
+ * goes to ``wrapped`` once. */
+static int node_type(Graph *g, Span value) {
+    Slot *s;
+    if (full_type_plain(value, 0)) {
+        return OK;
+    }
+    s = table_find(&g->types, value);
+    if (s == NULL) {
+        return FAIL;
+    }
+    if (s->used) {
+        return OK;
+    }
+    s->used = 1;
+    g->types.count++;
+    return unread_field(g, 0x0A, 0x3A, value);
 }
 
 /* Input text -> producer name (before the first ':', one leading '^' dropped). */
@@ -717,11 +911,12 @@ static int node_fields(Graph *g, Span body, NodeSpans *ns, PyObject *attrs) {
             TRY(attr_entry(g, s, attrs, ns));
             break;
         case 6:
+            TRY(read_span(&p, body.end, wire, &s));
+            TRY(unread_field(g, 0x0A, 0x32, s));
+            break;
         case 7:
             TRY(read_span(&p, body.end, wire, &s));
-            if (s.p != s.end) {
-                return DECLINE;
-            }
+            TRY(node_type(g, s));
             break;
         default:
             return DECLINE;
@@ -795,11 +990,14 @@ static int graph_walk(Graph *g, Span data) {
         } else if (number == 4) {
             TRY(read_span(&p, data.end, wire, &s));
             TRY(versions(s));
-        } else if (number == 2 || number == 5) {
+        } else if (number == 2) {
             TRY(read_span(&p, data.end, wire, &s));
-            if (s.p != s.end) {
-                return DECLINE;
+            if (!message_plain(s, &LIBRARY)) {
+                TRY(unread_field(g, 0, 0x12, s));
             }
+        } else if (number == 5) {
+            TRY(read_span(&p, data.end, wire, &s));
+            TRY(unread_field(g, 0, 0x2A, s));
         } else {
             return DECLINE;
         }
@@ -888,6 +1086,7 @@ static PyObject *decode_graph(PyObject *arg, int lean) {
     }
     drop_lists(cols, ncols);
     table_free(&g.values);
+    table_free(&g.types);
     wire_buf_free(&g.wrapped);
     Py_XDECREF(g.shared);
     Py_XDECREF(g.zero);
