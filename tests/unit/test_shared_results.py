@@ -10,6 +10,7 @@ from tfprof_lite.analysis import memory as memory_mod
 from tfprof_lite.analysis import steptime as steptime_mod
 from tfprof_lite.base.shared import is_sharing, shared, sharing
 from tfprof_lite.report import render_html
+from tfprof_lite.report import sections as sections_mod
 from tfprof_lite.views import query as query_mod
 
 
@@ -63,11 +64,13 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         (input_mod, "_steps"),
         (steptime_mod, "_step_times"),
         (query_mod, "make_view"),
+        (sections_mod, "_step_times"),
     ]
     for module, name in targets:
         real = getattr(module, name)
+        label = f"{module.__name__.rsplit('.', 1)[1]}.{name}"
 
-        def spy(*args: object, _real: object = real, _name: str = name) -> object:
+        def spy(*args: object, _real: object = real, _name: str = label) -> object:
             counts[_name] = counts.get(_name, 0) + 1
             return _real(*args)  # type: ignore[operator]
 
@@ -80,5 +83,12 @@ def test_a_report_computes_each_shared_analysis_once(counted: dict[str, int]) ->
     assert "MemoryChecker" in page and "StepTimeChecker" in page
     # memory: the section and MemoryChecker; input: the step chart and its checker;
     # step times: overview, step chart, StepTimeChecker; views: scope, op and
-    # code, each queried by the report and by ExpensiveOperationChecker
-    assert counted == {"_all": 1, "_steps": 1, "_step_times": 1, "make_view": 3}
+    # code, each queried by the report and by ExpensiveOperationChecker; the
+    # summed op time per step: overview and step chart
+    assert counted == {
+        "memory._all": 1,
+        "input_pipeline._steps": 1,
+        "steptime._step_times": 1,
+        "query.make_view": 3,
+        "sections._step_times": 1,
+    }
