@@ -92,3 +92,26 @@ def test_a_report_computes_each_shared_analysis_once(counted: dict[str, int]) ->
         "query.make_view": 3,
         "sections._step_times": 1,
     }
+
+
+def test_a_report_of_an_xspace_computes_its_code_stacks_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The code stacks an XSpace defers to first use are built once per report (the
+    code table, flame graph and ExpensiveOperationChecker all read them)."""
+    from tests.xspace_data import JAX_CASES, jax_file
+    from tfprof_lite import Profiler
+    from tfprof_lite.model import xspace_code
+
+    model = Profiler.load(str(jax_file(JAX_CASES[1]))).model
+    calls: list[int] = []
+    real = xspace_code.add_code_stacks
+
+    def spy(model: object, stacks: object) -> None:
+        calls.append(1)
+        real(model, stacks)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(xspace_code, "add_code_stacks", spy)
+    page = render_html(model, source="jax")
+    assert calls == [1]
+    assert 'id="t-code"' in page
