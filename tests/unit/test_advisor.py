@@ -166,6 +166,27 @@ def test_job_checker_has_no_entry_for_a_single_task(capsys: pytest.CaptureFixtur
     ]
 
 
+def test_job_checker_counts_no_op_of_a_single_task_profile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A profile whose devices name one task has no entry without per-op counting."""
+    import tfprof_lite.advisor.job as job
+
+    prof = profiler(ops("a", "b"), meta([(LOCAL_CPU, [("a", 10, 5), ("b", 20, 5)])]))
+    counted: list[int] = []
+    real = job.task_times
+
+    def spy(model: Any, step: int = -1) -> Any:
+        counted.append(step)
+        return real(model, step)
+
+    monkeypatch.setattr(job, "task_times", spy)
+    assert reports(prof.advise({"JobChecker": {}})) == {}
+    assert counted == []
+    assert reports(prof.advise({"JobChecker": {"always_report": "true"}}))["JobChecker"]
+    assert counted == [-1]
+
+
 def test_job_checker_no_op_time_and_unattributed_devices() -> None:
     records = meta([(W0, [("a", 10, 0)]), (W1, [("b", 0, 0)]), ("/device:CPU:0", [("c", 5, 0)])])
     prof = profiler(ops("a", "b", "c"), records)

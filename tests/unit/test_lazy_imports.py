@@ -202,6 +202,21 @@ def test_report_of_an_xspace_loads_no_cluster_code_nor_package_metadata(tmp_path
     # and a single host's report needs no cluster analysis.
     assert _under(modules, ("importlib.metadata", "tfprof_lite.analysis.cluster")) == []
     assert _under(modules, ("tfprof_lite.model.cluster", "tfprof_lite.model.cluster_merge")) == []
+    # An XSpace carries no XLA compatibility data: its checker says so without
+    # importing the analysis (and its op patterns).
+    assert "tfprof_lite.advisor.xla_compat" in modules
+    assert "XlaCompatibilityChecker" in out.read_text()
+    assert (
+        _under(modules, ("tfprof_lite.analysis.xla_compat", "tfprof_lite.analysis.xla_ops")) == []
+    )
+
+
+def test_xla_tag_prefix_starts_every_xla_tag() -> None:
+    from tfprof_lite.advisor.xla_compat import TAG_PREFIX
+    from tfprof_lite.analysis import xla_ops
+
+    tags = [xla_ops.TAG_COMPATIBLE, xla_ops.TAG_INCOMPATIBLE, xla_ops.TAG_REASON, xla_ops.TAG_HOST]
+    assert all(tag.startswith(TAG_PREFIX) for tag in tags)
 
 
 def test_the_package_version_is_the_distributions() -> None:

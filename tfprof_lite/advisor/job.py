@@ -99,6 +99,11 @@ def _task_of(device: str) -> TaskKey | None:
     return TaskKey(match.group(1), int(match.group(2)), int(match.group(3)))
 
 
+def _tasks_named(model: ProfileModel) -> set[TaskKey]:
+    """The tasks the nodes' canonical devices name (those of any step's ops among them)."""
+    return {key for dev in set(model.canonical_device) if dev and (key := _task_of(dev))}
+
+
 def _ran(model: ProfileModel, step: int) -> list[int]:
     """Ids of the nodes with a canonical device that ran at ``step`` (-1: any step)."""
     if step >= 0:
@@ -221,6 +226,8 @@ class JobChecker(Checker):
             raise InvalidOptionError(
                 f"{self.name}: step {self.step} not found; available steps: {steps}"
             )
+        if not self.always_report and len(_tasks_named(model)) < 2:
+            return None  # the ops that ran name fewer tasks still: no need to count them
         tasks, other = task_times(model, self.step)
         if len(tasks) < 2 and not self.always_report:
             return None

@@ -25,12 +25,20 @@ Contract:
 from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
-from tfprof_lite.analysis.xla_compat import captured_targets, report_from_model
-from tfprof_lite.analysis.xla_ops import TARGETS
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["XlaCompatibilityChecker"]
+__all__ = ["TAG_PREFIX", "XlaCompatibilityChecker"]
+
+#: What every op-log type of :mod:`tfprof_lite.analysis.xla_ops` starts with
+#: (``TAG_COMPATIBLE``, ``TAG_INCOMPATIBLE``, ...): a profile with no such type
+#: carries no XLA data, and its check needs no import of the analysis.
+TAG_PREFIX = "_xla_"
+
+_NO_DATA = (
+    "no XLA compatibility data in this profile; record it while the graph is live "
+    "with tfprof_lite.capture.xla_compat.annotate(profiler) (see docs/xla_compat.md)"
+)
 
 
 class XlaCompatibilityChecker(Checker):
@@ -42,15 +50,25 @@ class XlaCompatibilityChecker(Checker):
     def configure(self, options: dict[str, str]) -> None:
         """Read ``target``, ``scope_depth`` and ``max_ops``."""
         self.target = options.get("target")
-        if self.target is not None and self.target not in TARGETS:
-            raise InvalidOptionError(
-                f"{self.name}: target must be one of {', '.join(TARGETS)}, got {self.target!r}"
-            )
+        if self.target is not None:
+            self._check_target(self.target)
         self.depth = self.int_option(options, "scope_depth", 1, minimum=1)
         self.max_ops = self.int_option(options, "max_ops", 10)
 
+    def _check_target(self, target: str) -> None:
+        from tfprof_lite.analysis.xla_ops import TARGETS
+
+        if target not in TARGETS:
+            raise InvalidOptionError(
+                f"{self.name}: target must be one of {', '.join(TARGETS)}, got {target!r}"
+            )
+
     def check(self, model: ProfileModel) -> list[str]:
         """The report lines (one explanatory line when the profile has no XLA data)."""
+        if not any(tag.startswith(TAG_PREFIX) for types in model.op_types for tag in types):
+            return [_NO_DATA]
+        from tfprof_lite.analysis.xla_compat import captured_targets, report_from_model
+
         report = report_from_model(model, self.target, self.depth)
         if report is not None:
             return report.advice_lines(self.max_ops)
@@ -60,7 +78,4 @@ class XlaCompatibilityChecker(Checker):
                 f"no XLA compatibility data for {self.target} in this profile "
                 f"(it has: {', '.join(captured)})"
             ]
-        return [
-            "no XLA compatibility data in this profile; record it while the graph is live "
-            "with tfprof_lite.capture.xla_compat.annotate(profiler) (see docs/xla_compat.md)"
-        ]
+        return [_NO_DATA]

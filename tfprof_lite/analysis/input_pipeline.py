@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tfprof_lite.analysis.intervals import union_length
+from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
 
@@ -117,14 +118,23 @@ def _suggestions(model: ProfileModel, report: InputReport) -> list[str]:
     return out if report.mean_share >= PARTLY_BOUND_SHARE else []
 
 
-def input_pipeline(model: ProfileModel, top: int = 5) -> InputReport:
-    """The input-pipeline analysis of every traced step."""
-    report = InputReport()
+def _steps(model: ProfileModel) -> tuple[list[InputStep], dict[int, int]]:
+    """Every traced step's timing and each input op's summed time (shared
+    within a :func:`~tfprof_lite.base.shared.sharing` block: read-only)."""
+    steps: list[InputStep] = []
     per_op: dict[int, int] = {}
     for step in model.sorted_steps():
         timing = _step(model, step, per_op)
         if timing is not None:
-            report.steps.append(timing)
+            steps.append(timing)
+    return steps, per_op
+
+
+def input_pipeline(model: ProfileModel, top: int = 5) -> InputReport:
+    """The input-pipeline analysis of every traced step."""
+    report = InputReport()
+    steps, per_op = shared("input_pipeline", model, lambda: _steps(model))
+    report.steps = list(steps)
     if not report.steps:
         return report
     report.mean_share = round(sum(s.input_share for s in report.steps) / len(report.steps), 4)

@@ -28,11 +28,12 @@ sums every op holding bytes and ``before_step_bytes`` is the rest of the peak
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from tfprof_lite.analysis.memory_tensors import LiveTensor, ProfileTensors
-from tfprof_lite.base.units import format_memory, format_time
+from tfprof_lite.base.shared import shared
+from tfprof_lite.base.units import format_memory, format_time, step_ranges
 from tfprof_lite.model.decode import memory_detail
 from tfprof_lite.model.dtypes import dtype_name
 from tfprof_lite.model.execs import AllocatorColumns, StepExecs
@@ -382,7 +383,7 @@ def _live_scopes(ops: list[LiveOp], per_scope: int = 3) -> list[LiveScope]:
 
 
 def _allocator_memory(
-    model: ProfileModel, s: _Series, start: int, top: int, depth: int | None
+    model: ProfileModel, s: _Series, start: int, depth: int | None
 ) -> AllocatorMemory:
     points, when, base = _timeline(s, start)
     index = _peak_index(points)
@@ -401,13 +402,13 @@ def _allocator_memory(
         max_in_use_bytes=s.max_in_use,
         live_bytes=sum(op.bytes for op in ops),
         live_ops=len(ops),
-        by_op=ops[:top],
-        by_scope=_live_scopes(ops)[:top],
+        by_op=ops,  # memory_profile keeps the first ``top``
+        by_scope=_live_scopes(ops),
     )
 
 
 def _step_memory(
-    model: ProfileModel, step: int, top: int, depth: int | None
+    model: ProfileModel, step: int, depth: int | None
 ) -> tuple[StepMemory, str | None]:
     """One step's profile and a note on its source (None when nothing to add;
     :func:`memory_profile` names the steps a note applies to)."""
@@ -429,7 +430,7 @@ def _step_memory(
     if not series:
         source = "no memory records"
     out = StepMemory(step, start, source)
-    out.allocators = [_allocator_memory(model, s, start, top, depth) for s in series]
+    out.allocators = [_allocator_memory(model, s, start, depth) for s in series]
     out.allocators.sort(key=lambda a: (-a.peak_bytes, a.allocator))
     return out, note
 
@@ -439,6 +440,8 @@ def memory_profile(
 ) -> MemoryReport:
     """The memory profile of every traced step (or of ``step`` only).
 
+    Computed once for every ``top`` within a :func:`~tfprof_lite.base.shared.sharing` block.
+
     Args:
         model: the profile.
         step: one step number, or None for every step.
@@ -446,11 +449,23 @@ def memory_profile(
         scope_depth: group ``by_scope`` on the first N name-scope levels
             (None: the op's full scope).
     """
+    full = shared(
+        ("memory_profile", step, scope_depth), model, lambda: _all(model, step, scope_depth)
+    )
+    cut = [
+        [replace(a, by_op=a.by_op[:top], by_scope=a.by_scope[:top]) for a in s.allocators]
+        for s in full.steps
+    ]
+    steps = [replace(s, allocators=allocs) for s, allocs in zip(full.steps, cut)]
+    return MemoryReport(steps, list(full.notes))
+
+
+def _all(model: ProfileModel, step: int | None, scope_depth: int | None) -> MemoryReport:
     report = MemoryReport()
     steps = model.sorted_steps() if step is None else [s for s in model.sorted_steps() if s == step]
     noted: dict[str, list[int]] = {}
     for number in steps:
-        profile, note = _step_memory(model, number, top, scope_depth)
+        profile, note = _step_memory(model, number, scope_depth)
         report.steps.append(profile)
         if note:
             noted.setdefault(note, []).append(number)
@@ -460,24 +475,6 @@ def memory_profile(
     if not any(s.allocators for s in report.steps):
         report.notes.append(NO_XSPACE_MEMORY if model.steps_source else NO_MEMORY)
     return report
-
-
-def step_ranges(numbers: list[int]) -> str:
-    """Step numbers written short: runs of three or more consecutive steps as a
-    range (``0-49``), others one by one (``0-3, 7, 9, 10``)."""
-    parts: list[str] = []
-    ordered = sorted(set(numbers))
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        if j - i >= 2:
-            parts.append(f"{ordered[i]}-{ordered[j]}")
-        else:
-            parts.extend(str(n) for n in ordered[i : j + 1])
-        i = j + 1
-    return ", ".join(parts)
 
 
 def peak_step(report: MemoryReport) -> int | None:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tfprof_lite.analysis.intervals import union_length
+from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
 
@@ -104,7 +105,12 @@ def _one_step(model: ProfileModel, step: int) -> StepTime | None:
 
 
 def step_times(model: ProfileModel) -> StepTimeReport:
-    """Step timings of every traced step of ``model``."""
+    """Step timings of every traced step of ``model`` (one report shared within
+    a :func:`~tfprof_lite.base.shared.sharing` block: read-only)."""
+    return shared("step_times", model, lambda: _step_times(model))
+
+
+def _step_times(model: ProfileModel) -> StepTimeReport:
     report = StepTimeReport()
     for step in model.sorted_steps():
         timing = _one_step(model, step)

@@ -1,7 +1,7 @@
 """Units and number formats: tfprof's report formats (decimal K/M thresholds,
 ``%.2f``), the unambiguous counts of our own outputs (``85.03 M``, never
 tfprof's ``85.03m``, which reads as milli) and the byte sizes of option values
-(``8GiB``)."""
+(``8GiB``), and lists of step numbers written short (``0-49, 52``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ __all__ = [
     "format_size",
     "format_time",
     "parse_size",
+    "step_ranges",
 ]
 
 _SIZE_RE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(i?)(b?)\s*", re.IGNORECASE)
@@ -106,3 +107,21 @@ def format_size(size: int) -> str:
             return f"{text} {unit}"
         value /= 1024
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def step_ranges(numbers: list[int]) -> str:
+    """Step numbers written short: runs of three or more consecutive steps as a
+    range (``0-49``), others one by one (``0-3, 7, 9, 10``)."""
+    parts: list[str] = []
+    ordered = sorted(set(numbers))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{ordered[i]}-{ordered[j]}")
+        else:
+            parts.extend(str(n) for n in ordered[i : j + 1])
+        i = j + 1
+    return ", ".join(parts)

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tfprof_lite.base.metrics import METRICS
+from tfprof_lite.base.shared import sharing
 from tfprof_lite.base.version import __version__
 from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
@@ -133,7 +134,10 @@ def render_html(
     # collection meanwhile would mostly walk them and the model (about 5% of it).
     gc.disable()
     try:
-        return _render(model, opts, title, source, max_rows, all_frames, cluster)
+        # The sections and the advisor ask for some of the same analyses and
+        # views (memory profile, step times, input pipeline): computed once.
+        with sharing():
+            return _render(model, opts, title, source, max_rows, all_frames, cluster)
     finally:
         if collecting:
             gc.enable()

@@ -20,6 +20,7 @@ from typing import Any
 from tfprof_lite.analysis.steptime import outliers
 from tfprof_lite.analysis.steptime import step_times as wall_times
 from tfprof_lite.base.metrics import EXEC, FLOPS, PARAMS
+from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.devices import is_canonical_device
 from tfprof_lite.model.profile import ProfileModel
@@ -54,7 +55,12 @@ class StepTime:
 
 
 def step_times(model: ProfileModel) -> list[StepTime]:
-    """Total, accelerator and CPU time of every step, in step order."""
+    """Total, accelerator and CPU time of every step, in step order (computed
+    once within a :func:`~tfprof_lite.base.shared.sharing` block)."""
+    return list(shared("report.step_times", model, lambda: _step_times(model)))
+
+
+def _step_times(model: ProfileModel) -> list[StepTime]:
     out: list[StepTime] = []
     for step in model.sorted_steps():
         stats = model.stats(step)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 
+from tfprof_lite.base.shared import shared
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
 from tfprof_lite.views import View, make_view
@@ -43,7 +44,11 @@ def run_view(
         problem: why the caller's output cannot take this query, if it cannot
             (logged, and the result is the root alone).
     """
-    shown = make_view(view, model) if isinstance(view, str) else view
+    if isinstance(view, str):  # one view (and its cached trees) per sharing block
+        name = view
+        shown = shared(("view", name), model, lambda: make_view(name, model))
+    else:
+        shown = view
     ok = _step_known(model, opts)
     if ok and shown.name == "code" and not model.has_trace:
         log.warning("No code trace information")
