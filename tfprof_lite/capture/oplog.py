@@ -155,8 +155,11 @@ class OpLogBuilder:
         """As :meth:`build_columns` without a RunMetadata or user op log, but the
         call stacks of the new ops left pending; and whether any of them has one
         (resolved only as far as the first that has)."""
-        cols = self._columns(self._logged(None, defer=True))
-        return cols, self._pending is not None and self._pending.any()
+        logged = self._logged(None, defer=True)
+        # The first stack resolved before the string table is copied: a later op
+        # log that adds no string then carries the same table.
+        traced = self._pending is not None and self._pending.any()
+        return self._columns(logged), traced
 
     def take_deferred(self) -> OpLogColumns:
         """The entries (call stacks only) of the ops left pending by
@@ -186,13 +189,17 @@ class OpLogBuilder:
 
     def _logged(self, run_meta: Any, defer: bool = False) -> dict[str, _Entry]:
         """The entries of the ops new since the last call and of those to revisit,
-        with the call stacks left pending by the previous call."""
-        pending = self._pending.take() if self._pending is not None else {}
-        self._pending = None
+        with the call stacks left pending by the previous call when there are new
+        ops (their strings get ids after the pending ones'); without new ops the
+        entries carry no call stack and no new string, and pending ones stay so."""
         if run_meta is not None:
             fill_missing_shapes(self.graph, run_meta)
         all_ops = self.graph.get_operations()
         fresh = all_ops[self._seen_ops :]
+        pending: dict[str, bytes] = {}
+        if fresh and self._pending is not None:
+            pending = self._pending.take()
+            self._pending = None
         revisit = list(self._unsettled.values())
         first = self._seen_ops == 0
         self._seen_ops = len(all_ops)
