@@ -25,7 +25,10 @@ of the shared machine does not fall on one side only:
   the generated graph itself (~20 s for 59k ops) and times the first
   ``Profiler(graph)`` on it, ``tf.compat.v1.profiler.Profiler(graph)`` for TF:
   the first profiler on a fresh graph pays for TensorFlow's lazily resolved
-  call stacks and shapes, on both sides.
+  call stacks and shapes, on both sides. Then one FULL_TRACE run of the graph
+  (not timed) and two ``add_step`` calls with its RunMetadata, timed apart;
+  rows: the first profiler, the first profiler plus its first ``add_step``,
+  the first and the second ``add_step``.
 
 Targets (ours/TF): GraphDef + OpLogProto <= 0.2 (every row), live graph
 <= 0.25. Prints one table (best of all samples, min-max, the ratio of each
