@@ -101,8 +101,8 @@ class LiveGraphModel(ProfileModel):
     most of what building a profile from a graph would cost; only the code view
     and written profiles read them, so ``Profiler(graph)`` leaves them pending
     (:meth:`defer_graph_traces`, through the model's deferred traces) and the
-    first read of ``traces`` or ``id_to_string`` takes them, as the first
-    step's op log would. Equal to resolving them at once: the stacks of
+    first read of ``traces`` or ``id_to_string`` takes them, as the op log of
+    the first step that adds ops would. Equal to resolving them at once: the stacks of
     existing ops never change and their strings keep graph order.
     ``has_trace`` is known at construction (one op's stack is resolved then),
     so reading it leaves the rest pending. A step's op log that gives no node
