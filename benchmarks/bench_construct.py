@@ -25,7 +25,10 @@ of the shared machine does not fall on one side only:
   the generated graph itself (~20 s for 59k ops) and times the first
   ``Profiler(graph)`` on it, ``tf.compat.v1.profiler.Profiler(graph)`` for TF:
   the first profiler on a fresh graph pays for TensorFlow's lazily resolved
-  call stacks and shapes, on both sides.
+  call stacks and shapes, on both sides. Then one FULL_TRACE run of the graph
+  (not timed) and two ``add_step`` calls with its RunMetadata, timed apart;
+  rows: the first profiler, the first profiler plus its first ``add_step``,
+  the first and the second ``add_step``.
 
 Targets (ours/TF): GraphDef + OpLogProto <= 0.2 (every row), live graph
 <= 0.25. Prints one table (best of all samples, min-max, the ratio of each
@@ -136,10 +139,16 @@ def graphdef_child(side: str, data_dir: str, repeat: int) -> dict[str, Any]:
 
 
 def live_child(side: str, n_ops: int) -> dict[str, Any]:
-    """The first profiler on a freshly built graph."""
-    from _common import build_model
+    """The first profiler on a freshly built graph, then its first two steps.
 
-    graph = build_model(n_ops).graph
+    The user's path: ``Profiler(sess.graph)``, one FULL_TRACE run of the whole
+    graph (not timed), ``add_step(1, run_meta)``, then ``add_step(2, run_meta)``
+    (the same RunMetadata again: the second step's cost with the graph settled).
+    """
+    from _common import build_model, session_config, tf1
+
+    model = build_model(n_ops)
+    graph = model.graph
     if side == "tf":
         import tensorflow as tf
 
@@ -148,9 +157,23 @@ def live_child(side: str, n_ops: int) -> dict[str, Any]:
         from tfprof_lite import Profiler
 
         make = lambda: Profiler(graph)  # noqa: E731
+    sess = tf1.Session(graph=graph, config=session_config())
     held: list[Any] = []
-    seconds = _clock(lambda: held.append(make()))
-    return {"live": seconds, "live_cpu": CPU[-1], "nodes": len(graph.get_operations())}
+    out: dict[str, Any] = {"live": _clock(lambda: held.append(make()))}
+    out["live_cpu"] = CPU[-1]
+    sess.run(model.init)
+    meta = tf1.RunMetadata()
+    options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+    sess.run(model.fetches, options=options, run_metadata=meta)
+    sess.close()
+    for step in (1, 2):
+        out[f"step{step}"] = _clock(lambda: held[0].add_step(step, meta))  # noqa: B023
+        out[f"step{step}_cpu"] = CPU[-1]
+    for suffix in ("", "_cpu"):
+        out[f"live_step1{suffix}"] = out[f"live{suffix}"] + out[f"step1{suffix}"]
+    out["nodes"] = len(graph.get_operations())
+    out["run_meta_bytes"] = meta.ByteSize()
+    return out
 
 
 def child_main(args: argparse.Namespace) -> int:
@@ -210,6 +233,9 @@ def make_rows(graphdef: list[dict], live: list[dict]) -> list[dict[str, Any]]:
         ("GraphDef + OpLogProto messages, best", graphdef, "messages", TARGET_GRAPHDEF),
         ("GraphDef + OpLogProto bytes, best", graphdef, "bytes", TARGET_GRAPHDEF),
         ("live tf.Graph, 1st profiler", live, "live", TARGET_LIVE),
+        ("live tf.Graph, 1st profiler + 1st add_step", live, "live_step1", TARGET_LIVE),
+        ("live tf.Graph, 1st add_step", live, "step1", TARGET_LIVE),
+        ("live tf.Graph, 2nd add_step", live, "step2", TARGET_LIVE),
     ]
     specs += [
         (f"{name} (CPU s)", pairs, f"{key}_cpu", target) for name, pairs, key, target in specs

@@ -104,12 +104,46 @@ class LiveGraphModel(ProfileModel):
     most of what building a profile from a graph would cost; only the code view
     and written profiles read them, so ``Profiler(graph)`` leaves them pending
     (:meth:`defer_graph_traces`, through the model's deferred traces) and the
-    first read of ``traces`` or ``id_to_string`` takes them, as the first
-    step's op log would. Equal to resolving them at once: the stacks of
+    first read of ``traces`` or ``id_to_string`` takes them, as the op log of
+    the first step that adds ops would. Equal to resolving them at once: the stacks of
     existing ops never change and their strings keep graph order.
     ``has_trace`` is known at construction (one op's stack is resolved then),
-    so reading it leaves the rest pending.
+    so reading it leaves the rest pending. A step's op log that gives no node
+    a call stack and no new string (the graph got no op since: its entries are
+    FLOPs refined by the step) is merged with them still pending.
     """
+
+    def add_op_log_columns(self, cols: graphs.OpLogColumns, stacks: list[Any]) -> None:
+        """As :meth:`ProfileModel.add_op_log_columns`; the pending call stacks
+        stay pending when ``cols`` adds neither a call stack nor a string (then
+        merging them first would change nothing the op log sets)."""
+        if cols.traces or not self._knows_strings(cols.id_to_string):
+            super().add_op_log_columns(cols, stacks)
+            return
+        with self._pending_held():
+            super().add_op_log_columns(cols, stacks)
+
+    def new_pseudo_node(self, name: str) -> int:
+        """As :meth:`ProfileModel.new_pseudo_node` (a step's runtime node, which
+        has no call stack), the pending call stacks left pending."""
+        with self._pending_held():
+            return super().new_pseudo_node(name)
+
+    @contextmanager
+    def _pending_held(self) -> Iterator[None]:
+        """Inside, the pending call stacks are set aside: what runs there sees the
+        traces resolved so far, and must not give a graph op a call stack."""
+        pending, self._pending_traces = self._pending_traces, None
+        try:
+            yield
+        finally:
+            if pending:
+                self._pending_traces = pending + (self._pending_traces or [])
+
+    def _knows_strings(self, id_to_string: dict[int, str]) -> bool:
+        """Whether every string of ``id_to_string`` is already in the table."""
+        known = self._id_to_string
+        return all(known.get(key) == text for key, text in id_to_string.items())
 
     def defer_graph_traces(self, resolve: Callable[[], graphs.OpLogColumns]) -> None:
         """Take the entries ``resolve`` gives (names, call stacks, strings) on the

@@ -329,3 +329,38 @@ def test_graph_columns_append_to_an_output_shapes_attribute() -> None:
     index = got.names.index("scalar")
     assert got.output_shapes[index] == {0: [], 1: [1]}
     assert got.attrs == want.attrs and got.output_shapes == want.output_shapes
+
+
+def test_add_step_leaves_call_stacks_pending(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step on a graph that got no op since ``Profiler(graph)`` (its op log only
+    refines FLOPs) resolves no call stack; the first read after it gives the
+    stacks and string ids of the eager op log."""
+    from tfprof_lite.capture.traces import TraceEncoder
+    from tfprof_lite.model import decode
+
+    model = live_models.LIVE_MODELS["mlp"]()
+    resolved: list[str] = []
+    original = TraceEncoder.code_def
+
+    def counting(self: TraceEncoder, op: Any, op_type: str) -> bytes:
+        resolved.append(op.name)
+        return original(self, op, op_type)
+
+    monkeypatch.setattr(TraceEncoder, "code_def", counting)
+    try:
+        prof = tfprof_lite.Profiler(model.graph)
+        for step in range(2):
+            prof.add_step(step, model.traced_step())
+    finally:
+        model.close()
+    assert prof.model.traces_pending
+    assert len(resolved) == 1
+    assert prof.model.has_trace and len(resolved) == 1
+    traces = prof.model.traces
+    assert resolved == [op.name for op in model.graph.get_operations()]
+    eager = oplog.OpLogBuilder(model.graph).build_columns()
+    assert prof.model.id_to_string == eager.id_to_string
+    stacks = decode.code_stacks(eager.traces)
+    want = {name: stacks[t] for name, t in zip(eager.names, eager.trace_ids) if t >= 0}
+    assert {n: traces[prof.model.index[n]] for n in want} == want
+    assert all(traces[nid] is None for name, nid in prof.model.index.items() if name not in want)

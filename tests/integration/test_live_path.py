@@ -321,3 +321,45 @@ def test_call_stacks_read_before_any_step(model_name: str, first_read: str) -> N
     finally:
         model.close()
     assert problems == []
+
+
+def _grow(model: Any) -> None:
+    """New ops (with call stacks) in the model's graph, fetched from the next step
+    on: one of a known shape, and one whose batch dimension the step refines."""
+    tf = tf_oracle.tf
+    with model.graph.as_default(), tf.compat.v1.name_scope("grown"):
+        weights = tf.compat.v1.trainable_variables()[0]
+        norm = tf.reduce_sum(tf.square(weights), name="norm")
+        squares = tf.square(model.graph.get_tensor_by_name("x:0"), name="squares")
+        total = tf.reduce_sum(squares, name="total")
+    model.fetches = [model.fetches, norm, total]
+
+
+@pytest.mark.parametrize("read_before", ["nothing", "code"])
+@pytest.mark.parametrize("grow_at", [0, 1])
+def test_graph_grows_between_steps(grow_at: int, read_before: str) -> None:
+    """Ops added to the graph after ``Profiler(graph)`` (before the first step, or
+    between steps), the call stacks still pending or already read by the code
+    view: every view, the code view's traces and the written profile are TF's."""
+    model = live_models.LIVE_MODELS["mlp"]()
+    problems: list[str] = []
+    try:
+        ours = tfprof_lite.Profiler(model.graph)
+        tf_prof = tf_oracle.LiveTf(model.graph)
+        if read_before == "code":
+            options = differential.OPTION_SETS["all_select"]()
+            problems += _compare(ours, tf_prof, "code", "all_select", options)
+        for step in range(3):
+            if step == grow_at:
+                _grow(model)
+            data = model.traced_step()
+            ours.add_step(step, data)
+            tf_prof.add_step(step, tf_oracle._parse_run_meta(data))
+        assert "grown/squares" in ours.model.index
+        options = differential.OPTION_SETS["all_select"]()
+        problems += _compare(ours, tf_prof, "code", "all_select", options)
+        problems += _compare_sets(ours, tf_prof, QUICK_SETS, [-1, 2])
+        problems += _compare_profiles(ours, tf_prof)
+    finally:
+        model.close()
+    assert problems == []

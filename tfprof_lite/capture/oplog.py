@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,21 +45,29 @@ log = logging.getLogger("tfprof_lite")
 TRAINABLE_VARIABLES = "_trainable_variables"
 
 
-def recorded_outputs(graph: Any, run_meta: Any) -> Iterator[tuple[str, Any, Any, list[int]]]:
+def recorded_outputs(
+    graph: Any, run_meta: Any, ops: Mapping[str, Any] | None = None
+) -> Iterator[tuple[str, Any, Any, list[int]]]:
     """The recorded output shapes TensorFlow's tfprof merges into a graph.
 
     TensorFlow's rule: for each record (in proto order) naming a graph op whose
     recorded output count equals the op's, output ``i`` is the ``i``-th recorded
-    output. Yields ``(node_name, op, tensor, recorded dims)``.
+    output. Yields ``(node_name, op, tensor, recorded dims)``; with ``ops``
+    (name -> op), only the records of those ops.
     """
     for dev in run_meta.step_stats.dev_stats:
         for ns in dev.node_stats:
             if not ns.output:
                 continue
-            try:
-                op = graph.get_operation_by_name(ns.node_name)
-            except (KeyError, ValueError):
-                continue
+            if ops is not None:
+                op = ops.get(ns.node_name)
+                if op is None:
+                    continue
+            else:
+                try:
+                    op = graph.get_operation_by_name(ns.node_name)
+                except (KeyError, ValueError):
+                    continue
             if len(ns.output) != len(op.outputs):
                 continue
             for i, out in enumerate(ns.output):
@@ -67,15 +75,18 @@ def recorded_outputs(graph: Any, run_meta: Any) -> Iterator[tuple[str, Any, Any,
                 yield ns.node_name, op, op.outputs[i], dims
 
 
-def fill_missing_shapes(graph: Any, run_meta: Any) -> set[str]:
-    """Merge RunMetadata output shapes into not-fully-defined graph shapes.
+def fill_missing_shapes(
+    graph: Any, run_meta: Any, ops: Mapping[str, Any] | None = None
+) -> set[str]:
+    """Merge RunMetadata output shapes into not-fully-defined graph shapes (with
+    ``ops``, name -> op, into those ops' only: the others' shapes are known).
 
     Returns the names of the ops whose output shapes changed.
     """
     from tensorflow.python.framework import tensor_shape
 
     changed: set[str] = set()
-    for node_name, op, tensor, dims in recorded_outputs(graph, run_meta):
+    for node_name, op, tensor, dims in recorded_outputs(graph, run_meta, ops):
         if tensor.get_shape().is_fully_defined():
             continue
         try:
@@ -110,6 +121,10 @@ class OpLogBuilder:
         self._flops_types = self._registered.function
         # Ops counted while a shape they read was unknown, in graph order.
         self._unsettled: dict[str, Any] = {}
+        # Ops with an output shape not fully defined (a RunMetadata may refine
+        # them), among the first ``_scanned`` ops of the graph.
+        self._unshaped: dict[str, Any] = {}
+        self._scanned = 0
 
     def _flops(self, op: Any, function: Any) -> tuple[int, bool]:
         """TensorFlow's registered ``flops`` statistic of ``op`` by ``function``, as
@@ -155,8 +170,11 @@ class OpLogBuilder:
         """As :meth:`build_columns` without a RunMetadata or user op log, but the
         call stacks of the new ops left pending; and whether any of them has one
         (resolved only as far as the first that has)."""
-        cols = self._columns(self._logged(None, defer=True))
-        return cols, self._pending is not None and self._pending.any()
+        logged = self._logged(None, defer=True)
+        # The first stack resolved before the string table is copied: a later op
+        # log that adds no string then carries the same table.
+        traced = self._pending is not None and self._pending.any()
+        return self._columns(logged), traced
 
     def take_deferred(self) -> OpLogColumns:
         """The entries (call stacks only) of the ops left pending by
@@ -186,13 +204,17 @@ class OpLogBuilder:
 
     def _logged(self, run_meta: Any, defer: bool = False) -> dict[str, _Entry]:
         """The entries of the ops new since the last call and of those to revisit,
-        with the call stacks left pending by the previous call."""
-        pending = self._pending.take() if self._pending is not None else {}
-        self._pending = None
-        if run_meta is not None:
-            fill_missing_shapes(self.graph, run_meta)
+        with the call stacks left pending by the previous call when there are new
+        ops (their strings get ids after the pending ones'); without new ops the
+        entries carry no call stack and no new string, and pending ones stay so."""
         all_ops = self.graph.get_operations()
+        if run_meta is not None:
+            self._refine_shapes(all_ops, run_meta)
         fresh = all_ops[self._seen_ops :]
+        pending: dict[str, bytes] = {}
+        if fresh and self._pending is not None:
+            pending = self._pending.take()
+            self._pending = None
         revisit = list(self._unsettled.values())
         first = self._seen_ops == 0
         self._seen_ops = len(all_ops)
@@ -213,6 +235,19 @@ class OpLogBuilder:
         if run_meta is None:
             note_incomplete_shapes(missing)
         return logged
+
+    def _refine_shapes(self, all_ops: list[Any], run_meta: Any) -> None:
+        """:func:`fill_missing_shapes`, looking only at the records of ops with an
+        output shape not fully defined (shapes only ever get more defined, so
+        an op once fully known stays so)."""
+        unshaped = self._unshaped
+        for op in all_ops[self._scanned :]:
+            if not _shaped(op):
+                unshaped[op.name] = op
+        self._scanned = len(all_ops)
+        if unshaped:
+            fill_missing_shapes(self.graph, run_meta, unshaped)
+            self._unshaped = {name: op for name, op in unshaped.items() if not _shaped(op)}
 
     def _add_trainable(self, logged: dict[str, _Entry], every: bool) -> None:
         from tensorflow.python.framework import ops
@@ -251,6 +286,11 @@ class OpLogBuilder:
                 mine.code_def.MergeFrom(entry.code_def)
         out.log_entries.extend(merged.values())
         return out
+
+
+def _shaped(op: Any) -> bool:
+    """Whether every output shape of ``op`` is fully defined."""
+    return all(tensor.shape.is_fully_defined() for tensor in op.outputs)
 
 
 @dataclass

@@ -35,7 +35,8 @@ class GraphSource:
         """GraphDef and merged default op log for ``Profiler(graph, op_log)``: the
         op log as decoded columns, or as our message when a user op log is merged;
         and whether call stacks were left pending (without a user op log they are:
-        :meth:`deferred_traces` gives them, as does the next step's op log)."""
+        :meth:`deferred_traces` gives them, as does the op log of the next step
+        that adds ops)."""
         if user_op_log is None or not len(user_op_log.log_entries):
             op_log, traced = self._builder.build_deferred()
         else:

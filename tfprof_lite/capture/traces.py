@@ -12,7 +12,7 @@ Contract:
   source line text) the first time it is read, which costs more than everything
   else the profiler does with the op; the stacks only matter to the code view and
   to a written profile, so they are resolved when one of those asks, or when the
-  next op log is built (so the string ids stay in graph order). ``any()``
+  next op log that adds ops is built (so the string ids stay in graph order). ``any()``
   resolves only as far as the first op with a non-empty stack.
 """
 
