@@ -13,7 +13,7 @@ import pytest
 import tfprof_lite
 from tests.gpu_tf221 import CUB, KERNELS, REDZONE, tf221_gpu_meta, tf221_graph
 from tests.xspace_data import JAX_CASES, jax_file
-from tfprof_lite.analysis.overview import TOP_OPS_TITLE, TopOp, overview
+from tfprof_lite.analysis.overview import TOP_OPS_TITLE, Overview, TopOp, overview, recommend
 from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.xspace_load import load_model
@@ -89,3 +89,36 @@ def test_tf_gpu_run_metadata_same_rule() -> None:
     kernels = sum(k.dur for k in KERNELS if k.op.endswith(":MatMul"))
     assert (matmul.accelerator_micros, matmul.self_micros) == (kernels, kernels + 2 * 2)
     assert sum(o.accelerator_micros for o in ops.values()) == sum(k.dur for k in KERNELS)
+
+
+def test_jax_transformer_recommendation_names_the_host_dispatch() -> None:
+    # The transformer's accelerator idles two thirds of the step while the host
+    # runs the XLA program (XlaModule, no kernel of its own): host-bound, not
+    # "compute-bound: XlaModule".
+    view = overview(load_model(str(jax_file("jax_h100_transformer_bf16"))))
+    assert view.top_ops[0].op == "XlaModule"
+    assert view.device_idle is not None and view.device_idle > 0.5
+    assert view.recommendation.startswith("host-bound: the accelerator is idle")
+    assert "XlaModule" in view.recommendation and "compute-bound" not in view.recommendation
+
+
+def _page(top: list[TopOp], device_idle: float | None) -> Overview:
+    """An overview of one step with the given top ops (no input wait, no idle host)."""
+    return Overview(steps=1, avg_step_micros=100.0, device_idle=device_idle, top_ops=top)
+
+
+def _op(name: str, micros: int, share: float, accel: int = 0) -> TopOp:
+    return TopOp(name, micros, share, 0, 0.0, 1, 1, accel)
+
+
+def test_busy_accelerator_names_the_first_op_that_is_not_the_dispatch() -> None:
+    top = [_op("XlaModule", 60, 0.6), _op("dot_general (matmul)", 30, 0.3, accel=30)]
+    text = recommend(_page(top, device_idle=0.2))
+    assert text.startswith("compute-bound: dot_general (matmul) takes 30.0%")
+
+
+def test_dispatch_alone_or_without_an_accelerator_stays_compute_bound() -> None:
+    only = [_op("XlaModule", 60, 1.0)]
+    assert recommend(_page(only, device_idle=0.2)).startswith("compute-bound: XlaModule")
+    # No accelerator (a CPU-only XLA program): the host work is the compute.
+    assert recommend(_page(only, device_idle=None)).startswith("compute-bound: XlaModule")

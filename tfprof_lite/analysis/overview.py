@@ -36,13 +36,23 @@ if TYPE_CHECKING:
 #: The device of an XSpace's step markers, as the step records name it (lower case).
 _STEPS_DEVICE = STEPS_DEVICE.lower()
 
-__all__ = ["TOP_OPS_TITLE", "Overview", "TopOp", "format_flop_rate", "overview"]
+__all__ = [
+    "HOST_DISPATCH",
+    "TOP_OPS_TITLE",
+    "Overview",
+    "TopOp",
+    "format_flop_rate",
+    "overview",
+    "recommend",
+]
 
 _HOST_RE = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)")
 #: Share of the step in which nothing ran (or only transfers were awaited) from
 #: which the recommendation says the program is waiting rather than computing.
 WAITING_SHARE = 0.5
 #: The title of the top-ops table: the time it ranks is tfprof's exec time.
+#: The op type of an XLA program's execution on a host thread (its dispatch).
+HOST_DISPATCH = "XlaModule"
 TOP_OPS_TITLE = "top ops by self time, CPU + accelerator (per step):"
 
 
@@ -265,7 +275,9 @@ def _waiting(view: Overview) -> str | None:
     return None
 
 
-def _recommend(view: Overview) -> str:
+def recommend(view: Overview) -> str:
+    """The one-line recommendation of ``view``: input-bound, waiting, host-bound
+    on XLA dispatch, or the op type to look at first."""
     if not view.steps:
         return "no traced steps: run some steps with FULL_TRACE and add_step them"
     if view.input.input_bound or view.input.mean_share >= 0.2:
@@ -274,13 +286,37 @@ def _recommend(view: Overview) -> str:
     waiting = _waiting(view)
     if waiting:
         return waiting
-    if view.top_ops:
-        lead = view.top_ops[0]
+    dispatch = _dispatch_bound(view)
+    if dispatch:
+        return dispatch
+    # An XLA program's host side is where its kernels were launched from, not
+    # the compute: name the first op that is not, when there is one.
+    ops = [t for t in view.top_ops if t.op != HOST_DISPATCH] or view.top_ops
+    if ops:
+        lead = ops[0]
         return (
             f"compute-bound: {lead.op} takes {100 * lead.share:.1f}% of op time; "
             "look at it first (op view, order_by micros)"
         )
     return "no op time recorded"
+
+
+def _dispatch_bound(view: Overview) -> str | None:
+    """The verdict when the host's launching of XLA programs leads the op time
+    while the accelerator is mostly idle (an XSpace of a JAX or TF-XLA program)."""
+    lead = view.top_ops[0] if view.top_ops else None
+    idle = view.device_idle
+    if lead is None or lead.op != HOST_DISPATCH or lead.accelerator_micros or idle is None:
+        return None
+    if idle < WAITING_SHARE:
+        return None
+    return (
+        f"host-bound: the accelerator is idle {100 * idle:.1f}% of the step while the host "
+        f"spends {100 * lead.share:.1f}% of op time running XLA programs ({HOST_DISPATCH}: "
+        "their dispatch and kernel launches); give each compiled call more work "
+        "(more steps per call, larger batches) and look for host syncs between steps "
+        "(timeline)"
+    )
 
 
 def _cluster_part(view: Overview, report: ClusterReport) -> None:
@@ -324,5 +360,5 @@ def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None 
         from tfprof_lite.analysis.cluster import cluster_report  # a cluster's only
 
         _cluster_part(view, cluster_report(cluster))
-    view.recommendation = _recommend(view)
+    view.recommendation = recommend(view)
     return view
