@@ -39,6 +39,8 @@ __all__ = [
 
 I64 = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+I32 = npt.NDArray[np.int32]
+I8 = npt.NDArray[np.int8]
 
 PLANE_OTHER, PLANE_HOST, PLANE_GPU = 0, 1, 2
 
@@ -96,7 +98,7 @@ class _Texts(Mapping[str, list[str]]):
         return len(self._table.codes)
 
 
-def _strings_at(strings: list[str], codes: I64) -> list[str]:
+def _strings_at(strings: list[str], codes: npt.NDArray[np.integer[Any]]) -> list[str]:
     """``strings[code]`` for each code (``""`` for -1)."""
     if not len(codes):
         return []
@@ -122,7 +124,7 @@ class EventTable:
     def __init__(
         self,
         cols: XSpaceColumns,
-        plane_kind: I64,
+        plane_kind: I8,
         start: I64,
         end: I64,
         names: list[str],
@@ -134,7 +136,7 @@ class EventTable:
         self.end = end
         self.names = names
         self.derived = derived
-        self.codes: dict[str, I64] = {}
+        self.codes: dict[str, I32] = {}
         self.ints: dict[str, I64] = {}
         self.has_int: dict[str, BoolArray] = {}
         self.text: Mapping[str, list[str]] = _Texts(self)
@@ -163,7 +165,7 @@ class EventTable:
         return int(self.cols.event_line[event])
 
 
-def _plane_kinds(cols: XSpaceColumns) -> I64:
+def _plane_kinds(cols: XSpaceColumns) -> I8:
     kinds = []
     for name in cols.plane_name:
         if name == "/host:CPU":
@@ -172,7 +174,7 @@ def _plane_kinds(cols: XSpaceColumns) -> I64:
             kinds.append(PLANE_GPU)
         else:
             kinds.append(PLANE_OTHER)
-    return np.asarray(kinds, dtype=np.int64)
+    return np.asarray(kinds, dtype=np.int8)
 
 
 def _stat_rows(cols: XSpaceColumns, keys: dict[str, int]) -> dict[str, I64]:
@@ -197,7 +199,7 @@ def _owners(cols: XSpaceColumns, rows: I64, kinds: tuple[int, ...]) -> tuple[I64
 def event_table(cols: XSpaceColumns) -> EventTable:
     """The per-event columns of ``cols``."""
     n = len(cols.event_line)
-    plane_kind = _plane_kinds(cols)[cols.event_plane()] if n else np.zeros(0, dtype=np.int64)
+    plane_kind = _plane_kinds(cols)[cols.event_plane()] if n else np.zeros(0, dtype=np.int8)
     start = cols.event_start_ps.astype(np.int64, copy=False)  # the decoded column itself
     end = start + np.maximum(cols.event_duration_ps, 0)
     names = _strings_at(cols.meta_name, cols.event_meta.astype(np.int64))
@@ -209,7 +211,7 @@ def event_table(cols: XSpaceColumns) -> EventTable:
     rows = _stat_rows(cols, keys) if keys else {}
     empty = np.zeros(0, dtype=np.int64)
     for name in _TEXT_STATS:
-        codes = np.full(n, -1, dtype=np.int64)
+        codes = np.full(n, -1, dtype=np.int32)
         owners, at = _owners(cols, rows.get(name, empty), _TEXT_KINDS)
         codes[owners] = cols.event_stats.value[at]
         table.codes[name] = codes
