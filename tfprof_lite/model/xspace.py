@@ -54,7 +54,7 @@ from tfprof_lite.proto.xplane import XSpaceColumns
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "convert", "plan_steps"]
+__all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "add_plan", "convert", "plan_steps"]
 
 I64 = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -371,9 +371,25 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
     """Add the ops and steps of ``cols`` to ``model``; records how steps were found
     in ``model.steps_source``."""
     plan = plan_steps(cols)
+    add_plan(plan, model)
+    return plan
+
+
+def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> None:
+    """Add the nodes and steps of ``plan`` to ``model`` (see :func:`convert`).
+
+    ``release``: empty ``plan.columns`` and ``plan.tracer_ns`` first and drop
+    each step's columns once the model holds the step, so that a large file's
+    steps are not held twice.
+    """
     if plan.nodes:
         model.add_graph(plan.nodes)
-    for number, step_cols, exact in zip(plan.numbers, plan.columns, plan.tracer_ns):
+    steps = list(zip(plan.numbers, plan.columns, plan.tracer_ns))
+    if release:
+        plan.columns, plan.tracer_ns = [], []
+    steps.reverse()
+    while steps:
+        number, step_cols, exact = steps.pop()
         if len(step_cols):
             execs = model.steps.get(number)
             before = len(execs.kernels) if execs is not None else 0
@@ -382,10 +398,10 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
             kernels = model.steps[number].kernels
             if len(kernels) == before + len(exact):
                 kernels.dur_ns[before:] = exact
+        del step_cols, exact
     _bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
-    return plan
 
 
 _GPU_TRACER_RE = re.compile(r"/device:gpu:(\d+)/")

@@ -80,22 +80,24 @@ def gpu_ordinal(plane_name: str) -> int:
 class _Texts(Mapping[str, list[str]]):
     """Stat name -> per-event text, each list made from its codes when first read."""
 
-    def __init__(self, table: EventTable) -> None:
-        self._table = table
+    def __init__(self, codes: dict[str, I32], strings: list[str]) -> None:
+        # The table's columns, not the table: no reference cycle keeps a table
+        # (and the file's columns) alive past its last user.
+        self._codes = codes
+        self._strings = strings
         self._made: dict[str, list[str]] = {}
 
     def __getitem__(self, name: str) -> list[str]:
         values = self._made.get(name)
         if values is None:
-            codes = self._table.codes[name]
-            values = self._made[name] = _strings_at(self._table.cols.strings, codes)
+            values = self._made[name] = _strings_at(self._strings, self._codes[name])
         return values
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._table.codes)
+        return iter(self._codes)
 
     def __len__(self) -> int:
-        return len(self._table.codes)
+        return len(self._codes)
 
 
 def _strings_at(strings: list[str], codes: npt.NDArray[np.integer[Any]]) -> list[str]:
@@ -139,7 +141,7 @@ class EventTable:
         self.codes: dict[str, I32] = {}
         self.ints: dict[str, I64] = {}
         self.has_int: dict[str, BoolArray] = {}
-        self.text: Mapping[str, list[str]] = _Texts(self)
+        self.text: Mapping[str, list[str]] = _Texts(self.codes, cols.strings)
         #: Facts derived from the table, kept for whoever asks again (by name).
         self.memo: dict[str, Any] = {}
         self._host: I64 | None = None
