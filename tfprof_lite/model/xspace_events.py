@@ -65,6 +65,9 @@ DERIVED_LINES = frozenset(
 _GPU_PLANE = re.compile(r"/device:GPU:(\d+)")
 _TEXT_STATS = ("tf_op", "hlo_op", "hlo_module", "kernel_details", "memcpy_details", "eager_op")
 _INT_STATS = ("correlation_id", "_r", "step_num", "program_id")
+#: Int stats most events carry (a column per event); the others are kept as
+#: (event, value) pairs of the events that have them.
+_DENSE_INTS = frozenset({"correlation_id"})
 _TEXT_KINDS = (KIND_STR, KIND_REF, KIND_COMPRESSED)
 _INT_KINDS = (KIND_INT64, KIND_UINT64)
 
@@ -116,6 +119,45 @@ def _strings_at(strings: list[str], codes: npt.NDArray[np.integer[Any]]) -> list
     return values
 
 
+class _Ints(Mapping[str, I64]):
+    """Stat name -> per-event int value (0 where absent): a dense column, or one
+    made on each read from the (event, value) pairs of a sparse stat."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.dense: dict[str, I64] = {}
+        self.sparse: dict[str, tuple[I64, I64]] = {}
+
+    def __getitem__(self, name: str) -> I64:
+        found = self.dense.get(name)
+        if found is not None:
+            return found
+        owners, values = self.sparse[name]
+        out = np.zeros(self.n, dtype=np.int64)
+        out[owners] = values
+        return out
+
+    def at(self, name: str, events: I64) -> I64:
+        """The values of stat ``name`` of ``events`` (0 where absent)."""
+        found = self.dense.get(name)
+        if found is not None:
+            return found[events]
+        owners, values = self.sparse[name]
+        if not len(owners):
+            return np.zeros(len(events), dtype=np.int64)
+        # The last pair of an event wins, as in a dense column.
+        pos = np.searchsorted(owners, events, side="right") - 1
+        hit = pos >= 0
+        hit[hit] = owners[pos[hit]] == events[hit]
+        return np.where(hit, values[np.maximum(pos, 0)], 0)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self.dense, *self.sparse])
+
+    def __len__(self) -> int:
+        return len(self.dense) + len(self.sparse)
+
+
 class EventTable:
     """Columns per event (index = event row of the XSpace columns).
 
@@ -139,7 +181,7 @@ class EventTable:
         self.names = names
         self.derived = derived
         self.codes: dict[str, I32] = {}
-        self.ints: dict[str, I64] = {}
+        self.ints = _Ints(len(start))
         self.has_int: dict[str, BoolArray] = {}
         self.text: Mapping[str, list[str]] = _Texts(self.codes, cols.strings)
         #: Facts derived from the table, kept for whoever asks again (by name).
@@ -218,11 +260,15 @@ def event_table(cols: XSpaceColumns) -> EventTable:
         codes[owners] = cols.event_stats.value[at]
         table.codes[name] = codes
     for name in _INT_STATS:
-        values_i = np.zeros(n, dtype=np.int64)
         present = np.zeros(n, dtype=bool)
         owners, at = _owners(cols, rows.get(name, empty), _INT_KINDS)
-        values_i[owners] = cols.event_stats.value[at]
         present[owners] = True
-        table.ints[name] = values_i
         table.has_int[name] = present
+        values = cols.event_stats.value[at].astype(np.int64, copy=False)
+        if name in _DENSE_INTS:
+            dense = np.zeros(n, dtype=np.int64)
+            dense[owners] = values
+            table.ints.dense[name] = dense
+        else:
+            table.ints.sparse[name] = (owners, values)
     return table

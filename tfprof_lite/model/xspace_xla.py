@@ -123,7 +123,8 @@ def xla_events(table: EventTable) -> XlaEvents:
     strings = table.cols.strings
     events = device[_nonempty(module, strings) | _nonempty(hlo_op, strings)]
     has_program = table.has_int["program_id"][events]
-    wanted = set(table.ints["program_id"][events][has_program].tolist())
+    program_id = table.ints.at("program_id", events)
+    wanted = set(program_id[has_program].tolist())
     needed = _needed(protos, wanted, bool(has_program.all()))
     index, failed = _index(needed)
     if failed and len(needed) < len(protos):  # a lookup by module name may need the others
@@ -137,7 +138,7 @@ def xla_events(table: EventTable) -> XlaEvents:
         hlo_op=codes["hlo_op"][events],
         hlo_module=codes["hlo_module"][events],
         texts=strings,
-        program_id=table.ints["program_id"][events],
+        program_id=program_id,
         has_program=has_program,
         execution=table.ints["correlation_id"][events],
         has_execution=table.has_int["correlation_id"][events],
