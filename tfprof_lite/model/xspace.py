@@ -361,6 +361,8 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     steps = range(len(rows.bounds) - 1)
     columns = [rows.columns(step, cols.origin_ns) for step in steps]
     tracer = [rows.tracer_ns(step) for step in steps]
+    # The steps' records are in their columns now: drop the table of them.
+    del rows, dev_steps, device, launch, host_ops, names
     programs = set(attribution.programs.values())
     add_memory(table, attribution.tf_ops, roots.events, columns, nodes, programs)
     code = code_sources(table, attribution)
