@@ -224,7 +224,7 @@ class _Attribution:
         table = self.table
         strings = table.cols.strings
         codes = table.codes
-        node = self._by_code(codes["tf_op"][events], self._tf_op_node)
+        node = self._by_code(codes["tf_op"][events].astype(np.int64), self._tf_op_node)
         xla = self.xla
         if len(xla.events):
             pos = np.minimum(np.searchsorted(xla.events, events), len(xla.events) - 1)

@@ -109,8 +109,8 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     texts = cols.strings
     line = cols.event_line[events].astype(np.int64)
     meta = cols.event_meta[events].astype(np.int64)
-    details = table.codes["kernel_details"][events]
-    copies = table.codes["memcpy_details"][events]
+    details = table.codes["kernel_details"][events].astype(np.int64)
+    copies = table.codes["memcpy_details"][events].astype(np.int64)
     names = cols.meta_name
     ordinal = [gpu_ordinal(name) for name in cols.plane_name]
 
