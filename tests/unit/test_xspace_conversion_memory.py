@@ -111,3 +111,14 @@ def test_a_released_plan_gives_the_model_the_same_steps() -> None:
         assert a.accelerator_exec_micros.tolist() == b.accelerator_exec_micros.tolist()
         assert a.cpu_exec_micros.tolist() == b.cpu_exec_micros.tolist()
     assert released.names == kept.names
+
+
+def test_a_table_without_its_stats_still_answers_rows_and_times() -> None:
+    table = event_table(xplane.decode_xspace(_space().bytes()))
+    host, device = table.host_events().tolist(), table.device_events().tolist()
+    start, end = table.start.tolist(), table.end.tolist()
+    table.drop_stats()
+    assert (table.codes, table.has_int, table.names) == ({}, {}, [])
+    assert len(table.ints) == 0 and len(table.text) == 0
+    assert table.host_events().tolist() == host and table.device_events().tolist() == device
+    assert (table.start.tolist(), table.end.tolist()) == (start, end)

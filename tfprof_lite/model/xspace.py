@@ -364,8 +364,12 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     # The steps' records are in their columns now: drop the table of them.
     del rows, dev_steps, device, launch, host_ops, names
     programs = set(attribution.programs.values())
-    add_memory(table, attribution.tf_ops, roots.events, columns, nodes, programs)
     code = code_sources(table, attribution)
+    # The memory records need the host ops and the events' times only.
+    tf_ops = attribution.tf_ops
+    del attribution
+    table.drop_stats()
+    add_memory(table, tf_ops, roots.events, columns, nodes, programs)
     return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code)
 
 

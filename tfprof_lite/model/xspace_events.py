@@ -204,6 +204,19 @@ class EventTable:
             self._device = np.flatnonzero((self.plane_kind == PLANE_GPU) & ~self.derived)
         return self._device
 
+    def drop_stats(self) -> None:
+        """Let go of the per-event names and stat columns (for a caller that
+        reads only the events' rows, planes and times from here on)."""
+        self.host_events()
+        self.device_events()
+        self.names = []
+        self.codes.clear()
+        self.ints.dense.clear()
+        self.ints.sparse.clear()
+        self.has_int.clear()
+        self.text = _Texts(self.codes, self.cols.strings)
+        self.memo.clear()
+
     def line_of(self, event: int) -> int:
         """The line row of ``event``."""
         return int(self.cols.event_line[event])
