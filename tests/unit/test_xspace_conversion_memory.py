@@ -122,3 +122,13 @@ def test_a_table_without_its_stats_still_answers_rows_and_times() -> None:
     assert len(table.ints) == 0 and len(table.text) == 0
     assert table.host_events().tolist() == host and table.device_events().tolist() == device
     assert (table.start.tolist(), table.end.tolist()) == (start, end)
+
+
+def test_step_columns_share_one_zero_per_memory_column_until_the_memory_records() -> None:
+    plan = xspace.plan_steps(xplane.decode_xspace(_space().bytes()))
+    cols = plan.columns[0]
+    assert len(cols) > 1
+    for name in ("total", "peak", "live", "gpu_allocs", "gpu_in_use", "temp", "persist"):
+        column = getattr(cols, name)
+        assert len(column) == len(cols) and not column.any()
+        assert column.strides == (0,) and not column.flags.writeable
