@@ -108,13 +108,13 @@ def test_loading_decodes_only_the_event_stats_it_reads(monkeypatch: pytest.Monke
     from tfprof_lite.model import xspace, xspace_load
 
     seen = []
-    real = xspace.convert
+    real = xspace.plan_steps
 
-    def spy(cols, model):  # type: ignore[no-untyped-def]
+    def spy(cols):  # type: ignore[no-untyped-def]
         seen.append({cols.strings[k] for k in cols.event_stats.key.tolist()})
-        return real(cols, model)
+        return real(cols)
 
-    monkeypatch.setattr(xspace_load, "convert", spy)
+    monkeypatch.setattr(xspace_load, "plan_steps", spy)
     file = xspace_files.jax_file(MLP)
     whole = Profiler.load(file)
     assert seen and seen[0] <= xspace_load.EVENT_STATS and "scope_range_id" not in seen[0]

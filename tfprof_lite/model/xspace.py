@@ -33,7 +33,6 @@ advisor read an XSpace as they read TF1 profiles:
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -43,7 +42,6 @@ import numpy.typing as npt
 
 from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of
 from tfprof_lite.model.records import NodeSpec
-from tfprof_lite.model.xla_kinds import HloOp
 from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
 from tfprof_lite.model.xspace_events import EventTable, event_table
 from tfprof_lite.model.xspace_memory import add_memory
@@ -56,9 +54,10 @@ from tfprof_lite.proto.xplane import XSpaceColumns
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "convert", "plan_steps"]
+__all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "add_plan", "convert", "plan_steps"]
 
 I64 = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 _TF_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*")
 _TF_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
@@ -130,8 +129,8 @@ class _Attribution:
     Device events, in columns over ``device`` (the GPU events, by row):
     ``launch`` (the host launch event, -1: none) and ``node`` (an index into
     ``nodes``: (node name, op type or ``None`` when the node keeps the type it
-    has)). ``xla`` holds their HLO instructions (``hlo``: event -> HloOp);
-    :meth:`launch_of` and :meth:`op_of` answer for one event.
+    has)). ``xla`` holds their HLO instructions;
+    :meth:`nodes_at` and :meth:`op_of` answer for any events.
     """
 
     def __init__(self, table: EventTable) -> None:
@@ -157,11 +156,6 @@ class _Attribution:
         self.launch = self.launches_of(self.device)
         self.node = self._nodes_of(self.device, self.launch)
 
-    @functools.cached_property
-    def hlo(self) -> dict[int, HloOp]:
-        """Device event -> its HLO instruction, for the events that map to one."""
-        return self.xla.by_event()
-
     def launches_of(self, events: I64) -> I64:
         """The host launch event of each device event (by ``correlation_id``), or -1."""
         table = self.table
@@ -173,33 +167,36 @@ class _Attribution:
         hit = table.has_int["correlation_id"][events] & (keys[at] == corr)
         return np.where(hit, self._launcher[at], -1).astype(np.int64)
 
-    @functools.cached_property
-    def _by_device(self) -> dict[int, tuple[int, int]]:
-        """Device event -> (its launch, its node), for one-event questions."""
-        return dict(
-            zip(self.device.tolist(), zip(self.launch.tolist(), self.node.tolist(), strict=True))
-        )
+    def _device_at(self, events: I64) -> tuple[I64, BoolArray]:
+        """The position in ``device`` of each of ``events``, and whether it is one."""
+        device = self.device
+        if not len(device):
+            return np.zeros(len(events), dtype=np.int64), np.zeros(len(events), dtype=bool)
+        at = np.minimum(np.searchsorted(device, events), len(device) - 1)
+        return at, device[at] == events
 
-    def launch_of(self, event: int) -> int:
-        """The host launch event of device event ``event``, or -1."""
-        found = self._by_device.get(event)
-        if found is not None:
-            return found[0]
-        return int(self.launches_of(np.asarray([event], dtype=np.int64))[0])
+    def nodes_at(self, events: I64, launches: I64) -> I64:
+        """The node (index into ``nodes``) each device event of ``events``
+        (launched by ``launches``) adds its time to; gives the nodes their types
+        in ``node_types`` as :meth:`op_of` does, in event order."""
+        at, known = self._device_at(events)
+        if len(self.device):
+            known &= self.launch[at] == launches
+            node = np.where(known, self.node[at], -1)
+        else:
+            node = np.full(len(events), -1, dtype=np.int64)
+        other = np.flatnonzero(~known)
+        if len(other):
+            node[other] = self._nodes_of(events[other], launches[other])
+        self.type_nodes(node)
+        return node
 
     def op_of(self, event: int, launch: int) -> str:
         """The node name device event ``event`` (launched by ``launch``) adds its
         time to."""
-        found = self._by_device.get(event)
-        if found is not None and found[0] == launch:
-            node = found[1]
-        else:
-            one = np.asarray([event], dtype=np.int64)
-            node = int(self._nodes_of(one, np.asarray([launch], dtype=np.int64))[0])
-        name, kind = self.nodes[node]
-        if kind is not None:
-            self.node_types.setdefault(name, kind)
-        return name
+        one = np.asarray([event], dtype=np.int64)
+        node = int(self.nodes_at(one, np.asarray([launch], dtype=np.int64))[0])
+        return self.nodes[node][0]
 
     def type_nodes(self, node: I64) -> None:
         """Give the nodes of ``node`` (ids into ``nodes``, in event order) their op
@@ -227,7 +224,7 @@ class _Attribution:
         table = self.table
         strings = table.cols.strings
         codes = table.codes
-        node = self._by_code(codes["tf_op"][events], self._tf_op_node)
+        node = self._by_code(codes["tf_op"][events].astype(np.int64), self._tf_op_node)
         xla = self.xla
         if len(xla.events):
             pos = np.minimum(np.searchsorted(xla.events, events), len(xla.events) - 1)
@@ -364,9 +361,15 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     steps = range(len(rows.bounds) - 1)
     columns = [rows.columns(step, cols.origin_ns) for step in steps]
     tracer = [rows.tracer_ns(step) for step in steps]
+    # The steps' records are in their columns now: drop the table of them.
+    del rows, dev_steps, device, launch, host_ops, names
     programs = set(attribution.programs.values())
-    add_memory(table, attribution.tf_ops, roots.events, columns, nodes, programs)
     code = code_sources(table, attribution)
+    # The memory records need the host ops and the events' times only.
+    tf_ops = attribution.tf_ops
+    del attribution
+    table.drop_stats()
+    add_memory(table, tf_ops, roots.events, columns, nodes, programs)
     return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code)
 
 
@@ -374,9 +377,25 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
     """Add the ops and steps of ``cols`` to ``model``; records how steps were found
     in ``model.steps_source``."""
     plan = plan_steps(cols)
+    add_plan(plan, model)
+    return plan
+
+
+def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> None:
+    """Add the nodes and steps of ``plan`` to ``model`` (see :func:`convert`).
+
+    ``release``: empty ``plan.columns`` and ``plan.tracer_ns`` first and drop
+    each step's columns once the model holds the step, so that a large file's
+    steps are not held twice.
+    """
     if plan.nodes:
         model.add_graph(plan.nodes)
-    for number, step_cols, exact in zip(plan.numbers, plan.columns, plan.tracer_ns):
+    steps = list(zip(plan.numbers, plan.columns, plan.tracer_ns))
+    if release:
+        plan.columns, plan.tracer_ns = [], []
+    steps.reverse()
+    while steps:
+        number, step_cols, exact = steps.pop()
         if len(step_cols):
             execs = model.steps.get(number)
             before = len(execs.kernels) if execs is not None else 0
@@ -385,10 +404,10 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
             kernels = model.steps[number].kernels
             if len(kernels) == before + len(exact):
                 kernels.dur_ns[before:] = exact
+        del step_cols, exact
     _bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
-    return plan
 
 
 _GPU_TRACER_RE = re.compile(r"/device:gpu:(\d+)/")

@@ -299,13 +299,17 @@ def code_sources(table: EventTable, attribution: Any) -> CodeSources:
 
     ``attribution`` is the conversion's op attribution: its ``tf_ops`` (host
     event -> (name, type)), ``programs`` (host execution of an XLA program ->
-    its node, when present), ``hlo`` (device event -> HLO op) and ``op_of``.
+    its node, when present), ``xla`` (the HLO op of the device events that map
+    to one, in columns), ``nodes`` and ``nodes_at`` (the node of device events).
     """
     python = PythonStacks(table)
-    hlo = attribution.hlo
+    xla = attribution.xla
+    # (return_index: a bare np.unique imports numpy.ma, some 20 ms)
+    mapped_ops, _ = np.unique(xla.at[xla.at >= 0], return_index=True)
     out = CodeSources()
-    if hlo:
-        out.protos = _wanted_protos(table, {op.program_id for op in hlo.values()})
+    if len(mapped_ops):
+        ops = xla.ops
+        out.protos = _wanted_protos(table, {ops[a].program_id for a in mapped_ops.tolist()})
     if not python and not out.protos:
         return out
     programs: dict[int, str] = getattr(attribution, "programs", {})
@@ -317,20 +321,37 @@ def code_sources(table: EventTable, attribution: Any) -> CodeSources:
         _python_stacks(
             table, python, events, [host_ops[e] for e in events.tolist()], out.from_python
         )
+        del host_ops, events
     device = _by_start(table, np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived))
     launches = _launches(table, device)
-    nodes = [attribution.op_of(e, at) for e, at in zip(device.tolist(), launches.tolist())]
-    mapped: dict[tuple[str, str, str], None] = {}
-    for event, node in zip(device.tolist(), nodes):
-        op = hlo.get(event)
-        if op is not None:
-            mapped[(node, op.module, op.scope)] = None
-    out.mapped = list(mapped)
+    node = attribution.nodes_at(device, launches)
+    out.mapped = _mapped(device, node, xla, attribution.nodes)
     if python:
         launched = np.flatnonzero(launches >= 0)
-        _python_stacks(table, python, launches[launched], [nodes[i] for i in launched.tolist()],
-                       out.from_python)  # fmt: skip
+        names = attribution.nodes
+        _python_stacks(table, python, launches[launched],
+                       [names[n][0] for n in node[launched].tolist()], out.from_python)  # fmt: skip
     return out
+
+
+def _mapped(
+    device: I64, node: I64, xla: Any, nodes: list[tuple[str, Any]]
+) -> list[tuple[str, str, str]]:
+    """The distinct (node, HLO module, framework scope) of the device events
+    ``device`` (by start; ``node``: theirs) mapped to an HLO op, in order."""
+    if not len(xla.events) or not len(device):
+        return []
+    pos = np.minimum(np.searchsorted(xla.events, device), len(xla.events) - 1)
+    op = np.where(xla.events[pos] == device, xla.at[pos], -1)
+    hit = np.flatnonzero(op >= 0)
+    pairs = node[hit] * len(xla.ops) + op[hit]
+    _, first = np.unique(pairs, return_index=True)
+    first.sort()
+    ops = xla.ops
+    mapped: dict[tuple[str, str, str], None] = {}
+    for n, o in zip(node[hit[first]].tolist(), op[hit[first]].tolist()):
+        mapped[(nodes[n][0], ops[o].module, ops[o].scope)] = None
+    return list(mapped)
 
 
 def code_stacks(table: EventTable, attribution: Any) -> dict[str, list[CodeFrame]]:

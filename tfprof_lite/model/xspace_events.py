@@ -39,6 +39,8 @@ __all__ = [
 
 I64 = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+I32 = npt.NDArray[np.int32]
+I8 = npt.NDArray[np.int8]
 
 PLANE_OTHER, PLANE_HOST, PLANE_GPU = 0, 1, 2
 
@@ -63,6 +65,9 @@ DERIVED_LINES = frozenset(
 _GPU_PLANE = re.compile(r"/device:GPU:(\d+)")
 _TEXT_STATS = ("tf_op", "hlo_op", "hlo_module", "kernel_details", "memcpy_details", "eager_op")
 _INT_STATS = ("correlation_id", "_r", "step_num", "program_id")
+#: Int stats most events carry (a column per event); the others are kept as
+#: (event, value) pairs of the events that have them.
+_DENSE_INTS = frozenset({"correlation_id"})
 _TEXT_KINDS = (KIND_STR, KIND_REF, KIND_COMPRESSED)
 _INT_KINDS = (KIND_INT64, KIND_UINT64)
 
@@ -78,25 +83,27 @@ def gpu_ordinal(plane_name: str) -> int:
 class _Texts(Mapping[str, list[str]]):
     """Stat name -> per-event text, each list made from its codes when first read."""
 
-    def __init__(self, table: EventTable) -> None:
-        self._table = table
+    def __init__(self, codes: dict[str, I32], strings: list[str]) -> None:
+        # The table's columns, not the table: no reference cycle keeps a table
+        # (and the file's columns) alive past its last user.
+        self._codes = codes
+        self._strings = strings
         self._made: dict[str, list[str]] = {}
 
     def __getitem__(self, name: str) -> list[str]:
         values = self._made.get(name)
         if values is None:
-            codes = self._table.codes[name]
-            values = self._made[name] = _strings_at(self._table.cols.strings, codes)
+            values = self._made[name] = _strings_at(self._strings, self._codes[name])
         return values
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._table.codes)
+        return iter(self._codes)
 
     def __len__(self) -> int:
-        return len(self._table.codes)
+        return len(self._codes)
 
 
-def _strings_at(strings: list[str], codes: I64) -> list[str]:
+def _strings_at(strings: list[str], codes: npt.NDArray[np.integer[Any]]) -> list[str]:
     """``strings[code]`` for each code (``""`` for -1)."""
     if not len(codes):
         return []
@@ -112,6 +119,45 @@ def _strings_at(strings: list[str], codes: I64) -> list[str]:
     return values
 
 
+class _Ints(Mapping[str, I64]):
+    """Stat name -> per-event int value (0 where absent): a dense column, or one
+    made on each read from the (event, value) pairs of a sparse stat."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.dense: dict[str, I64] = {}
+        self.sparse: dict[str, tuple[I64, I64]] = {}
+
+    def __getitem__(self, name: str) -> I64:
+        found = self.dense.get(name)
+        if found is not None:
+            return found
+        owners, values = self.sparse[name]
+        out = np.zeros(self.n, dtype=np.int64)
+        out[owners] = values
+        return out
+
+    def at(self, name: str, events: I64) -> I64:
+        """The values of stat ``name`` of ``events`` (0 where absent)."""
+        found = self.dense.get(name)
+        if found is not None:
+            return found[events]
+        owners, values = self.sparse[name]
+        if not len(owners):
+            return np.zeros(len(events), dtype=np.int64)
+        # The last pair of an event wins, as in a dense column.
+        pos = np.searchsorted(owners, events, side="right") - 1
+        hit = pos >= 0
+        hit[hit] = owners[pos[hit]] == events[hit]
+        return np.where(hit, values[np.maximum(pos, 0)], 0)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self.dense, *self.sparse])
+
+    def __len__(self) -> int:
+        return len(self.dense) + len(self.sparse)
+
+
 class EventTable:
     """Columns per event (index = event row of the XSpace columns).
 
@@ -122,7 +168,7 @@ class EventTable:
     def __init__(
         self,
         cols: XSpaceColumns,
-        plane_kind: I64,
+        plane_kind: I8,
         start: I64,
         end: I64,
         names: list[str],
@@ -134,10 +180,10 @@ class EventTable:
         self.end = end
         self.names = names
         self.derived = derived
-        self.codes: dict[str, I64] = {}
-        self.ints: dict[str, I64] = {}
+        self.codes: dict[str, I32] = {}
+        self.ints = _Ints(len(start))
         self.has_int: dict[str, BoolArray] = {}
-        self.text: Mapping[str, list[str]] = _Texts(self)
+        self.text: Mapping[str, list[str]] = _Texts(self.codes, cols.strings)
         #: Facts derived from the table, kept for whoever asks again (by name).
         self.memo: dict[str, Any] = {}
         self._host: I64 | None = None
@@ -158,12 +204,25 @@ class EventTable:
             self._device = np.flatnonzero((self.plane_kind == PLANE_GPU) & ~self.derived)
         return self._device
 
+    def drop_stats(self) -> None:
+        """Let go of the per-event names and stat columns (for a caller that
+        reads only the events' rows, planes and times from here on)."""
+        self.host_events()
+        self.device_events()
+        self.names = []
+        self.codes.clear()
+        self.ints.dense.clear()
+        self.ints.sparse.clear()
+        self.has_int.clear()
+        self.text = _Texts(self.codes, self.cols.strings)
+        self.memo.clear()
+
     def line_of(self, event: int) -> int:
         """The line row of ``event``."""
         return int(self.cols.event_line[event])
 
 
-def _plane_kinds(cols: XSpaceColumns) -> I64:
+def _plane_kinds(cols: XSpaceColumns) -> I8:
     kinds = []
     for name in cols.plane_name:
         if name == "/host:CPU":
@@ -172,7 +231,7 @@ def _plane_kinds(cols: XSpaceColumns) -> I64:
             kinds.append(PLANE_GPU)
         else:
             kinds.append(PLANE_OTHER)
-    return np.asarray(kinds, dtype=np.int64)
+    return np.asarray(kinds, dtype=np.int8)
 
 
 def _stat_rows(cols: XSpaceColumns, keys: dict[str, int]) -> dict[str, I64]:
@@ -197,7 +256,7 @@ def _owners(cols: XSpaceColumns, rows: I64, kinds: tuple[int, ...]) -> tuple[I64
 def event_table(cols: XSpaceColumns) -> EventTable:
     """The per-event columns of ``cols``."""
     n = len(cols.event_line)
-    plane_kind = _plane_kinds(cols)[cols.event_plane()] if n else np.zeros(0, dtype=np.int64)
+    plane_kind = _plane_kinds(cols)[cols.event_plane()] if n else np.zeros(0, dtype=np.int8)
     start = cols.event_start_ps.astype(np.int64, copy=False)  # the decoded column itself
     end = start + np.maximum(cols.event_duration_ps, 0)
     names = _strings_at(cols.meta_name, cols.event_meta.astype(np.int64))
@@ -209,16 +268,20 @@ def event_table(cols: XSpaceColumns) -> EventTable:
     rows = _stat_rows(cols, keys) if keys else {}
     empty = np.zeros(0, dtype=np.int64)
     for name in _TEXT_STATS:
-        codes = np.full(n, -1, dtype=np.int64)
+        codes = np.full(n, -1, dtype=np.int32)
         owners, at = _owners(cols, rows.get(name, empty), _TEXT_KINDS)
         codes[owners] = cols.event_stats.value[at]
         table.codes[name] = codes
     for name in _INT_STATS:
-        values_i = np.zeros(n, dtype=np.int64)
         present = np.zeros(n, dtype=bool)
         owners, at = _owners(cols, rows.get(name, empty), _INT_KINDS)
-        values_i[owners] = cols.event_stats.value[at]
         present[owners] = True
-        table.ints[name] = values_i
         table.has_int[name] = present
+        values = cols.event_stats.value[at].astype(np.int64, copy=False)
+        if name in _DENSE_INTS:
+            dense = np.zeros(n, dtype=np.int64)
+            dense[owners] = values
+            table.ints.dense[name] = dense
+        else:
+            table.ints.sparse[name] = (owners, values)
     return table

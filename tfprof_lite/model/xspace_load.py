@@ -19,7 +19,7 @@ import os
 
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.xspace import convert
+from tfprof_lite.model.xspace import add_plan, plan_steps
 from tfprof_lite.proto.kinds import looks_like_xspace
 from tfprof_lite.proto.xplane import XSpaceColumns, decode_xspace, decode_xspace_file
 
@@ -159,8 +159,12 @@ def _model_from_columns(cols: XSpaceColumns, what: str) -> ProfileModel:
             f"{what}: the profile holds no events (planes: {planes}); "
             "was anything run while the profiler was on?"
         )
+    plan = plan_steps(cols)
+    # The columns are the caller's no more (see load_model): freed before the
+    # model takes the steps.
+    del cols
     model = ProfileModel()
-    convert(cols, model)
+    add_plan(plan, model, release=True)
     return model
 
 
@@ -171,5 +175,6 @@ def load_model(path: str, max_input_size: int | str | None = None) -> ProfileMod
     once decoded), before the conversion builds the model: a large file is not
     held next to its columns.
     """
-    cols = decode_xspace_file(path, "an XSpace (*.xplane.pb)", EVENT_STATS, max_input_size)
-    return _model_from_columns(cols, path)
+    return _model_from_columns(
+        decode_xspace_file(path, "an XSpace (*.xplane.pb)", EVENT_STATS, max_input_size), path
+    )

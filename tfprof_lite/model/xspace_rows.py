@@ -109,8 +109,8 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     texts = cols.strings
     line = cols.event_line[events].astype(np.int64)
     meta = cols.event_meta[events].astype(np.int64)
-    details = table.codes["kernel_details"][events]
-    copies = table.codes["memcpy_details"][events]
+    details = table.codes["kernel_details"][events].astype(np.int64)
+    copies = table.codes["memcpy_details"][events].astype(np.int64)
     names = cols.meta_name
     ordinal = [gpu_ordinal(name) for name in cols.plane_name]
 
@@ -288,7 +288,9 @@ class StepRows:
         n = len(dev)
         start = _micros(origin_ns, self.rows.start[low:high])
         end = _micros(origin_ns, self.rows.end[low:high])
-        zeros = np.zeros(n, dtype=np.int64)
+        # The memory columns are all zeros until the memory records (which
+        # replace the columns of their step): read-only views of one zero each.
+        zeros = np.broadcast_to(np.zeros(1, dtype=np.int64), (n,))
         return StepColumns(
             devices=devices,
             dev=(np.cumsum(change) - 1).astype(np.int32),
@@ -297,12 +299,12 @@ class StepRows:
             start=start,
             rel=(end - start).astype(np.int64),
             total=zeros,
-            peak=zeros.copy(),
-            live=zeros.copy(),
-            gpu_allocs=np.zeros(n, dtype=np.int32),
-            gpu_in_use=zeros.copy(),
-            temp=zeros.copy(),
-            persist=zeros.copy(),
+            peak=zeros,
+            live=zeros,
+            gpu_allocs=np.broadcast_to(np.zeros(1, dtype=np.int32), (n,)),
+            gpu_in_use=zeros,
+            temp=zeros,
+            persist=zeros,
             has_step_stats=True,
         )
 

@@ -142,8 +142,7 @@ def _programs(table: EventTable, host: I64) -> tuple[list[int], str]:
 
 def _numbers(table: EventTable, roots: list[int]) -> list[int]:
     present = table.has_int["step_num"]
-    values = table.ints["step_num"]
-    numbers = [int(values[r]) for r in roots]
+    numbers: list[int] = table.ints.at("step_num", np.asarray(roots, dtype=np.int64)).tolist()
     if all(present[r] for r in roots) and len(set(numbers)) == len(numbers):
         return numbers
     return list(range(len(roots)))

@@ -119,11 +119,13 @@ def xla_events(table: EventTable) -> XlaEvents:
         return none
     codes = table.codes
     device = table.device_events()
-    module, hlo_op = codes["hlo_module"][device], codes["hlo_op"][device]
+    module = codes["hlo_module"][device].astype(np.int64)
+    hlo_op = codes["hlo_op"][device].astype(np.int64)
     strings = table.cols.strings
     events = device[_nonempty(module, strings) | _nonempty(hlo_op, strings)]
     has_program = table.has_int["program_id"][events]
-    wanted = set(table.ints["program_id"][events][has_program].tolist())
+    program_id = table.ints.at("program_id", events)
+    wanted = set(program_id[has_program].tolist())
     needed = _needed(protos, wanted, bool(has_program.all()))
     index, failed = _index(needed)
     if failed and len(needed) < len(protos):  # a lookup by module name may need the others
@@ -134,15 +136,15 @@ def xla_events(table: EventTable) -> XlaEvents:
     plane_ordinal = np.asarray([gpu_ordinal(name) for name in cols.plane_name], dtype=np.int64)
     kernels = KernelEvents(
         name=[table.names[e] for e in events.tolist()],
-        hlo_op=codes["hlo_op"][events],
-        hlo_module=codes["hlo_module"][events],
+        hlo_op=codes["hlo_op"][events].astype(np.int64),
+        hlo_module=codes["hlo_module"][events].astype(np.int64),
         texts=strings,
-        program_id=table.ints["program_id"][events],
+        program_id=program_id,
         has_program=has_program,
         execution=table.ints["correlation_id"][events],
         has_execution=table.has_int["correlation_id"][events],
         start_ps=table.start[events],
-        is_kernel=_nonempty(codes["kernel_details"][events], strings),
+        is_kernel=_nonempty(codes["kernel_details"][events].astype(np.int64), strings),
         device=plane_ordinal[cols.line_plane[cols.event_line[events]]],
     )
     try:
