@@ -186,7 +186,11 @@ def test_decoding_a_file_gives_the_columns_of_its_bytes(
         assert column_differences(got, want) == []
 
 
-def test_a_declined_file_is_read_again_for_the_pure_path(tmp_path: Path) -> None:
+def test_a_declined_file_is_read_again_for_the_pure_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # About the native path: run it even in the pure-path rerun.
+    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
     require_xspace_native()
     space = xspace_files.hand_space()
     data = space.SerializeToString() + b"\xa8\x06\x01"  # XSpace field 101: unknown
@@ -225,6 +229,8 @@ def test_decoding_a_file_refuses_as_the_bounded_reader(
 
 
 def test_a_failed_read_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # About the native path: run it even in the pure-path rerun.
+    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
     require_xspace_native()
 
     def failing(fd: int, size: int, keep: object = None) -> None:
