@@ -206,9 +206,11 @@ class Ingest:
     @classmethod
     def _begin(cls, graph: Any, flops: str | FlopConventions) -> tuple[Ingest, Any]:
         """A new ingestion and the graph to read (TensorFlow's default one if None)."""
-        from tfprof_lite.capture.flops import resolve_flops_mode
+        conventions = None
+        if flops is not None and flops != "tf":  # TF's FLOPs need none of the FLOP code
+            from tfprof_lite.capture.flops import resolve_flops_mode
 
-        conventions = resolve_flops_mode(flops)
+            conventions = resolve_flops_mode(flops)
         ingest = cls()
         ingest._conventions = conventions
         # Frozen views are tfprof's behaviour; corrected FLOPs are ours, and they
@@ -229,8 +231,7 @@ class Ingest:
         cls, graph: Any, op_log: Any = None, flops: str | FlopConventions = "tf"
     ) -> Ingest:
         """``Profiler(graph, op_log)``: the graph's nodes and the merged default op log."""
-        from tfprof_lite.capture.oplog import is_tf_graph
-        from tfprof_lite.capture.source import GraphSource
+        from tfprof_lite.base.foreign import is_tf_graph
 
         ingest, graph = cls._begin(graph, flops)
         live = graph is not None and is_tf_graph(graph)
@@ -247,6 +248,8 @@ class Ingest:
         if not live:
             ingest._feed(_graph_def(graph), user_log)
             return ingest
+        from tfprof_lite.capture.source import GraphSource  # a live graph only
+
         source = ingest.source = GraphSource(graph)
         ingest._user_flops = _flop_names(user_log)
         model = ingest.model = LiveGraphModel()

@@ -228,3 +228,22 @@ def test_the_package_version_is_the_distributions() -> None:
     except metadata.PackageNotFoundError:
         pytest.skip("tfprof-lite is not installed as a distribution")
     assert installed == tfprof_lite.__version__
+
+
+def test_profiler_of_graph_bytes_loads_no_capture_code(tmp_path: Path) -> None:
+    """``Profiler(graph_def, op_log)`` with TensorFlow's FLOPs reads bytes or
+    messages only: none of the live-graph capture nor the corrected-FLOP code
+    (some 25 ms of imports on the first call)."""
+    from tests.handmade import graph_def, node
+
+    path = tmp_path / "graph.pb"
+    nodes = [node("x", "Placeholder", outputs=[[2, 3]]), node("y", "Relu", ["x"])]
+    path.write_bytes(graph_def(nodes).SerializeToString())
+    modules = _loaded(
+        "from tfprof_lite import Profiler\n"
+        f"assert Profiler(open({str(path)!r}, 'rb').read()).model.names"
+    )
+    assert "tfprof_lite.ingest" in modules  # the profile was built
+    assert [
+        m for m in modules if m.startswith(("tfprof_lite.capture", "tfprof_lite.model.flops"))
+    ] == []
