@@ -141,15 +141,10 @@ def test_op_log_columns_equal_the_decoded_op_log(
     assert cols.traces and any(cols.float_ops)
 
 
-def test_call_stacks_resolved_on_first_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Building the profile resolves one op's call stack (enough to know the graph
-    has some); the first read of ``traces`` resolves the others, in graph order
-    (the string ids TensorFlow's op log would give)."""
+def _count_resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the ops whose call stacks get resolved from now on, in order."""
     from tfprof_lite.capture.traces import TraceEncoder
-    from tfprof_lite.model import decode
 
-    model = live_models.LIVE_MODELS["mlp"]()
-    model.close()
     resolved: list[str] = []
     original = TraceEncoder.code_def
 
@@ -158,6 +153,18 @@ def test_call_stacks_resolved_on_first_read(monkeypatch: pytest.MonkeyPatch) -> 
         return original(self, op, op_type)
 
     monkeypatch.setattr(TraceEncoder, "code_def", counting)
+    return resolved
+
+
+def test_call_stacks_resolved_on_first_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the profile resolves one op's call stack (enough to know the graph
+    has some); the first read of ``traces`` resolves the others, in graph order
+    (the string ids TensorFlow's op log would give)."""
+    from tfprof_lite.model import decode
+
+    model = live_models.LIVE_MODELS["mlp"]()
+    model.close()
+    resolved = _count_resolutions(monkeypatch)
     prof = tfprof_lite.Profiler(model.graph)
     assert prof.model.has_trace
     assert len(resolved) == 1
@@ -335,18 +342,10 @@ def test_add_step_leaves_call_stacks_pending(monkeypatch: pytest.MonkeyPatch) ->
     """A step on a graph that got no op since ``Profiler(graph)`` (its op log only
     refines FLOPs) resolves no call stack; the first read after it gives the
     stacks and string ids of the eager op log."""
-    from tfprof_lite.capture.traces import TraceEncoder
     from tfprof_lite.model import decode
 
     model = live_models.LIVE_MODELS["mlp"]()
-    resolved: list[str] = []
-    original = TraceEncoder.code_def
-
-    def counting(self: TraceEncoder, op: Any, op_type: str) -> bytes:
-        resolved.append(op.name)
-        return original(self, op, op_type)
-
-    monkeypatch.setattr(TraceEncoder, "code_def", counting)
+    resolved = _count_resolutions(monkeypatch)
     try:
         prof = tfprof_lite.Profiler(model.graph)
         for step in range(2):
