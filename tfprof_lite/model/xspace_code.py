@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -140,15 +142,19 @@ def _wanted_protos(table: EventTable, programs: set[int] | None) -> list[tuple[i
 
 
 def _parsed_stacks(
-    protos: list[tuple[int | None, bytes]],
+    protos: Sequence[tuple[int | None, Any]],
 ) -> dict[str, dict[str, list[CodeFrame]]]:
+    """``protos``: serialized ``HloProto``s, or modules already parsed."""
     out: dict[str, dict[str, list[CodeFrame]]] = {}
     for _, data in protos:
-        try:
-            module = parse_hlo_proto(data).hlo_module
-        except InvalidInputError as err:
-            log.warning("XLA program without call stacks: %s", err)
-            continue
+        if not isinstance(data, bytes):
+            module = data
+        else:
+            try:
+                module = parse_hlo_proto(data).hlo_module
+            except InvalidInputError as err:
+                log.warning("XLA program without call stacks: %s", err)
+                continue
         out.setdefault(str(module.name), {}).update(_module_stacks(module))
     return out
 
@@ -265,12 +271,13 @@ def _python_stacks(
 class CodeSources:
     """What the nodes' call stacks come from, gathered while reading a file:
     the Python tracer's stack of each node it gives one, and for the HLO
-    stacks the programs' protos (still serialized), the distinct (node, HLO
+    stacks the programs' protos (serialized, or parsed where the XLA index
+    already parsed them), the distinct (node, HLO
     module, framework scope) of the device events mapped to an instruction,
     by event start, and the XLA programs executed on the host."""
 
     from_python: dict[str, list[CodeFrame]] = field(default_factory=dict)
-    protos: list[tuple[int | None, bytes]] = field(default_factory=list)
+    protos: list[tuple[int | None, Any]] = field(default_factory=list)
     mapped: list[tuple[str, str, str]] = field(default_factory=list)
     programs: list[str] = field(default_factory=list)
 
@@ -294,6 +301,23 @@ class CodeSources:
         return {**self.from_python, **from_hlo}
 
 
+def _parsed_if_indexed(
+    protos: list[tuple[int | None, bytes]], index: Any
+) -> list[tuple[int | None, Any]]:
+    """``protos`` with the modules the XLA index already parsed in place of their
+    bytes (the same parse), so the stacks do not parse them again."""
+    if index is None:
+        return list(protos)
+    seen = Counter(program for program, _ in protos)
+    out: list[tuple[int | None, Any]] = []
+    for program, data in protos:
+        # (the index keeps the last of several programs with one id)
+        once = program is not None and seen[program] == 1
+        module = index.module(program) if once else None
+        out.append((program, data if module is None else module))
+    return out
+
+
 def code_sources(table: EventTable, attribution: Any) -> CodeSources:
     """What the nodes' call stacks come from (see the module docstring).
 
@@ -309,7 +333,8 @@ def code_sources(table: EventTable, attribution: Any) -> CodeSources:
     out = CodeSources()
     if len(mapped_ops):
         ops = xla.ops
-        out.protos = _wanted_protos(table, {ops[a].program_id for a in mapped_ops.tolist()})
+        wanted = _wanted_protos(table, {ops[a].program_id for a in mapped_ops.tolist()})
+        out.protos = _parsed_if_indexed(wanted, xla.index)
     if not python and not out.protos:
         return out
     programs: dict[int, str] = getattr(attribution, "programs", {})
