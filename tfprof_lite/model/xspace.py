@@ -40,11 +40,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.heap import give_back_freed
 from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
 from tfprof_lite.model.xspace_events import EventTable, event_table
-from tfprof_lite.model.xspace_memory import add_memory
+from tfprof_lite.model.xspace_memory import add_memory, memory_stats
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
 from tfprof_lite.model.xspace_steps import find_steps, host_programs, outermost
 from tfprof_lite.model.xspace_xla import xla_events
@@ -52,6 +53,7 @@ from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
 
 if TYPE_CHECKING:
+    from tfprof_lite.model.execs import StepExecs
     from tfprof_lite.model.profile import ProfileModel
 
 __all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "add_plan", "convert", "plan_steps"]
@@ -68,6 +70,9 @@ _TRAILING_NUMBER = re.compile(r"[._]\d+$")
 # An eager iterator read (``next(iter(dataset))`` outside a tf.function) has no
 # "<name>:<type>" event, only the eager runtime's "EagerLocalExecute: <type>".
 _EAGER_INPUT = re.compile(r"EagerLocalExecute: (IteratorGetNext[A-Za-z0-9_]*)")
+#: Events from which a released conversion gives freed memory back between
+#: phases (smaller files free too little for it to matter).
+LARGE_EVENTS = 1 << 18
 
 
 class XSpaceSteps:
@@ -342,9 +347,20 @@ def _op_lines(
     return out
 
 
-def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
-    """The step columns of every step of ``cols`` and the graph nodes they name."""
+def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
+    """The step columns of every step of ``cols`` and the graph nodes they name.
+
+    ``release``: ``cols`` is the caller's no more: its event stats and
+    durations are dropped once read (:meth:`XSpaceColumns.drop_event_stats`),
+    and for a large file the freed memory goes back to the system after each
+    phase, so that the next phase's peak does not stack on it.
+    """
     table = event_table(cols)
+    found = memory_stats(table)
+    if release:
+        cols.drop_event_stats()
+    settle = give_back_freed if release and len(table) >= LARGE_EVENTS else _nothing
+    settle()
     roots = find_steps(table)
     attribution = _Attribution(table)
     device, launch = attribution.device, attribution.launch
@@ -359,18 +375,27 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     numbers = roots.numbers if roots.events else [0]
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
     steps = range(len(rows.bounds) - 1)
+    settle()
     columns = [rows.columns(step, cols.origin_ns) for step in steps]
     tracer = [rows.tracer_ns(step) for step in steps]
     # The steps' records are in their columns now: drop the table of them.
     del rows, dev_steps, device, launch, host_ops, names
+    settle()
     programs = set(attribution.programs.values())
     code = code_sources(table, attribution)
     # The memory records need the host ops and the events' times only.
     tf_ops = attribution.tf_ops
     del attribution
     table.drop_stats()
-    add_memory(table, tf_ops, roots.events, columns, nodes, programs)
+    settle()
+    add_memory(table, tf_ops, roots.events, columns, nodes, programs, found)
+    del found, table
+    settle()
     return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code)
+
+
+def _nothing() -> None:
+    """What :func:`plan_steps` does between phases for a small file."""
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
@@ -416,11 +441,14 @@ _GPU_TRACER_RE = re.compile(r"/device:gpu:(\d+)/")
 def _bind_gpu_devices(model: ProfileModel) -> None:
     """Bind each node recorded only on a GPU's tracer devices (an XLA kernel or copy
     has no op record) to that GPU's canonical device, as TensorFlow binds a GPU op,
-    so the device views and the accelerator checker see it."""
+    so the device views and the accelerator checker see it. (Read from each step's
+    (node, device) pairs: the steps' cached ``devices`` sets of every node would
+    outweigh the rest of a large file's model.)"""
     gpu_of: dict[str, str | None] = {}
+    canonical = model.canonical_device
     for number in model.sorted_steps():
-        for nid, devices in model.steps[number].devices.items():
-            if model.canonical_device[nid]:
+        for nid, devices in _unbound_devices(model.steps[number], canonical).items():
+            if canonical[nid]:
                 continue
             for device in devices:
                 if device not in gpu_of:
@@ -432,7 +460,22 @@ def _bind_gpu_devices(model: ProfileModel) -> None:
                     )
                 dev = gpu_of[device]
                 if dev is not None:
-                    model.canonical_device[nid] = dev
+                    canonical[nid] = dev
                     model.host_device[nid] = host_device_of(dev)
                     model.op_types[nid].add(dev)
                     break
+
+
+def _unbound_devices(execs: StepExecs, canonical: list[str]) -> dict[int, set[str]]:
+    """``execs.devices`` of the nodes without a canonical device (same order)."""
+    out: dict[int, set[str]] = {}
+    names = execs.device_names
+    for nid, code in zip(execs.pairs["node"].tolist(), execs.pairs["dev"].tolist()):
+        if canonical[nid]:
+            continue
+        devs = out.get(nid)
+        if devs is None:
+            devs = out[nid] = set()
+        if code >= 0:
+            devs.add(names[code])
+    return out

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -83,7 +83,9 @@ def gpu_ordinal(plane_name: str) -> int:
 class _Texts(Mapping[str, list[str]]):
     """Stat name -> per-event text, each list made from its codes when first read."""
 
-    def __init__(self, codes: dict[str, I32], strings: list[str]) -> None:
+    def __init__(
+        self, codes: dict[str, npt.NDArray[np.signedinteger[Any]]], strings: list[str]
+    ) -> None:
         # The table's columns, not the table: no reference cycle keeps a table
         # (and the file's columns) alive past its last user.
         self._codes = codes
@@ -117,6 +119,30 @@ def _strings_at(strings: list[str], codes: npt.NDArray[np.integer[Any]]) -> list
     for at, code in zip(present.tolist(), codes[present].tolist()):
         values[at] = strings[code]
     return values
+
+
+class _EventNames(Sequence[str]):
+    """Each event's name (its metadata's; ``""`` without one), looked up when
+    read: a list of them would take 8 bytes an event for the few that are read."""
+
+    def __init__(self, meta_name: list[str], event_meta: I32) -> None:
+        self._meta_name = meta_name
+        self._event_meta = event_meta
+
+    def __len__(self) -> int:
+        return len(self._event_meta)
+
+    @overload
+    def __getitem__(self, event: int) -> str: ...
+
+    @overload
+    def __getitem__(self, event: slice) -> list[str]: ...
+
+    def __getitem__(self, event: int | slice) -> str | list[str]:
+        if isinstance(event, slice):
+            return [self[e] for e in range(len(self))[event]]
+        meta = int(self._event_meta[event])
+        return self._meta_name[meta] if meta >= 0 else ""
 
 
 class _Ints(Mapping[str, I64]):
@@ -162,7 +188,9 @@ class EventTable:
     """Columns per event (index = event row of the XSpace columns).
 
     ``codes[stat]``: the string row (``cols.strings``) of each event's text stat,
-    -1 where absent; ``text[stat]``: the same as strings (made when first read).
+    -1 where absent (int16 when the file has fewer than 32767 strings, else
+    int32); ``text[stat]``: the same as strings (made when first read);
+    ``names[event]``: the event's name (looked up when read).
     """
 
     def __init__(
@@ -171,7 +199,7 @@ class EventTable:
         plane_kind: I8,
         start: I64,
         end: I64,
-        names: list[str],
+        names: Sequence[str],
         derived: BoolArray,
     ) -> None:
         self.cols = cols
@@ -180,7 +208,7 @@ class EventTable:
         self.end = end
         self.names = names
         self.derived = derived
-        self.codes: dict[str, I32] = {}
+        self.codes: dict[str, npt.NDArray[np.signedinteger[Any]]] = {}
         self.ints = _Ints(len(start))
         self.has_int: dict[str, BoolArray] = {}
         self.text: Mapping[str, list[str]] = _Texts(self.codes, cols.strings)
@@ -258,8 +286,9 @@ def event_table(cols: XSpaceColumns) -> EventTable:
     n = len(cols.event_line)
     plane_kind = _plane_kinds(cols)[cols.event_plane()] if n else np.zeros(0, dtype=np.int8)
     start = cols.event_start_ps.astype(np.int64, copy=False)  # the decoded column itself
-    end = start + np.maximum(cols.event_duration_ps, 0)
-    names = _strings_at(cols.meta_name, cols.event_meta.astype(np.int64))
+    end = np.maximum(cols.event_duration_ps, 0)
+    end += start
+    names = _EventNames(cols.meta_name, cols.event_meta)
     derived_line = np.asarray([name in DERIVED_LINES for name in cols.line_name], dtype=bool)
     derived = derived_line[cols.event_line] if n else np.zeros(0, dtype=bool)
     table = EventTable(cols, plane_kind, start, end, names, derived)
@@ -267,8 +296,9 @@ def event_table(cols: XSpaceColumns) -> EventTable:
     keys = {text: at for at, text in enumerate(cols.strings) if text in wanted}
     rows = _stat_rows(cols, keys) if keys else {}
     empty = np.zeros(0, dtype=np.int64)
+    code_type = np.int16 if len(cols.strings) < np.iinfo(np.int16).max else np.int32
     for name in _TEXT_STATS:
-        codes = np.full(n, -1, dtype=np.int32)
+        codes: npt.NDArray[np.signedinteger[Any]] = np.full(n, -1, dtype=code_type)
         owners, at = _owners(cols, rows.get(name, empty), _TEXT_KINDS)
         codes[owners] = cols.event_stats.value[at]
         table.codes[name] = codes

@@ -58,10 +58,12 @@ __all__ = [
     "PROGRAM_TYPE",
     "MemoryColumns",
     "MemoryEvent",
+    "MemoryStats",
     "add_memory",
     "concat_columns",
     "memory_columns",
     "memory_events",
+    "memory_stats",
     "take_rows",
 ]
 
@@ -166,6 +168,25 @@ def _shape(text: Any) -> tuple[int, ...] | None:
         return None
 
 
+@dataclass
+class MemoryStats:
+    """The allocator events of the host planes by (start, row) (``rows``),
+    which are allocations, and their memory stats (see :func:`memory_stats`)."""
+
+    rows: I64
+    is_alloc: Bools
+    stats: dict[str, npt.NDArray[np.signedinteger[Any]]]
+
+
+def memory_stats(table: EventTable) -> MemoryStats:
+    """The allocator events of ``table`` and their memory stats, one column per
+    stat name: the value of the int stats (0 when absent), the ``strings`` index
+    of the text ones (-1 when absent). Read while the file's event stats are
+    there; the rest of :func:`memory_columns` needs only the table's times."""
+    rows, is_alloc = _memory_rows(table)
+    return MemoryStats(rows, is_alloc, _stat_columns(table, rows) if len(rows) else {})
+
+
 def _memory_rows(table: EventTable) -> tuple[I64, Bools]:
     """The allocator events of the host planes by (start, row), and which are allocations."""
     cols = table.cols
@@ -185,18 +206,19 @@ def _among(values: npt.NDArray[Any], wanted: Iterable[int]) -> npt.NDArray[np.bo
     return out
 
 
-def _stat_columns(table: EventTable, rows: I64) -> dict[str, I64]:
-    """The memory stats of events ``rows``, one column per stat name: the value
-    of the int stats (0 when absent), the ``strings`` index of the text ones
-    (-1 when absent); read from the stat columns at once."""
+def _stat_columns(table: EventTable, rows: I64) -> dict[str, npt.NDArray[np.signedinteger[Any]]]:
+    """The memory stats of events ``rows`` (see :func:`memory_stats`; text
+    columns int32), read from the stat columns at once."""
     cols = table.cols
     stats = cols.event_stats
-    position = np.full(len(table) + 1, -1, dtype=np.int64)
-    position[rows] = np.arange(len(rows))
-    out: dict[str, I64] = {}
+    position = np.full(len(table) + 1, -1, dtype=np.int32)
+    position[rows] = np.arange(len(rows), dtype=np.int32)
+    out: dict[str, npt.NDArray[np.signedinteger[Any]]] = {}
     for name in _INT_STATS + _TEXT_STATS:
         text = name in _TEXT_STATS
-        column = np.full(len(rows), -1 if text else 0, dtype=np.int64)
+        column: npt.NDArray[np.signedinteger[Any]] = np.full(
+            len(rows), -1 if text else 0, dtype=np.int32 if text else np.int64
+        )
         key = cols.key_of(name)
         if key >= 0:
             found = np.flatnonzero(stats.key == key)
@@ -207,14 +229,14 @@ def _stat_columns(table: EventTable, rows: I64) -> dict[str, I64]:
     return out
 
 
-def _texts(table: EventTable, column: I64) -> tuple[list[str], I64]:
+def _texts(table: EventTable, column: npt.NDArray[Any]) -> tuple[list[str], I64]:
     """The distinct texts of a text stat column ("" when absent) and each event's."""
     strings = table.cols.strings
     uniq, inverse = _distinct(column, len(strings))
     return [strings[i] if i >= 0 else "" for i in uniq.tolist()], inverse
 
 
-def _distinct(values: I64, size: int) -> tuple[I64, I64]:
+def _distinct(values: npt.NDArray[Any], size: int) -> tuple[I64, I64]:
     """The distinct values (each in -1 .. size - 1), sorted, and each value's
     index among them; by a presence table, without sorting."""
     present = np.zeros(size + 1, dtype=bool)
@@ -286,15 +308,20 @@ def _empty() -> MemoryColumns:
 
 
 def memory_columns(
-    table: EventTable, tf_ops: dict[int, tuple[str, str]], known: set[str]
+    table: EventTable,
+    tf_ops: dict[int, tuple[str, str]],
+    known: set[str],
+    found: MemoryStats | None = None,
 ) -> tuple[MemoryColumns, dict[str, str]]:
     """Every allocator event of the host planes by time, and the op type of each
     node they name that ``known`` (the graph's nodes) lacks, in the order the
-    events first name them."""
-    rows, is_alloc = _memory_rows(table)
+    events first name them (``found``: :func:`memory_stats` of ``table``, read
+    earlier; None: read now)."""
+    if found is None:
+        found = memory_stats(table)
+    rows, is_alloc, stats = found.rows, found.is_alloc, found.stats
     if not len(rows):
         return _empty(), {}
-    stats = _stat_columns(table, rows)
     names = _Names()
     texts, inverse = _texts(table, stats["allocator_name"])
     allocators = list(dict.fromkeys(text or "unknown allocator" for text in texts))
@@ -347,7 +374,7 @@ def memory_columns(
     return mem, _new_nodes(node, new, (tf_kind, tf_at), names.names)
 
 
-def _shapes(table: EventTable, column: I64) -> tuple[I64, list[tuple[int, ...]]]:
+def _shapes(table: EventTable, column: npt.NDArray[Any]) -> tuple[I64, list[tuple[int, ...]]]:
     """Each event's shape (-1: none) among the distinct shapes of a shape column."""
     texts, at = _texts(table, column)
     parsed = [_shape(text) for text in texts]
@@ -395,6 +422,7 @@ def add_memory(
     columns: list[StepColumns],
     nodes: list[NodeSpec],
     host_nodes: set[str] | frozenset[str] = frozenset(),
+    found: MemoryStats | None = None,
 ) -> MemoryColumns:
     """Add the allocator events of ``table`` to the step columns (in place) and the
     nodes they need to ``nodes``; returns the events (by time).
@@ -403,9 +431,11 @@ def add_memory(
     one :func:`~tfprof_lite.model.xspace_steps.step_of` gives its time.
     ``host_nodes`` are nodes other than the TF ops that have host records (XLA
     program executions): their memory goes on the host device, beside those.
+    ``found``: :func:`memory_stats` of ``table``, read earlier (None: now).
     """
     known = {spec.name for spec in nodes}
-    mem, new_nodes = memory_columns(table, tf_ops, known)
+    mem, new_nodes = memory_columns(table, tf_ops, known, found)
+    del found
     if not len(mem):
         return mem
     nodes.extend(NodeSpec(name=name, op=kind) for name, kind in new_nodes.items())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,22 +64,34 @@ class _Strings:
         return np.asarray([self.id(t) for t in texts], dtype=np.int64).reshape(len(texts))
 
 
+_FIELDS = ("step", "dev", "name", "label", "start", "end")
+#: The record fields that are small ids (step, string ids): int32 columns.
+_IDS = frozenset(_FIELDS[:4])
+
+
 class _Part:
     """Records in the order they are added: their step, device, name, label
-    (string ids) and start and end (ps)."""
+    (string ids, int32) and start and end (ps)."""
 
-    def __init__(self, step: I64, dev: I64, name: I64, label: I64, start: I64, end: I64) -> None:
-        self.step = step
-        self.dev = dev
-        self.name = name
-        self.label = label
+    def __init__(
+        self,
+        step: npt.NDArray[np.integer[Any]],
+        dev: npt.NDArray[np.integer[Any]],
+        name: npt.NDArray[np.integer[Any]],
+        label: npt.NDArray[np.integer[Any]],
+        start: I64,
+        end: I64,
+    ) -> None:
+        self.step = step.astype(np.int32, copy=False)
+        self.dev = dev.astype(np.int32, copy=False)
+        self.name = name.astype(np.int32, copy=False)
+        self.label = label.astype(np.int32, copy=False)
         self.start = start
         self.end = end
 
 
 def _concat(parts: list[_Part]) -> _Part:
-    return _Part(*(np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)
-                   for f in ("step", "dev", "name", "label", "start", "end")))  # fmt: skip
+    return _Part(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
 
 
 def _per_pair(a: I64, b: I64, make: Callable[[int, int], str], strings: _Strings) -> I64:
@@ -366,18 +379,28 @@ def step_rows(
         added = _concat([device, ops])
         root, _ = _root_part(table, roots, added, steps, strings)
         parts = [added, root]
-    rows = _concat(parts)
-    return _grouped(rows, steps, strings.values)
+        del added
+    del device, ops, root
+    return _grouped(parts, steps, strings.values)
 
 
-def _grouped(rows: _Part, steps: int, strings: list[str]) -> StepRows:
-    """``rows`` ordered by step, then device (first seen in the step first), then
-    the order they were added."""
-    seq = np.arange(len(rows.step), dtype=np.int64)
-    pair = rows.step * max(len(strings), 1) + rows.dev
+def _grouped(parts: list[_Part], steps: int, strings: list[str]) -> StepRows:
+    """The records of ``parts`` (emptied as they are read) ordered by step, then
+    device (first seen in the step first), then the order they were added;
+    joined and ordered one field at a time."""
+    step = np.concatenate([p.step for p in parts]).astype(np.int64)
+    pair = step * max(len(strings), 1) + np.concatenate([p.dev for p in parts])
     _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
-    order = np.lexsort((seq, first[inverse.reshape(-1)], rows.step))
-    ordered = _Part(*(getattr(rows, f)[order]
-                      for f in ("step", "dev", "name", "label", "start", "end")))  # fmt: skip
+    del pair
+    seq = np.arange(len(step), dtype=np.int64)
+    order = np.lexsort((seq, first[inverse.reshape(-1)], step))
+    del seq, first, inverse, step
+    fields = {}
+    for name in _FIELDS:
+        fields[name] = np.concatenate([getattr(p, name) for p in parts])[order]
+        for p in parts:
+            setattr(p, name, None)
+    parts.clear()
+    ordered = _Part(**fields)
     bounds = np.searchsorted(ordered.step, np.arange(steps + 1)).tolist()
     return StepRows(ordered, bounds, strings)

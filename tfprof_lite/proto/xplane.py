@@ -222,6 +222,15 @@ class XSpaceColumns:
         """Every event's plane row."""
         return self.line_plane[self.event_line] if len(self.event_line) else _i32()
 
+    def drop_event_stats(self) -> None:
+        """Let go of the event stats and durations (for an owner that has read
+        what it needs of them): no event has a stat or a duration from here on."""
+        n = len(self.event_line)
+        self.event_stats = StatColumns()
+        # Zeros from calloc: pages of them are not resident until written.
+        self.event_stat_at = np.zeros(n + 1, dtype=np.int64)
+        self.event_duration_ps = np.zeros(n, dtype=np.int64)
+
     def key_of(self, name: str) -> int:
         """The ``strings`` index of ``name``, or -1 when no stat uses it."""
         try:
