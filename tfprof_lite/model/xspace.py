@@ -351,11 +351,14 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     """The step columns of every step of ``cols`` and the graph nodes they name.
 
     ``release``: ``cols`` is the caller's no more: its event stats and
-    durations are dropped once read (:meth:`XSpaceColumns.drop_event_stats`),
+    durations are dropped once read (:meth:`XSpaceColumns.drop_event_stats`,
+    :meth:`~XSpaceColumns.drop_event_durations`),
     and for a large file the freed memory goes back to the system after each
     phase, so that the next phase's peak does not stack on it.
     """
     table = event_table(cols)
+    if release:
+        cols.drop_event_durations()  # the table has the events' ends
     found = memory_stats(table)
     if release:
         cols.drop_event_stats()
@@ -388,7 +391,7 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     del attribution
     table.drop_stats()
     settle()
-    add_memory(table, tf_ops, roots.events, columns, nodes, programs, found)
+    add_memory(table, tf_ops, roots.events, columns, nodes, programs, found, settle)
     del found, table
     settle()
     return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code)

@@ -316,10 +316,12 @@ def memory_columns(
     """Every allocator event of the host planes by time, and the op type of each
     node they name that ``known`` (the graph's nodes) lacks, in the order the
     events first name them (``found``: :func:`memory_stats` of ``table``, read
-    earlier; None: read now)."""
+    earlier, emptied of its stats here; None: read now)."""
     if found is None:
         found = memory_stats(table)
     rows, is_alloc, stats = found.rows, found.is_alloc, found.stats
+    # Read once: the stat columns the result does not keep go with this call.
+    found.stats = {}
     if not len(rows):
         return _empty(), {}
     names = _Names()
@@ -423,6 +425,7 @@ def add_memory(
     nodes: list[NodeSpec],
     host_nodes: set[str] | frozenset[str] = frozenset(),
     found: MemoryStats | None = None,
+    settle: Callable[[], None] = lambda: None,
 ) -> MemoryColumns:
     """Add the allocator events of ``table`` to the step columns (in place) and the
     nodes they need to ``nodes``; returns the events (by time).
@@ -431,11 +434,14 @@ def add_memory(
     one :func:`~tfprof_lite.model.xspace_steps.step_of` gives its time.
     ``host_nodes`` are nodes other than the TF ops that have host records (XLA
     program executions): their memory goes on the host device, beside those.
-    ``found``: :func:`memory_stats` of ``table``, read earlier (None: now).
+    ``found``: :func:`memory_stats` of ``table``, read earlier (None: now);
+    ``settle`` runs once the events' owners are found (the caller's chance to
+    give the memory that took back to the system).
     """
     known = {spec.name for spec in nodes}
     mem, new_nodes = memory_columns(table, tf_ops, known, found)
     del found
+    settle()
     if not len(mem):
         return mem
     nodes.extend(NodeSpec(name=name, op=kind) for name, kind in new_nodes.items())

@@ -13,7 +13,6 @@ step stats list them.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable
 from typing import Any
 
@@ -165,15 +164,20 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
         first[other] = _per_pair(line[other], line[other], lambda r, _: f"{base(r)}/stream:",
                                  strings)  # fmt: skip
         label[other] = node_ids[other]
-    count = np.where(second >= 0, 2, 1)
-    at = np.repeat(np.arange(len(events)), count)
+    del line, meta, details, copies, kernel, copy, other
+    # Two records for an event with a second device, one for the others; each
+    # column made and narrowed in turn (this is the largest part of a big file).
+    at = np.repeat(np.arange(len(events), dtype=np.int32), np.where(second >= 0, 2, 1))
     is_second = np.zeros(len(at), dtype=bool)
     is_second[1:] = at[1:] == at[:-1]
+    dev = first.astype(np.int32)[at]
+    dev[is_second] = second.astype(np.int32)[at[is_second]]
+    del first, second, is_second
     return _Part(
-        step=steps[at],
-        dev=np.where(is_second, second[at], first[at]),
-        name=node_ids[at],
-        label=label[at],
+        step=steps.astype(np.int32)[at],
+        dev=dev,
+        name=node_ids.astype(np.int32)[at],
+        label=label.astype(np.int32)[at],
         start=table.start[events][at],
         end=table.end[events][at],
     )
@@ -218,7 +222,7 @@ class _LineStarts:
 
     def __init__(self, table: EventTable) -> None:
         self.table = table
-        self.starts: dict[int, list[int]] = {}
+        self.starts: dict[int, I64] = {}
 
     def first_between(self, root: int, low: int, high: int) -> int:
         """The first start in ``[low, high)`` on ``root``'s line, else ``high``."""
@@ -227,9 +231,9 @@ class _LineStarts:
         if starts is None:
             cols = self.table.cols
             lo, hi = int(cols.line_event_at[line]), int(cols.line_event_at[line + 1])
-            starts = self.starts[line] = sorted(self.table.start[lo:hi].tolist())
-        at = bisect.bisect_left(starts, low)
-        return starts[at] if at < len(starts) and starts[at] < high else high
+            starts = self.starts[line] = np.sort(self.table.start[lo:hi])
+        at = int(np.searchsorted(starts, low, side="left"))
+        return int(starts[at]) if at < len(starts) and starts[at] < high else high
 
 
 def _root_part(
@@ -388,13 +392,17 @@ def _grouped(parts: list[_Part], steps: int, strings: list[str]) -> StepRows:
     """The records of ``parts`` (emptied as they are read) ordered by step, then
     device (first seen in the step first), then the order they were added;
     joined and ordered one field at a time."""
-    step = np.concatenate([p.step for p in parts]).astype(np.int64)
-    pair = step * max(len(strings), 1) + np.concatenate([p.dev for p in parts])
-    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    pair = np.concatenate([p.step for p in parts]).astype(np.int64)
+    pair *= max(len(strings), 1)
+    pair += np.concatenate([p.dev for p in parts])
+    distinct, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
     del pair
-    seq = np.arange(len(step), dtype=np.int64)
-    order = np.lexsort((seq, first[inverse.reshape(-1)], step))
-    del seq, first, inverse, step
+    # The (step, device) groups by step, then first row; the rows by group, then
+    # row (a stable sort): sorting the few groups, not every row by three keys.
+    group_rank = np.empty(len(distinct), dtype=np.int64)
+    group_rank[np.lexsort((first, distinct // max(len(strings), 1)))] = np.arange(len(distinct))
+    order = np.argsort(group_rank[inverse.reshape(-1)], kind="stable")
+    del distinct, first, inverse, group_rank
     fields = {}
     for name in _FIELDS:
         fields[name] = np.concatenate([getattr(p, name) for p in parts])[order]
