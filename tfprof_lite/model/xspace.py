@@ -44,10 +44,10 @@ from tfprof_lite.base.heap import give_back_freed
 from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
-from tfprof_lite.model.xspace_events import EventTable, event_table
+from tfprof_lite.model.xspace_events import EventTable, distinct_codes, event_table
 from tfprof_lite.model.xspace_memory import add_memory, memory_stats
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
-from tfprof_lite.model.xspace_steps import find_steps, host_programs, outermost
+from tfprof_lite.model.xspace_steps import find_steps, outermost, program_runs
 from tfprof_lite.model.xspace_xla import xla_events
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
@@ -79,7 +79,7 @@ class XSpaceSteps:
     """The steps of one XSpace as step columns, and the graph nodes they name.
 
     ``tracer_ns[i]``: the exact durations (ns) of step ``i``'s GPU tracer
-    records, in the order :meth:`ProfileModel.add_step` keeps them.
+    records, in the order :meth:`ProfileModel.add_step` keeps them (an array).
     """
 
     def __init__(
@@ -88,7 +88,7 @@ class XSpaceSteps:
         columns: list[StepColumns],
         nodes: list[NodeSpec],
         source: str,
-        tracer_ns: list[list[int]],
+        tracer_ns: list[I64],
         code: CodeSources,
     ) -> None:
         self.numbers = numbers
@@ -257,8 +257,8 @@ class _Attribution:
         """``node_of(text)`` of each code's text, once per code (-1 for absent)."""
         if not len(codes):
             return np.zeros(0, dtype=np.int64)
-        used, inverse = np.unique(codes, return_inverse=True)
         strings = self.table.cols.strings
+        used, inverse = distinct_codes(codes, len(strings))
         found = [node_of(strings[c]) if c >= 0 else -1 for c in used.tolist()]
         return np.asarray(found, dtype=np.int64)[inverse.reshape(-1)]
 
@@ -304,7 +304,7 @@ def _tf_ops(table: EventTable, host: I64, metas: I64) -> dict[int, tuple[str, st
     )
     if not len(host):
         return {}
-    used, inverse = np.unique(metas, return_inverse=True)
+    used, inverse = distinct_codes(metas, len(cols.meta_name))
     found = [
         _host_op_of(cols.meta_name[m], cols.meta_display_name[m], strict) if m >= 0 else None
         for m in used.tolist()
@@ -316,8 +316,10 @@ def _tf_ops(table: EventTable, host: I64, metas: I64) -> dict[int, tuple[str, st
 
 def _programs(table: EventTable, host: I64) -> dict[int, str]:
     """The outermost host executions of XLA programs -> the program (module) run."""
-    runs = host_programs(table, host)
-    return {e: runs[e] for e in outermost(table, list(runs))}
+    rows, which, modules = program_runs(table, host)
+    kept = outermost(table, rows)
+    module = which[np.searchsorted(rows, np.asarray(kept, dtype=np.int64))].tolist()
+    return {e: modules[m] for e, m in zip(kept, module, strict=True)}
 
 
 def _launch_index(table: EventTable, host: I64) -> tuple[I64, I64]:
@@ -366,6 +368,7 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     settle()
     roots = find_steps(table)
     attribution = _Attribution(table)
+    settle()
     device, launch = attribution.device, attribution.launch
     dev_steps = device_steps(table, roots, device, launch)
     attribution.type_nodes(attribution.node[dev_steps >= 0])
@@ -431,7 +434,7 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
             # The tracer records keep the file's nanoseconds (the columns hold µs).
             kernels = model.steps[number].kernels
             if len(kernels) == before + len(exact):
-                kernels.dur_ns[before:] = exact
+                kernels.dur_ns[before:] = exact.tolist()
         del step_cols, exact
     _bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)

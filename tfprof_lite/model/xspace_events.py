@@ -33,6 +33,7 @@ __all__ = [
     "PLANE_HOST",
     "PLANE_OTHER",
     "EventTable",
+    "distinct_codes",
     "event_table",
     "gpu_ordinal",
 ]
@@ -70,6 +71,17 @@ _INT_STATS = ("correlation_id", "_r", "step_num", "program_id")
 _DENSE_INTS = frozenset({"correlation_id"})
 _TEXT_KINDS = (KIND_STR, KIND_REF, KIND_COMPRESSED)
 _INT_KINDS = (KIND_INT64, KIND_UINT64)
+
+
+def distinct_codes(values: npt.NDArray[np.integer[Any]], size: int) -> tuple[I64, I64]:
+    """``np.unique(values, return_inverse=True)`` of codes in ``-1 .. size - 1``
+    (string or metadata rows, -1: none): the distinct codes, ascending, and each
+    value's index among them; from a table of the codes present, without
+    sorting the values (which takes some 40 bytes a value)."""
+    present = np.zeros(size + 1, dtype=bool)
+    present[values + 1] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present) - 1, rank[values + 1]
 
 
 @functools.cache

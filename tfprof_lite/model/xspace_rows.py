@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.devices import STEPS_DEVICE, is_tracer_device
-from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
+from tfprof_lite.model.xspace_events import EventTable, distinct_codes, gpu_ordinal
 from tfprof_lite.model.xspace_steps import StepRoots, step_of
 from tfprof_lite.proto.steps import StepColumns
 
@@ -187,7 +187,7 @@ def _nonempty(codes: I64, texts: list[str]) -> BoolArray:
     """Whether each code names a non-empty string (-1: absent)."""
     if not len(codes):
         return np.zeros(0, dtype=bool)
-    used, inverse = np.unique(codes, return_inverse=True)
+    used, inverse = distinct_codes(codes, len(texts))
     flags = np.asarray([c >= 0 and bool(texts[c]) for c in used.tolist()], dtype=bool)
     return flags[inverse.reshape(-1)]
 
@@ -325,7 +325,7 @@ class StepRows:
             has_step_stats=True,
         )
 
-    def tracer_ns(self, step: int) -> list[int]:
+    def tracer_ns(self, step: int) -> I64:
         """The durations (ns) of step ``step``'s GPU tracer records, in row order."""
         low, high = self.bounds[step], self.bounds[step + 1]
         if self._tracer is None:
@@ -334,7 +334,7 @@ class StepRows:
         tracer = self._tracer
         rows = self.rows
         hit = tracer[rows.dev[low:high]]
-        return list(((rows.end[low:high][hit] - rows.start[low:high][hit]) // 1000).tolist())
+        return (rows.end[low:high][hit] - rows.start[low:high][hit]) // 1000
 
 
 def _objects(strings: list[str]) -> npt.NDArray[np.object_]:
