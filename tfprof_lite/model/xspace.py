@@ -34,18 +34,20 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.base.heap import give_back_freed
-from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of
+from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
+from tfprof_lite.model.xspace_devices import bind_gpu_devices
 from tfprof_lite.model.xspace_events import EventTable, distinct_codes, event_table
 from tfprof_lite.model.xspace_memory import add_memory, memory_stats
+from tfprof_lite.model.xspace_memory_steps import StepMemory
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
 from tfprof_lite.model.xspace_steps import find_steps, outermost, program_runs
 from tfprof_lite.model.xspace_xla import xla_events
@@ -53,7 +55,6 @@ from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
 
 if TYPE_CHECKING:
-    from tfprof_lite.model.execs import StepExecs
     from tfprof_lite.model.profile import ProfileModel
 
 __all__ = ["CPU_DEVICE", "STEPS_DEVICE", "XSpaceSteps", "add_plan", "convert", "plan_steps"]
@@ -80,6 +81,8 @@ class XSpaceSteps:
 
     ``tracer_ns[i]``: the exact durations (ns) of step ``i``'s GPU tracer
     records, in the order :meth:`ProfileModel.add_step` keeps them (an array).
+    ``pending``: step index -> its memory records, joined into ``columns``
+    when they are first read (:func:`add_plan` joins one step at a time).
     """
 
     def __init__(
@@ -90,13 +93,42 @@ class XSpaceSteps:
         source: str,
         tracer_ns: list[I64],
         code: CodeSources,
+        pending: dict[int, StepMemory] | None = None,
     ) -> None:
         self.numbers = numbers
-        self.columns = columns
+        self._columns = columns
+        self.pending = pending or {}
         self.nodes = nodes
         self.source = source
         self.tracer_ns = tracer_ns
         self.code = code
+
+    @property
+    def columns(self) -> list[StepColumns]:
+        """Every step's columns, memory records included."""
+        for step, memory in self.pending.items():
+            self._columns[step] = memory.join(self._columns[step])
+        self.pending = {}
+        return self._columns
+
+    @columns.setter
+    def columns(self, value: list[StepColumns]) -> None:
+        self._columns, self.pending = value, {}
+
+    def take_steps(self) -> Iterator[tuple[int, StepColumns, I64]]:
+        """(number, columns, tracer durations) of each step, emptying the plan
+        first and joining each step's memory records only when it is taken."""
+        steps = list(zip(self.numbers, self._columns, self.tracer_ns, strict=False))
+        pending = self.pending
+        self._columns, self.tracer_ns, self.pending = [], [], {}
+        steps.reverse()
+        index = 0
+        while steps:
+            number, cols, exact = steps.pop()
+            memory = pending.pop(index, None)
+            index += 1
+            yield number, cols if memory is None else memory.join(cols), exact
+            del cols, exact, memory
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
@@ -394,10 +426,11 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     del attribution
     table.drop_stats()
     settle()
-    add_memory(table, tf_ops, roots.events, columns, nodes, programs, found, settle)
+    pending: dict[int, StepMemory] = {}
+    add_memory(table, tf_ops, roots.events, columns, nodes, programs, found, settle, pending)
     del found, table
     settle()
-    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code)
+    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending)
 
 
 def _nothing() -> None:
@@ -421,12 +454,11 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
     """
     if plan.nodes:
         model.add_graph(plan.nodes)
-    steps = list(zip(plan.numbers, plan.columns, plan.tracer_ns))
     if release:
-        plan.columns, plan.tracer_ns = [], []
-    steps.reverse()
-    while steps:
-        number, step_cols, exact = steps.pop()
+        steps: Iterable[tuple[int, StepColumns, I64]] = plan.take_steps()
+    else:
+        steps = zip(plan.numbers, plan.columns, plan.tracer_ns, strict=False)
+    for number, step_cols, exact in steps:
         if len(step_cols):
             execs = model.steps.get(number)
             before = len(execs.kernels) if execs is not None else 0
@@ -436,52 +468,6 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
             if len(kernels) == before + len(exact):
                 kernels.dur_ns[before:] = exact.tolist()
         del step_cols, exact
-    _bind_gpu_devices(model)
+    bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
-
-
-_GPU_TRACER_RE = re.compile(r"/device:gpu:(\d+)/")
-
-
-def _bind_gpu_devices(model: ProfileModel) -> None:
-    """Bind each node recorded only on a GPU's tracer devices (an XLA kernel or copy
-    has no op record) to that GPU's canonical device, as TensorFlow binds a GPU op,
-    so the device views and the accelerator checker see it. (Read from each step's
-    (node, device) pairs: the steps' cached ``devices`` sets of every node would
-    outweigh the rest of a large file's model.)"""
-    gpu_of: dict[str, str | None] = {}
-    canonical = model.canonical_device
-    for number in model.sorted_steps():
-        for nid, devices in _unbound_devices(model.steps[number], canonical).items():
-            if canonical[nid]:
-                continue
-            for device in devices:
-                if device not in gpu_of:
-                    found = _GPU_TRACER_RE.match(device)
-                    gpu_of[device] = (
-                        f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
-                        if found is not None
-                        else None
-                    )
-                dev = gpu_of[device]
-                if dev is not None:
-                    canonical[nid] = dev
-                    model.host_device[nid] = host_device_of(dev)
-                    model.op_types[nid].add(dev)
-                    break
-
-
-def _unbound_devices(execs: StepExecs, canonical: list[str]) -> dict[int, set[str]]:
-    """``execs.devices`` of the nodes without a canonical device (same order)."""
-    out: dict[int, set[str]] = {}
-    names = execs.device_names
-    for nid, code in zip(execs.pairs["node"].tolist(), execs.pairs["dev"].tolist()):
-        if canonical[nid]:
-            continue
-        devs = out.get(nid)
-        if devs is None:
-            devs = out[nid] = set()
-        if code >= 0:
-            devs.add(names[code])
-    return out

@@ -47,7 +47,12 @@ import numpy.typing as npt
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_events import EventTable
 from tfprof_lite.model.xspace_intervals import LineIntervals
-from tfprof_lite.model.xspace_memory_steps import add_step_memory, concat_columns, take_rows
+from tfprof_lite.model.xspace_memory_steps import (
+    StepMemory,
+    add_step_memory,
+    concat_columns,
+    take_rows,
+)
 from tfprof_lite.model.xspace_steps import program_of, step_of
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import KIND_COMPRESSED, KIND_INT64, KIND_REF, KIND_STR, KIND_UINT64
@@ -253,14 +258,25 @@ def _enclosing(
     on the line (see :class:`~tfprof_lite.model.xspace_intervals.LineIntervals`)."""
     cols = table.cols
     host = table.host_events()
-    near = host[_among(cols.event_line[host], np.flatnonzero(np.bincount(lines)).tolist())]
+    on_line = np.zeros(len(cols.line_name) + 1, dtype=bool)
+    on_line[lines] = True
+    near = host[on_line[cols.event_line[host]]]
     op_mask = np.zeros(len(table), dtype=bool)
     op_mask[np.fromiter(tf_ops, dtype=np.int64, count=len(tf_ops))] = True
     is_op = op_mask[near]
-    metas, inverse = _distinct(cols.event_meta[near[~is_op]].astype(np.int64), len(cols.meta_name))
-    modules = {m: program_of(cols.meta_name[m]) if m >= 0 else "" for m in metas.tolist()}
-    runs = np.asarray([bool(modules[m]) for m in metas.tolist()], dtype=bool)[inverse]
-    ops, programs = near[is_op], near[~is_op][runs]
+    del op_mask
+    # Which metadata run a program, decided once each (index + 1: -1 is none).
+    near_meta = cols.event_meta[near]
+    present = np.zeros(len(cols.meta_name) + 1, dtype=bool)
+    present[near_meta[~is_op] + 1] = True
+    modules = {
+        m: program_of(cols.meta_name[m]) if m >= 0 else ""
+        for m in (np.flatnonzero(present) - 1).tolist()
+    }
+    runs = np.zeros(len(cols.meta_name) + 1, dtype=bool)
+    runs[[m + 1 for m, module in modules.items() if module]] = True
+    ops, programs = near[is_op], near[~is_op & runs[near_meta + 1]]
+    del near, near_meta, is_op
     meta = cols.event_meta
     op_node = _around(table, ops, lines, times, lambda e: names(tf_ops[e][0]))
     program_node = _around(table, programs, lines, times, lambda e: names(modules[int(meta[e])]))
@@ -426,6 +442,7 @@ def add_memory(
     host_nodes: set[str] | frozenset[str] = frozenset(),
     found: MemoryStats | None = None,
     settle: Callable[[], None] = lambda: None,
+    pending: dict[int, StepMemory] | None = None,
 ) -> MemoryColumns:
     """Add the allocator events of ``table`` to the step columns (in place) and the
     nodes they need to ``nodes``; returns the events (by time).
@@ -436,7 +453,8 @@ def add_memory(
     program executions): their memory goes on the host device, beside those.
     ``found``: :func:`memory_stats` of ``table``, read earlier (None: now);
     ``settle`` runs once the events' owners are found (the caller's chance to
-    give the memory that took back to the system).
+    give the memory that took back to the system); ``pending``: see
+    :func:`~tfprof_lite.model.xspace_memory_steps.add_step_memory`.
     """
     known = {spec.name for spec in nodes}
     mem, new_nodes = memory_columns(table, tf_ops, known, found)
@@ -454,5 +472,5 @@ def add_memory(
         devices[code] = _HOST_DEVICE if on_host else _device_of(mem.allocators[mem.allocator[at]])
     root_rows = np.asarray(roots, dtype=np.int64)
     steps = step_of(table.start[root_rows], table.end[root_rows], mem.start_ps)
-    add_step_memory(columns, mem, steps, devices, table.cols.origin_ns)
+    add_step_memory(columns, mem, steps, devices, table.cols.origin_ns, pending)
     return mem

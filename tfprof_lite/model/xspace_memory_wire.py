@@ -25,7 +25,7 @@ I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
 #: Pairs written at once by :func:`allocation_records`.
-CHUNK = 1 << 15
+CHUNK = 1 << 13
 _GROUPS = np.arange(10, dtype=np.uint64) * np.uint64(7)
 
 
