@@ -32,6 +32,7 @@ __all__ = [
     "PLANE_GPU",
     "PLANE_HOST",
     "PLANE_OTHER",
+    "EventCodes",
     "EventTable",
     "distinct_codes",
     "event_table",
@@ -92,12 +93,54 @@ def gpu_ordinal(plane_name: str) -> int:
     return int(found.group(1)) if found else -1
 
 
+class EventCodes:
+    """One text stat's string codes by event, kept for the events that have it
+    (``owners``: their rows ascending, int32 below 2^31 events; ``values``:
+    their codes): a
+    column over every event would take 2 or 4 bytes an event for stats most
+    events lack. Read like that column: ``codes[events]`` (-1 where absent)."""
+
+    def __init__(
+        self, n: int, owners: npt.NDArray[np.signedinteger[Any]], values: npt.NDArray[Any]
+    ) -> None:
+        self.n = n
+        self.owners = owners
+        self.values = values
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The codes' type (int16 or int32)."""
+        return self.values.dtype
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, events: npt.NDArray[np.integer[Any]]) -> npt.NDArray[Any]:
+        out = np.full(len(events), -1, dtype=self.values.dtype)
+        owners = self.owners
+        if len(owners) and len(events):
+            # The last code of an event wins, as in a column written in stat order.
+            pos = np.searchsorted(owners, events, side="right") - 1
+            hit = pos >= 0
+            hit[hit] = owners[pos[hit]] == events[hit]
+            out[hit] = self.values[pos[hit]]
+        return out
+
+    def dense(self) -> npt.NDArray[Any]:
+        """The codes of every event."""
+        out = np.full(self.n, -1, dtype=self.values.dtype)
+        out[self.owners] = self.values
+        return out
+
+    def tolist(self) -> list[int]:
+        """:meth:`dense` as a list."""
+        return list(self.dense().tolist())
+
+
 class _Texts(Mapping[str, list[str]]):
     """Stat name -> per-event text, each list made from its codes when first read."""
 
-    def __init__(
-        self, codes: dict[str, npt.NDArray[np.signedinteger[Any]]], strings: list[str]
-    ) -> None:
+    def __init__(self, codes: dict[str, EventCodes], strings: list[str]) -> None:
         # The table's columns, not the table: no reference cycle keeps a table
         # (and the file's columns) alive past its last user.
         self._codes = codes
@@ -107,7 +150,7 @@ class _Texts(Mapping[str, list[str]]):
     def __getitem__(self, name: str) -> list[str]:
         values = self._made.get(name)
         if values is None:
-            values = self._made[name] = _strings_at(self._strings, self._codes[name])
+            values = self._made[name] = _strings_at(self._strings, self._codes[name].dense())
         return values
 
     def __iter__(self) -> Iterator[str]:
@@ -220,7 +263,7 @@ class EventTable:
         self.end = end
         self.names = names
         self.derived = derived
-        self.codes: dict[str, npt.NDArray[np.signedinteger[Any]]] = {}
+        self.codes: dict[str, EventCodes] = {}
         self.ints = _Ints(len(start))
         self.has_int: dict[str, BoolArray] = {}
         self.text: Mapping[str, list[str]] = _Texts(self.codes, cols.strings)
@@ -309,17 +352,22 @@ def event_table(cols: XSpaceColumns) -> EventTable:
     rows = _stat_rows(cols, keys) if keys else {}
     empty = np.zeros(0, dtype=np.int64)
     code_type = np.int16 if len(cols.strings) < np.iinfo(np.int16).max else np.int32
+    row_type = np.int32 if n < 2**31 else np.int64
+    seen: list[npt.NDArray[np.signedinteger[Any]]] = []
     for name in _TEXT_STATS:
-        codes: npt.NDArray[np.signedinteger[Any]] = np.full(n, -1, dtype=code_type)
         owners, at = _owners(cols, rows.get(name, empty), _TEXT_KINDS)
-        codes[owners] = cols.event_stats.value[at]
-        table.codes[name] = codes
+        narrow: npt.NDArray[np.signedinteger[Any]] = owners.astype(row_type)
+        # Stats of the same events (tf_op, hlo_op, hlo_module) share one array of them.
+        narrow = next((o for o in seen if np.array_equal(o, narrow)), narrow)
+        if not any(o is narrow for o in seen):
+            seen.append(narrow)
+        table.codes[name] = EventCodes(n, narrow, cols.event_stats.value[at].astype(code_type))
     for name in _INT_STATS:
         present = np.zeros(n, dtype=bool)
         owners, at = _owners(cols, rows.get(name, empty), _INT_KINDS)
         present[owners] = True
         table.has_int[name] = present
-        values = cols.event_stats.value[at].astype(np.int64, copy=False)
+        values: I64 = cols.event_stats.value[at].astype(np.int64, copy=False)
         if name in _DENSE_INTS:
             dense = np.zeros(n, dtype=np.int64)
             dense[owners] = values

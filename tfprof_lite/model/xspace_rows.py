@@ -93,16 +93,26 @@ def _concat(parts: list[_Part]) -> _Part:
     return _Part(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
 
 
-def _per_pair(a: I64, b: I64, make: Callable[[int, int], str], strings: _Strings) -> I64:
+def _per_pair(
+    a: npt.NDArray[np.integer[Any]],
+    b: npt.NDArray[np.integer[Any]],
+    make: Callable[[int, int], str],
+    strings: _Strings,
+) -> npt.NDArray[np.int32]:
     """The string id of ``make(a[i], b[i])``, made once per distinct pair."""
     if not len(a):
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int32)
     span = int(b.max()) + 2
     low = int(a.min())
-    key = (a - low) * span + (b + 1)
+    key = a.astype(np.int64)
+    key -= low
+    key *= span
+    key += b
+    key += 1
     used, inverse = np.unique(key, return_inverse=True)
+    del key
     made = [strings.id(make(int(k // span) + low, int(k % span) - 1)) for k in used.tolist()]
-    out: I64 = np.asarray(made, dtype=np.int64)[inverse.reshape(-1)]
+    out: npt.NDArray[np.int32] = np.asarray(made, dtype=np.int32)[inverse.reshape(-1)]
     return out
 
 
@@ -119,10 +129,11 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     events, steps = nodes.events[keep], steps[keep]
     node_ids = strings.ids(nodes.names)[nodes.node[keep]] if len(events) else steps
     texts = cols.strings
-    line = cols.event_line[events].astype(np.int64)
-    meta = cols.event_meta[events].astype(np.int64)
-    details = table.codes["kernel_details"][events].astype(np.int64)
-    copies = table.codes["memcpy_details"][events].astype(np.int64)
+    # Narrow columns (rows and codes): this runs over every GPU event.
+    line = cols.event_line[events]
+    meta = cols.event_meta[events]
+    details = table.codes["kernel_details"][events]
+    copies = table.codes["memcpy_details"][events]
     names = cols.meta_name
     ordinal = [gpu_ordinal(name) for name in cols.plane_name]
 
@@ -137,9 +148,9 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     memcpy_name = np.asarray([name.startswith("Memcpy") for name in names] + [False])
     copy = ~kernel & (_nonempty(copies, texts) | memcpy_name[meta])
     other = ~kernel & ~copy
-    first = np.empty(len(events), dtype=np.int64)
-    second = np.full(len(events), -1, dtype=np.int64)
-    label = np.empty(len(events), dtype=np.int64)
+    first = np.empty(len(events), dtype=np.int32)
+    second = np.full(len(events), -1, dtype=np.int32)
+    label = np.empty(len(events), dtype=np.int32)
     if kernel.any():
         ln, mt, dt = line[kernel], meta[kernel], details[kernel]
         first[kernel] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/stream:{int(cols.line_id[r])}",
@@ -170,14 +181,14 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     at = np.repeat(np.arange(len(events), dtype=np.int32), np.where(second >= 0, 2, 1))
     is_second = np.zeros(len(at), dtype=bool)
     is_second[1:] = at[1:] == at[:-1]
-    dev = first.astype(np.int32)[at]
-    dev[is_second] = second.astype(np.int32)[at[is_second]]
+    dev = first[at]
+    dev[is_second] = second[at[is_second]]
     del first, second, is_second
     return _Part(
         step=steps.astype(np.int32)[at],
         dev=dev,
         name=node_ids.astype(np.int32)[at],
-        label=label.astype(np.int32)[at],
+        label=label[at],
         start=table.start[events][at],
         end=table.end[events][at],
     )
