@@ -196,7 +196,7 @@ class _Attribution:
     def launches_of(self, events: I64) -> I64:
         """The host launch event of each device event (by ``correlation_id``), or -1."""
         table = self.table
-        corr = table.ints["correlation_id"][events]
+        corr = table.ints.at("correlation_id", events)
         keys = self._corr
         if not len(keys):
             return np.full(len(events), -1, dtype=np.int64)
@@ -359,7 +359,7 @@ def _launch_index(table: EventTable, host: I64) -> tuple[I64, I64]:
     each (the last one of a value)."""
     has = table.has_int["correlation_id"]
     events = host[has[host]]
-    corr = table.ints["correlation_id"][events]
+    corr = table.ints.at("correlation_id", events)
     order = np.argsort(corr, kind="stable")
     corr, events = corr[order], events[order]
     last = np.ones(len(corr), dtype=bool)

@@ -247,10 +247,10 @@ def tracer_rows(table: EventTable) -> tuple[dict[int, CodeFrame], I64]:
 def _launches(table: EventTable, events: I64) -> I64:
     """The host launch of each device event (the host event with its
     ``correlation_id``, the last one in row order), -1 when none."""
-    corr, has = table.ints["correlation_id"], table.has_int["correlation_id"]
+    has = table.has_int["correlation_id"]
     host = table.host_events()
     host = host[has[host]]
-    keys = corr[host]
+    keys = table.ints.at("correlation_id", host)
     order = np.lexsort((host, keys))
     keys, host = keys[order], host[order]
     last = np.ones(len(keys), dtype=bool)
@@ -258,7 +258,7 @@ def _launches(table: EventTable, events: I64) -> I64:
     keys, host = keys[last], host[last]
     if not len(keys):
         return np.full(len(events), -1, dtype=np.int64)
-    wanted = corr[events]
+    wanted = table.ints.at("correlation_id", events)
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     found = has[events] & (keys[at] == wanted)
     return np.where(found, host[at], -1)

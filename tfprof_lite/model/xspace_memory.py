@@ -186,10 +186,23 @@ class MemoryStats:
 def memory_stats(table: EventTable) -> MemoryStats:
     """The allocator events of ``table`` and their memory stats, one column per
     stat name: the value of the int stats (0 when absent), the ``strings`` index
-    of the text ones (-1 when absent). Read while the file's event stats are
-    there; the rest of :func:`memory_columns` needs only the table's times."""
+    of the text ones (-1 when absent); ``allocation_bytes``, ``bytes_allocated``
+    and ``bytes_reserved`` as what is read of them: ``bytes`` (allocated, else
+    requested) and ``in_use`` (allocated + reserved). Read while the file's
+    event stats are there; the rest of :func:`memory_columns` needs only the
+    table's times."""
     rows, is_alloc = _memory_rows(table)
-    return MemoryStats(rows, is_alloc, _stat_columns(table, rows) if len(rows) else {})
+    if not len(rows):
+        return MemoryStats(rows, is_alloc, {})
+    stats = _stat_columns(table, rows)
+    # Kept as what the records read: each event's bytes (allocated, else
+    # requested) and the allocator's bytes in use (allocated + reserved).
+    allocated = stats.pop("allocation_bytes")
+    stats["bytes"] = np.where(allocated != 0, allocated, stats["requested_bytes"])
+    del allocated
+    stats["in_use"] = stats.pop("bytes_allocated")
+    stats["in_use"] += stats.pop("bytes_reserved")
+    return MemoryStats(rows, is_alloc, stats)
 
 
 def _memory_rows(table: EventTable) -> tuple[I64, Bools]:
@@ -381,12 +394,11 @@ def memory_columns(
     lost = ~is_alloc & (freed < 0) & ~np.asarray([bool(t) for t in tf_texts], dtype=bool)[tf_at]
     node[lost] = no_op[lost]
     new[lost] = _NEW_NO_OP
-    nbytes = np.where(stats["allocation_bytes"] != 0, stats["allocation_bytes"],
-                      stats["requested_bytes"])  # fmt: skip
+    nbytes = stats["bytes"]
     shape, shapes = _shapes(table, stats["shape"])
     mem = MemoryColumns(
         rows, times, allocator, np.where(is_alloc, nbytes, -nbytes),
-        stats["bytes_allocated"] + stats["bytes_reserved"], addr, node,
+        stats["in_use"], addr, node,
         stats["requested_bytes"], stats["data_type"], shape, allocators, names.names, shapes,
     )  # fmt: skip
     return mem, _new_nodes(node, new, (tf_kind, tf_at), names.names)

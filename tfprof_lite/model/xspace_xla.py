@@ -141,7 +141,7 @@ def xla_events(table: EventTable) -> XlaEvents:
         texts=strings,
         program_id=program_id,
         has_program=has_program,
-        execution=table.ints["correlation_id"][events],
+        execution=table.ints.at("correlation_id", events),
         has_execution=table.has_int["correlation_id"][events],
         start_ps=table.start[events],
         is_kernel=_nonempty(codes["kernel_details"][events].astype(np.int64), strings),
