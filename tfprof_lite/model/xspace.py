@@ -45,7 +45,12 @@ from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
 from tfprof_lite.model.xspace_devices import bind_gpu_devices
-from tfprof_lite.model.xspace_events import EventTable, distinct_codes, event_table
+from tfprof_lite.model.xspace_events import (
+    EventTable,
+    distinct_codes,
+    event_table,
+    read_event_stats,
+)
 from tfprof_lite.model.xspace_memory import add_memory, memory_stats
 from tfprof_lite.model.xspace_memory_steps import StepMemory
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
@@ -390,13 +395,17 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     and for a large file the freed memory goes back to the system after each
     phase, so that the next phase's peak does not stack on it.
     """
-    table = event_table(cols)
+    # The allocator events' stats first: their temporaries then meet the
+    # decoded columns alone, not the table's stat columns too.
+    table = event_table(cols, stats=False)
+    settle = give_back_freed if release and len(table) >= LARGE_EVENTS else _nothing
     if release:
         cols.drop_event_durations()  # the table has the events' ends
     found = memory_stats(table)
+    settle()
+    read_event_stats(table)
     if release:
         cols.drop_event_stats()
-    settle = give_back_freed if release and len(table) >= LARGE_EVENTS else _nothing
     settle()
     roots = find_steps(table)
     attribution = _Attribution(table)

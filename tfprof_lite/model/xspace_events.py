@@ -37,6 +37,7 @@ __all__ = [
     "distinct_codes",
     "event_table",
     "gpu_ordinal",
+    "read_event_stats",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -318,16 +319,13 @@ def _plane_kinds(cols: XSpaceColumns) -> I8:
     return np.asarray(kinds, dtype=np.int8)
 
 
-def _stat_rows(cols: XSpaceColumns, keys: dict[str, int]) -> dict[str, I64]:
-    """The event stat rows of each stat name in ``keys`` (one pass over the stats)."""
-    stats = cols.event_stats
-    # A table by string row (one slot more for any key out of range, never wanted).
-    wanted = np.zeros(len(cols.strings) + 1, dtype=bool)
-    wanted[list(keys.values())] = True
-    key = stats.key
-    rows = np.flatnonzero(wanted[np.where((key >= 0) & (key < len(cols.strings)), key, -1)])
-    found = stats.key[rows]
-    return {name: rows[found == key] for name, key in keys.items()}
+def _stat_rows(cols: XSpaceColumns, key: int | None) -> I64:
+    """The event stat rows named by string row ``key`` (None: no such name),
+    one stat name at a time: the rows of all at once would be some 8 bytes a
+    stat the conversion reads."""
+    if key is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(cols.event_stats.key == key)
 
 
 def _owners(cols: XSpaceColumns, rows: I64, kinds: tuple[int, ...]) -> tuple[I64, I64]:
@@ -337,8 +335,9 @@ def _owners(cols: XSpaceColumns, rows: I64, kinds: tuple[int, ...]) -> tuple[I64
     return owners.astype(np.int64), rows.astype(np.int64)
 
 
-def event_table(cols: XSpaceColumns) -> EventTable:
-    """The per-event columns of ``cols``."""
+def event_table(cols: XSpaceColumns, stats: bool = True) -> EventTable:
+    """The per-event columns of ``cols`` (``stats``: with the stat columns;
+    without, :func:`read_event_stats` adds them later)."""
     n = len(cols.event_line)
     plane_kind = _plane_kinds(cols)[cols.event_plane()] if n else np.zeros(0, dtype=np.int8)
     start = cols.event_start_ps.astype(np.int64, copy=False)  # the decoded column itself
@@ -348,15 +347,23 @@ def event_table(cols: XSpaceColumns) -> EventTable:
     derived_line = np.asarray([name in DERIVED_LINES for name in cols.line_name], dtype=bool)
     derived = derived_line[cols.event_line] if n else np.zeros(0, dtype=bool)
     table = EventTable(cols, plane_kind, start, end, names, derived)
+    if stats:
+        read_event_stats(table)
+    return table
+
+
+def read_event_stats(table: EventTable) -> None:
+    """Fill the table's stat columns (``codes``, ``ints``, ``has_int``) from its
+    file's event stats."""
+    cols = table.cols
+    n = len(table)
     wanted = set(_TEXT_STATS) | set(_INT_STATS)
     keys = {text: at for at, text in enumerate(cols.strings) if text in wanted}
-    rows = _stat_rows(cols, keys) if keys else {}
-    empty = np.zeros(0, dtype=np.int64)
     code_type = np.int16 if len(cols.strings) < np.iinfo(np.int16).max else np.int32
     row_type = np.int32 if n < 2**31 else np.int64
     seen: list[npt.NDArray[np.signedinteger[Any]]] = []
     for name in _TEXT_STATS:
-        owners, at = _owners(cols, rows.get(name, empty), _TEXT_KINDS)
+        owners, at = _owners(cols, _stat_rows(cols, keys.get(name)), _TEXT_KINDS)
         narrow: npt.NDArray[np.signedinteger[Any]] = owners.astype(row_type)
         # Stats of the same events (tf_op, hlo_op, hlo_module) share one array of them.
         narrow = next((o for o in seen if np.array_equal(o, narrow)), narrow)
@@ -365,7 +372,7 @@ def event_table(cols: XSpaceColumns) -> EventTable:
         table.codes[name] = EventCodes(n, narrow, cols.event_stats.value[at].astype(code_type))
     for name in _INT_STATS:
         present = np.zeros(n, dtype=bool)
-        owners, at = _owners(cols, rows.get(name, empty), _INT_KINDS)
+        owners, at = _owners(cols, _stat_rows(cols, keys.get(name)), _INT_KINDS)
         present[owners] = True
         table.has_int[name] = present
         values: I64 = cols.event_stats.value[at].astype(np.int64, copy=False)
@@ -375,4 +382,3 @@ def event_table(cols: XSpaceColumns) -> EventTable:
             table.ints.dense[name] = dense
         else:
             table.ints.sparse[name] = (owners.astype(row_type), values)
-    return table

@@ -270,7 +270,7 @@ def _row_sum(rows: I64, values: I64, n: int) -> I64:
 class _Outputs:
     """The outputs of each row in columns; :meth:`of` makes a row's objects."""
 
-    def __init__(self, mem: MemoryColumns, bounds: list[int], columns: list[list[Any]]) -> None:
+    def __init__(self, mem: MemoryColumns, bounds: list[int], columns: list[I64]) -> None:
         self.mem = mem
         self.bounds = bounds
         self.columns = columns
@@ -282,7 +282,7 @@ class _Outputs:
             OutputTensor(slot, dtype, mem.shapes[shape], requested, size,
                          mem.allocators[allocator], addr)
             for slot, dtype, shape, requested, size, allocator, addr in zip(
-                *(column[low:high] for column in self.columns), strict=True
+                *(column[low:high].tolist() for column in self.columns), strict=True
             )
         ]  # fmt: skip
 
@@ -301,9 +301,9 @@ def _outputs(mem: MemoryColumns, sel: I64, ev_row: I64, out: StepColumns) -> _Ou
     out.o_bytes = np.maximum(delta[pos], requested)
     out.o_ptr = addr.astype(np.uint64)
     bounds = np.searchsorted(rows, np.arange(len(out.name) + 1)).tolist()
-    columns = [slots.tolist(), mem.dtype[sel][pos].tolist(), shape[pos].tolist(),
-               requested.tolist(), delta[pos].tolist(), mem.allocator[sel][pos].tolist(),
-               addr.tolist()]  # fmt: skip
+    # Kept as arrays, read into Python a row at a time (as its bytes are written).
+    columns = [slots, mem.dtype[sel][pos], shape[pos], requested, delta[pos],
+               mem.allocator[sel][pos], addr]  # fmt: skip
     return _Outputs(mem, bounds, columns)
 
 
