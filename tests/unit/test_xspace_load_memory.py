@@ -33,8 +33,8 @@ from tfprof_lite.proto import xplane
 from tfprof_lite.proto.steps import StepColumns
 
 GPU = "GPU_0_bfc"
-_COLUMNS = ("start", "rel", "total", "peak", "live", "gpu_allocs", "gpu_in_use", "dev",
-            "o_row", "o_slot", "o_bytes", "o_ptr", "a_row", "a_micros", "a_bytes", "r_row")  # fmt: skip
+_COLUMNS = ("start", "rel", "total", "peak", "live", "gpu_allocs", "gpu_in_use", "dev", "o_row",
+            "o_slot", "o_bytes", "o_ptr", "a_row", "a_micros", "a_bytes", "r_row")  # fmt: skip
 
 
 def _memory_space() -> bytes:

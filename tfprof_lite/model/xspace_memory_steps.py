@@ -30,9 +30,11 @@ from tfprof_lite.proto.steps import StepColumns
 if TYPE_CHECKING:
     from tfprof_lite.model.xspace_memory import MemoryColumns
 
-__all__ = ["StepMemory", "add_step_memory", "concat_columns", "micros", "take_rows"]
+__all__ = ["BATCH", "StepMemory", "add_step_memory", "concat_columns", "micros", "take_rows"]
 
 I64 = npt.NDArray[np.int64]
+#: Events whose steps :func:`add_step_memory` does at once (whole steps).
+BATCH = 1 << 16
 
 
 def micros(origin_ns: int, ps: I64) -> I64:
@@ -149,10 +151,37 @@ def add_step_memory(
     ``untimed``. With ``pending``, each step's records go there instead, for
     the caller to join when it takes the step (joined columns hold every
     memory column in full: all steps' at once would be most of a large
-    file's steps again)."""
+    file's steps again). The steps are done in batches of whole steps of
+    about :data:`BATCH` events: a step's records read its own events only, and
+    the per-event temporaries stay the size of a batch."""
     sel = np.flatnonzero((steps >= 0) & (steps < len(columns)))
     if not len(sel):
         return
+    # The events by step (by time within one: ``sel`` ascends), cut between steps.
+    sel = sel[np.argsort(steps[sel], kind="stable")]
+    step_of = steps[sel]
+    change = np.flatnonzero(step_of[1:] != step_of[:-1]) + 1
+    cuts, last = [0], 0
+    for at in change.tolist():
+        if at - last >= BATCH:
+            cuts.append(at)
+            last = at
+    cuts.append(len(sel))
+    del step_of, change
+    for low, high in zip(cuts[:-1], cuts[1:], strict=True):
+        _add_steps(columns, mem, sel[low:high], steps, devices, origin_ns, pending)
+
+
+def _add_steps(
+    columns: list[StepColumns],
+    mem: MemoryColumns,
+    sel: I64,
+    steps: I64,
+    devices: list[str],
+    origin_ns: int,
+    pending: dict[int, StepMemory] | None,
+) -> None:
+    """:func:`add_step_memory` of events ``sel`` (whole steps, by time in each)."""
     n_nodes = len(mem.nodes)
     pairs, first, rank = _first_order(steps[sel] * n_nodes + mem.node[sel])
     times = micros(origin_ns, mem.start_ps[sel])

@@ -403,16 +403,24 @@ def _grouped(parts: list[_Part], steps: int, strings: list[str]) -> StepRows:
     """The records of ``parts`` (emptied as they are read) ordered by step, then
     device (first seen in the step first), then the order they were added;
     joined and ordered one field at a time."""
-    pair = np.concatenate([p.step for p in parts]).astype(np.int64)
-    pair *= max(len(strings), 1)
-    pair += np.concatenate([p.dev for p in parts])
-    distinct, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    # Each record's (step, device) group, numbered without sorting the records:
+    # the devices used, then the pairs present, from tables of the codes present.
+    used, pair = distinct_codes(np.concatenate([p.dev for p in parts]), len(strings))
+    pair += np.concatenate([p.step for p in parts]).astype(np.int64) * len(used)
+    size = steps * len(used)
+    if size <= 4 * len(pair):
+        distinct, inverse = distinct_codes(pair, size)
+    else:  # many steps and devices, few records: sort them
+        distinct, inverse = np.unique(pair, return_inverse=True)
+        inverse = inverse.reshape(-1)
     del pair
-    # The (step, device) groups by step, then first row; the rows by group, then
-    # row (a stable sort): sorting the few groups, not every row by three keys.
+    first = np.full(len(distinct), len(inverse), dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(len(inverse)))
+    # The groups by step, then first record; the records by group, then record
+    # (a stable sort): sorting the few groups, not every record by three keys.
     group_rank = np.empty(len(distinct), dtype=np.int64)
-    group_rank[np.lexsort((first, distinct // max(len(strings), 1)))] = np.arange(len(distinct))
-    order = np.argsort(group_rank[inverse.reshape(-1)], kind="stable")
+    group_rank[np.lexsort((first, distinct // max(len(used), 1)))] = np.arange(len(distinct))
+    order = np.argsort(group_rank[inverse], kind="stable")
     del distinct, first, inverse, group_rank
     fields = {}
     for name in _FIELDS:
