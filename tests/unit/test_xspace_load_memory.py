@@ -270,3 +270,50 @@ def test_step_memory_replaces_the_records_it_takes_the_place_of() -> None:
     assert sorted(replaced) == ["a/MatMul", "b/Relu"]
     joined = xspace_memory_steps.StepMemory(memory.keep, memory.rows).join(base)
     assert len(joined) == len(base) - len(replaced) + len(memory.rows)
+
+
+def test_step_times_count_devices_without_the_devices_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tfprof_lite.analysis.steptime import step_times
+
+    model = model_from_bytes(xspace_files.jax_file(xspace_files.jax_cases()[0]).read_bytes(), "f")
+    want = [
+        len({d for devs in model.steps[n].devices.values() for d in devs})
+        for n in model.sorted_steps()
+    ]
+
+    def no_devices_cache(self: StepExecs) -> None:
+        raise AssertionError("step times built a step's devices cache")
+
+    monkeypatch.setattr(StepExecs, "devices", property(no_devices_cache))
+    got = [s.devices for s in step_times(model).steps]
+    assert got == want and min(got) > 1
+
+
+@pytest.mark.parametrize("steps", [3, 40, 200])  # 200: more (step, device) pairs than rows
+def test_step_records_are_grouped_as_sorting_by_three_keys_does(steps: int) -> None:
+    from tfprof_lite.model.xspace_rows import _grouped, _Part
+
+    rng = np.random.default_rng(steps)
+    sizes = [50, 7, 0, 30]
+    parts, all_step, all_dev = [], [], []
+    for size in sizes:
+        step = rng.integers(0, steps, size)
+        dev = rng.integers(0, 6, size) * 3  # device string ids, not dense
+        parts.append(_Part(step, dev, rng.integers(0, 9, size), rng.integers(0, 9, size),
+                           rng.integers(0, 10**9, size), rng.integers(0, 10**9, size)))  # fmt: skip
+        all_step += step.tolist()
+        all_dev += dev.tolist()
+    fields = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ("name", "start")}
+    strings = [f"s{i}" for i in range(20)]
+    rows = _grouped(parts, steps, strings)
+    first: dict[tuple[int, int], int] = {}
+    for i, key in enumerate(zip(all_step, all_dev, strict=True)):
+        first.setdefault(key, i)
+    want = sorted(
+        range(len(all_step)), key=lambda i: (all_step[i], first[(all_step[i], all_dev[i])], i)
+    )
+    assert rows.rows.start.tolist() == fields["start"][want].tolist()
+    assert rows.rows.name.tolist() == fields["name"][want].tolist()
+    assert rows.bounds == [sum(1 for s in all_step if s < k) for k in range(steps + 1)]
