@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from google.protobuf.message import Message
+
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model import decode, graph_inputs
 from tfprof_lite.model.graph_inputs import PendingInputs
@@ -90,6 +92,16 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if collecting:
             gc.enable()
+
+
+def _is_tf_graph(graph: Any) -> bool:
+    """Whether ``graph`` is a ``tf.Graph`` (bytes and protobuf messages are not:
+    the module that tells is not even imported for them)."""
+    if graph is None or isinstance(graph, (bytes, bytearray, memoryview, Message)):
+        return False
+    from tfprof_lite.base.foreign import is_tf_graph
+
+    return is_tf_graph(graph)
 
 
 def _flop_names(user_log: Any | None) -> set[str]:
@@ -250,10 +262,8 @@ class Ingest:
         cls, graph: Any, op_log: Any = None, flops: str | FlopConventions = "tf"
     ) -> Ingest:
         """``Profiler(graph, op_log)``: the graph's nodes and the merged default op log."""
-        from tfprof_lite.base.foreign import is_tf_graph
-
         ingest, graph = cls._begin(graph, flops)
-        live = graph is not None and is_tf_graph(graph)
+        live = _is_tf_graph(graph)
         if not live and ingest._conventions is None:
             # Bytes or messages only: checked now, the op log first as before,
             # and decoded into columns (natively when the decoder is built) on
