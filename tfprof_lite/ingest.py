@@ -7,10 +7,10 @@ Both ways in of ``tf.compat.v1.profiler`` go through :class:`Ingest`:
   :meth:`Ingest.add_step`): at construction the graph's nodes and the default op
   log merged with the user's (a GraphDef and op log, bytes or messages, are
   checked then and added on the model's first read:
-  :class:`~tfprof_lite.model.graph_inputs.PendingInputs`); on every step the nodes added since, the step's
-  records and the op log refined by its RunMetadata. As TensorFlow re-sends the
-  *default* op log on ``add_step``, the FLOPs a user op log set give way to the
-  registered ones from the first step on;
+  :class:`~tfprof_lite.model.graph_inputs.PendingInputs`); on every step the
+  nodes added since, the step's records and the op log refined by its
+  RunMetadata. As TensorFlow re-sends the *default* op log on ``add_step``, the
+  FLOPs a user op log set give way to the registered ones from the first step on;
 * the one-shot ``profile``/``advise`` (:func:`one_shot_model`): one default op log,
   refined by the RunMetadata and merged with the user's; the RunMetadata (when it
   holds step stats) becomes step 0.
