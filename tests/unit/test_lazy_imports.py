@@ -247,3 +247,25 @@ def test_profiler_of_graph_bytes_loads_no_capture_code(tmp_path: Path) -> None:
     assert [
         m for m in modules if m.startswith(("tfprof_lite.capture", "tfprof_lite.model.flops"))
     ] == []
+
+
+def test_profiler_construction_from_bytes_imports_nothing_more(tmp_path: Path) -> None:
+    """The constructor on a GraphDef and an op log (checked, decoded on first
+    read) imports no module once ``Profiler`` is imported, but the native decoder."""
+    from tests.handmade import graph_def, node
+
+    path = tmp_path / "graph.pb"
+    path.write_bytes(
+        graph_def([node("x", "Placeholder"), node("y", "Relu", ["x"])]).SerializeToString()
+    )
+    modules = _loaded(
+        "import sys\n"
+        "from tfprof_lite import Profiler\n"
+        f"data = open({str(path)!r}, 'rb').read()\n"
+        "before = set(sys.modules)\n"
+        "prof = Profiler(data, b'')\n"
+        "new = sorted(set(sys.modules) - before)\n"
+        "assert set(new) <= {'tfprof_lite._native._graphdecode'}, new\n"
+        "assert prof.model.names == ['x', 'y']"
+    )
+    assert "tfprof_lite.ingest" in modules

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto import kinds
 
-__all__ = ["parse", "wire_bytes"]
+__all__ = ["message_copy", "parse", "wire_bytes"]
 
 _M = TypeVar("_M")
 
@@ -111,8 +111,33 @@ def _parse_into(message: Any, raw: bytes | bytearray) -> None:
         message.ParseFromString(bytes(raw))
 
 
+def message_copy(cls: type[Any], data: object, what: str) -> Any | None:
+    """A copy of ``data``, taken now, when it is a protobuf message named like
+    ``cls`` (ours or TensorFlow's), of ``data``'s own class; None for bytes and
+    anything else. Later changes to ``data`` do not reach the copy, which may be
+    read (serialized) later, as :func:`wire_bytes` would have read ``data`` now.
+
+    Raises:
+        InvalidInputError: ``data`` is a protobuf message of another type.
+    """
+    if not isinstance(data, Message):
+        return None
+    _check_type(data, cls.DESCRIPTOR.name, what)
+    copy = type(data)()
+    copy.CopyFrom(data)
+    return copy
+
+
 def _serialized(data: object, expected: str, what: str) -> bytes:
     """The wire bytes of a protobuf message ``data`` whose type is named ``expected``."""
+    _check_type(data, expected, what)
+    message: Any = data
+    raw: bytes = message.SerializeToString()
+    return raw
+
+
+def _check_type(data: object, expected: str, what: str) -> None:
+    """Raises unless ``data`` is a protobuf message whose type is named ``expected``."""
     descriptor: Any = getattr(type(data), "DESCRIPTOR", None)
     serialize: Any = getattr(data, "SerializeToString", None)
     if not callable(serialize) or not hasattr(descriptor, "full_name"):
@@ -126,8 +151,6 @@ def _serialized(data: object, expected: str, what: str) -> bytes:
         raise InvalidInputError(
             f"{what}: expected a {expected} message, got a {descriptor.full_name} message{hint}"
         )
-    raw: bytes = serialize()
-    return raw
 
 
 def _check_kind(raw: bytes | bytearray, expected: str, what: str, message: Any) -> None:
