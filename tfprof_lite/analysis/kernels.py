@@ -272,10 +272,10 @@ def _row(key: _Key, a: Acc) -> KernelStat:
 
 
 def _rows(acc: dict[_Key, Acc]) -> list[KernelStat]:
-    rows = [_row(key, a) for key, a in acc.items()]
-    return sorted(
-        rows, key=lambda r: (-r.total_micros, r.kind, r.kernel, r.op, r.launch.sort_key())
-    )
+    # (a row's launch configuration is its key's: sorted on that one)
+    rows = [(_row(key, a), key[4].sort_key()) for key, a in acc.items()]
+    rows.sort(key=lambda r: (-r[0].total_micros, r[0].kind, r[0].kernel, r[0].op, r[1]))
+    return [row for row, _ in rows]
 
 
 def kernel_stats(
