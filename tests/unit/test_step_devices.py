@@ -32,3 +32,16 @@ def test_used_devices_and_step_markers_equal_the_device_sets(at: int) -> None:
     markers = {nid for nid, devs in union.items() if devs == {_STEPS_DEVICE}}
     assert _step_markers(model) == markers
     assert bool(markers) == (at > 0)  # the JAX captures' ``train`` step markers
+
+
+@pytest.mark.parametrize("at", range(1 + len(JAX_CASES)))
+def test_latest_steps_in_first_seen_order(at: int) -> None:
+    from tfprof_lite.advisor.accelerator import _latest_steps
+
+    model = _models()[at]
+    want: dict[int, int] = {}
+    for step in model.sorted_steps():
+        for nid in model.steps[step].devices:
+            want[nid] = step
+    got = _latest_steps(model)
+    assert list(got.items()) == list(want.items()) and got

@@ -243,9 +243,7 @@ def _environment(model: ProfileModel) -> tuple[list[str], list[str]]:
     """Hosts and devices ops ran on: the canonical devices, not the GPU tracer's
     streams or pseudo devices such as ``/host:cpu/steps`` (all recorded devices
     only when none is canonical)."""
-    recorded = sorted(
-        {dev for execs in model.steps.values() for d in execs.devices.values() for dev in d}
-    )
+    recorded = sorted({dev for execs in model.steps.values() for dev in execs.used_devices()})
     devices = [d for d in recorded if is_canonical_device(d)] or recorded
     hosts = sorted({m.group(1) for d in devices if (m := _HOST_RE.match(d))})
     return hosts, devices
