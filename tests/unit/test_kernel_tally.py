@@ -92,12 +92,14 @@ def _same(model: ProfileModel) -> None:
 
 def test_tally_equals_record_by_record_sum_on_hand_made_steps() -> None:
     prof = tfprof_lite.Profiler(graph=pb.GraphDef(node=NODES))
-    for i, meta in enumerate(_steps()):
+    first, second, third = _steps()
+    # Repeated steps (the same records again) and a repeat of the step read record by record.
+    for i, meta in enumerate([first, first, second, second, third, first]):
         prof.add_step(i, meta)
     _same(prof.model)
     rows = {(k.kernel, k.op): k for k in kernel_stats(prof.model).kernels}
-    assert rows[("sgemm", "a/mm")].count == 4 and rows[("sgemm", "a/mm")].max_micros == 9
-    assert rows[("MemcpyHtoD", "x")].bytes == 64 and rows[("Memcpy", "x")].bytes == 32
+    assert rows[("sgemm", "a/mm")].count == 8 and rows[("sgemm", "a/mm")].max_micros == 9
+    assert rows[("MemcpyHtoD", "x")].bytes == 128 and rows[("Memcpy", "x")].bytes == 64
 
 
 @pytest.mark.parametrize("case", JAX_CASES)

@@ -125,6 +125,8 @@ class Tally:
         self._reads: dict[tuple[StepDevices, _Triple], _Read] = {}
         self._picked: list[I64] = []
         self._durs: list[I64] = []
+        #: The last step read without per-record reads: flags, records, classes, counted.
+        self._last: tuple[StepDevices, list[_Triple], I64, bool] | None = None
 
     def _read(self, triple: _Triple, flags: StepDevices) -> _Read | None:
         """(GPU, kind, what it says) of a record to count; None: not counted."""
@@ -175,6 +177,19 @@ class Tally:
         """Add one step's records; False when none was a GPU's to count."""
         triples = list(zip(cols.dev, cols.name, cols.label))
         flags = step_devices(set(cols.dev), self.devices)
+        if self._last is not None and self._last[0] == flags and self._last[1] == triples:
+            # The records of the previous step again (a training loop's steps).
+            classes, counted = self._last[2], self._last[3]
+        else:
+            classes, counted = self._classes_of(cols, triples, flags)
+        self._picked.append(classes)
+        self._durs.append(np.asarray(cols.dur_ns, dtype=np.int64).reshape(len(classes)))
+        return counted
+
+    def _classes_of(
+        self, cols: KernelColumns, triples: list[_Triple], flags: StepDevices
+    ) -> tuple[I64, bool]:
+        """Each record's class, and whether any is counted."""
         known = self._known.setdefault(flags, {})
         distinct = dict.fromkeys(triples)
         # The records first met, read in the order of their first records.
@@ -183,14 +198,15 @@ class Tally:
             r is not None and r[2][4] is None for r in fresh.values()
         ):
             picked = self._by_record(cols, triples, flags, known, fresh)
-        else:
-            for triple, read in fresh.items():
-                self._first(triple, flags, known, read)
-            picked = [known[t] for t in triples]
+            classes = np.asarray(picked, dtype=np.int64).reshape(len(picked))
+            self._last = None  # (these classes depend on the records' times too)
+            return classes, bool(classes.any())
+        for triple, read in fresh.items():
+            self._first(triple, flags, known, read)
+        picked = [known[t] for t in triples]
         classes = np.asarray(picked, dtype=np.int64).reshape(len(picked))
-        self._picked.append(classes)
-        self._durs.append(np.asarray(cols.dur_ns, dtype=np.int64).reshape(len(picked)))
-        return any(known[t] != _SKIP for t in distinct)
+        self._last = (flags, triples, classes, bool(classes.any()))
+        return classes, self._last[3]
 
     def _by_record(
         self, cols: KernelColumns, triples: list[_Triple], flags: StepDevices,

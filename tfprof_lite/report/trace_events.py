@@ -74,6 +74,8 @@ class _Layout:
         self.said: dict[tuple[str, str, str], int] = {}
         self.read: list[tuple[int, int, int]] = []
         self._table = np.zeros((0, 3), dtype=np.int64)  # ``read`` as an array
+        #: The last step's records and what they are (rows of ``read``).
+        self._last: tuple[list[tuple[str, str, str]], I64] = ([], self._table)
 
     def lane(self, dev: str) -> int:
         return self.lanes.setdefault(dev, len(self.lanes))
@@ -101,15 +103,18 @@ class _Layout:
         """The step's tracer records on devices other than ``taken`` (lanes)."""
         cols = execs.kernels
         triples = list(zip(cols.dev, cols.name, cols.label))
-        said = self.said
-        for triple in dict.fromkeys(triples):
-            if triple not in said:
-                said[triple] = len(self.read)
-                self.read.append(self._read(triple))
         n = len(triples)
-        if len(self._table) != len(self.read):
-            self._table = np.asarray(self.read, dtype=np.int64).reshape(len(self.read), 3)
-        read = self._table[np.asarray([said[t] for t in triples], dtype=np.int64).reshape(n)]
+        if triples != self._last[0]:  # (a training loop's steps repeat their records)
+            said = self.said
+            for triple in dict.fromkeys(triples):
+                if triple not in said:
+                    said[triple] = len(self.read)
+                    self.read.append(self._read(triple))
+            if len(self._table) != len(self.read):
+                self._table = np.asarray(self.read, dtype=np.int64).reshape(len(self.read), 3)
+            rows = np.asarray([said[t] for t in triples], dtype=np.int64).reshape(n)
+            self._last = (triples, self._table[rows])
+        read = self._last[1]
         start = np.asarray(cols.start, dtype=np.int64).reshape(n)
         keep = (start > 0) & ~np.isin(read[:, 0], taken)
         dur = np.maximum(np.asarray(cols.dur, dtype=np.int64).reshape(n)[keep], 1)
