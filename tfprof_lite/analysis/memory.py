@@ -31,8 +31,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
 from tfprof_lite.analysis.memory_tensors import LiveTensor, ProfileTensors
 from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_memory, format_time, step_ranges
@@ -316,6 +314,8 @@ def _profile_series(model: ProfileModel, execs: StepExecs) -> list[_Series]:
 def _timeline(s: _Series, start: int) -> tuple[list[tuple[int, int]], list[int], int]:
     """Points ``(micros since origin, bytes)`` (the first, at 0, before any
     record), the absolute time of each point, and the baseline."""
+    import numpy as np  # (already loaded with the model)
+
     if not s.times:
         return [(0, 0)], [start - 1], 0
     # The deltas summed per time, in time order, and their running total.

@@ -413,46 +413,26 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
 _GPU_TRACER_RE = re.compile(r"/device:gpu:(\d+)/")
 
 
-def _gpu_of(device: str, known: dict[str, str | None]) -> str | None:
-    """The canonical device of the GPU whose tracer device ``device`` is, else None."""
-    if device not in known:
-        found = _GPU_TRACER_RE.match(device)
-        known[device] = (
-            f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
-            if found is not None
-            else None
-        )
-    return known[device]
-
-
 def _bind_gpu_devices(model: ProfileModel) -> None:
     """Bind each node recorded only on a GPU's tracer devices (an XLA kernel or copy
     has no op record) to that GPU's canonical device, as TensorFlow binds a GPU op,
-    so the device views and the accelerator checker see it (the first step that
-    records it decides; a node on several GPUs' tracer devices takes the first of
-    the step's :attr:`~tfprof_lite.model.execs.StepExecs.devices` set)."""
-    known: dict[str, str | None] = {}
-    bound = np.asarray([bool(dev) for dev in model.canonical_device], dtype=bool)
+    so the device views and the accelerator checker see it."""
+    gpu_of: dict[str, str | None] = {}
     for number in model.sorted_steps():
-        execs = model.steps[number]
-        gpus = [_gpu_of(name, known) for name in execs.device_names]
-        codes = [code for code, gpu in enumerate(gpus) if gpu is not None]
-        if not codes:
-            continue
-        nodes, devs = execs.pairs["node"].astype(np.int64), execs.pairs["dev"]
-        hit = np.isin(devs, codes)
-        # (return_index: a bare np.unique imports numpy.ma)
-        keys = np.unique(nodes[hit] * len(gpus) + devs[hit], return_index=True)[0]
-        found: dict[int, set[str]] = {}
-        for key in keys[~bound[keys // len(gpus)]].tolist():
-            nid, code = divmod(key, len(gpus))
-            found.setdefault(nid, set()).add(gpus[code] or "")
-        for nid, choices in found.items():
-            dev = choices.pop()
-            if choices:  # tracer devices of several GPUs
-                picked = (_gpu_of(d, known) for d in execs.devices[nid])
-                dev = next(g for g in picked if g is not None)
-            model.canonical_device[nid] = dev
-            model.host_device[nid] = host_device_of(dev)
-            model.op_types[nid].add(dev)
-            bound[nid] = True
+        for nid, devices in model.steps[number].devices.items():
+            if model.canonical_device[nid]:
+                continue
+            for device in devices:
+                if device not in gpu_of:
+                    found = _GPU_TRACER_RE.match(device)
+                    gpu_of[device] = (
+                        f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
+                        if found is not None
+                        else None
+                    )
+                dev = gpu_of[device]
+                if dev is not None:
+                    model.canonical_device[nid] = dev
+                    model.host_device[nid] = host_device_of(dev)
+                    model.op_types[nid].add(dev)
+                    break
