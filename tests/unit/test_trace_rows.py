@@ -37,3 +37,11 @@ def test_sequential_and_deep_lanes() -> None:
     assert _rows(starts, np.full(10, 10, dtype=np.int64)) == ([0] * 10, 1)
     deep = np.zeros(20, dtype=np.int64)  # 20 events at once: more rows than a scan takes
     assert _rows(deep, np.full(20, 5, dtype=np.int64)) == (list(range(20)), 20)
+
+
+def test_a_lane_estimated_at_two_rows_that_needs_three() -> None:
+    """Zero-length events at a start lower the estimate of the rows a lane needs:
+    the rows are still those of :func:`pack_rows`."""
+    starts, durs = [0, 0, 0], [5, 5, 0]
+    got = _rows(np.asarray(starts, dtype=np.int64), np.asarray(durs, dtype=np.int64))
+    assert got == ([0, 1, 2], 3) == pack_rows(starts, durs)
