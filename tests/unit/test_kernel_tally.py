@@ -105,3 +105,19 @@ def test_tally_equals_record_by_record_sum_on_hand_made_steps() -> None:
 @pytest.mark.parametrize("case", JAX_CASES)
 def test_tally_equals_record_by_record_sum_on_jax(case: str) -> None:
     _same(tfprof_lite.Profiler.load(str(jax_file(case))).model)
+
+
+@pytest.mark.parametrize("value", [2**63 - 1, -(2**63)])
+def test_records_beyond_int64_nanoseconds_are_summed_exactly(value: int) -> None:
+    """A duration of int64's limit in microseconds is beyond int64 in nanoseconds:
+    the rows are summed in Python integers, as record by record."""
+    prof = tfprof_lite.Profiler(graph=pb.GraphDef(node=NODES))
+    label = "sgemm regs:1 shm:0 grid:1,1,1 block:1,1,1@@a/mm:MatMul"
+    for step in range(2):
+        huge = _kernel("a/mm:MatMul", 10, 4, label)
+        huge.op_end_rel_micros = value
+        meta = run_meta([(STREAM_ALL, [huge, _kernel("a/mm:MatMul", 20, 3, label)])])
+        prof.add_step(step, meta)
+    _same(prof.model)
+    (row,) = kernel_stats(prof.model).kernels
+    assert row.count == 4

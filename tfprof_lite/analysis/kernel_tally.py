@@ -124,7 +124,7 @@ class Tally:
         self._known: dict[StepDevices, dict[_Triple, int]] = {}
         self._reads: dict[tuple[StepDevices, _Triple], _Read] = {}
         self._picked: list[I64] = []
-        self._durs: list[I64] = []
+        self._durs: list[list[int]] = []  # each step's ``dur_ns``
         #: The last step read without per-record reads: flags, records, classes, counted.
         self._last: tuple[StepDevices, list[_Triple], I64, bool] | None = None
 
@@ -183,7 +183,7 @@ class Tally:
         else:
             classes, counted = self._classes_of(cols, triples, flags)
         self._picked.append(classes)
-        self._durs.append(np.asarray(cols.dur_ns, dtype=np.int64).reshape(len(classes)))
+        self._durs.append(cols.dur_ns)
         return counted
 
     def _classes_of(
@@ -232,11 +232,34 @@ class Tally:
         """Add the sums of every record so far to the accumulators."""
         if not self._picked:
             return
+        sums = self._sums() or self._sums_by_record()
+        for (key, at), (n, summed, nb, least, most) in zip(self._slots.items(), sums):
+            a = self.acc[key]
+            a.low = least if not a.count else min(a.low, least)
+            a.high = max(a.high, most)
+            a.count += n
+            a.total += summed
+            a.nbytes += nb
+            a.devices |= self._gpus[at]
+        self._picked, self._durs = [], []
+
+    def _sums(self) -> list[tuple[int, int, int, int, int]] | None:
+        """Per row: count, total, bytes, minimum and maximum, in NumPy; None when
+        a value or a sum would not fit in int64 (extreme records)."""
         classes = np.concatenate(self._picked)
+        try:
+            arrays = [np.asarray(d, dtype=np.int64).reshape(len(d)) for d in self._durs]
+            dur = np.concatenate(arrays)
+            nbytes = np.asarray(self._class_bytes, dtype=np.int64)[classes]
+        except OverflowError:
+            return None
+        limit = (1 << 62) // max(len(dur), 1)
+        for values in (dur, nbytes):
+            if len(values) and max(int(values.max()), -int(values.min())) > limit:
+                return None
         slots = np.asarray(self._class_slot, dtype=np.int64)[classes]
         keep = slots >= 0
-        slot, dur = slots[keep], np.concatenate(self._durs)[keep]
-        nbytes = np.asarray(self._class_bytes, dtype=np.int64)[classes[keep]]
+        slot, dur, nbytes = slots[keep], dur[keep], nbytes[keep]
         rows = len(self._gpus)
         count = np.bincount(slot, minlength=rows).tolist()
         total = np.zeros(rows, dtype=np.int64)
@@ -247,13 +270,25 @@ class Tally:
         np.minimum.at(low, slot, dur)
         high = np.full(rows, np.iinfo(np.int64).min, dtype=np.int64)
         np.maximum.at(high, slot, dur)
-        sums = zip(count, total.tolist(), copied.tolist(), low.tolist(), high.tolist())
-        for (key, at), (n, summed, nb, least, most) in zip(self._slots.items(), sums):
-            a = self.acc[key]
-            a.low = least if not a.count else min(a.low, least)
-            a.high = max(a.high, most)
-            a.count += n
-            a.total += summed
-            a.nbytes += nb
-            a.devices |= self._gpus[at]
-        self._picked, self._durs = [], []
+        return list(zip(count, total.tolist(), copied.tolist(), low.tolist(), high.tolist()))
+
+    def _sums_by_record(self) -> list[tuple[int, int, int, int, int]]:
+        """:meth:`_sums` record by record, in Python integers."""
+        rows = len(self._gpus)
+        count, total, copied = [0] * rows, [0] * rows, [0] * rows
+        low: list[int | None] = [None] * rows
+        high: list[int | None] = [None] * rows
+        for classes, durs in zip(self._picked, self._durs):
+            for cls, dur in zip(classes.tolist(), durs):
+                at = self._class_slot[cls]
+                if at < 0:
+                    continue
+                count[at] += 1
+                total[at] += dur
+                copied[at] += self._class_bytes[cls]
+                least, most = low[at], high[at]
+                low[at] = dur if least is None else min(least, dur)
+                high[at] = dur if most is None else max(most, dur)
+        return [
+            (n, t, c, lo or 0, hi or 0) for n, t, c, lo, hi in zip(count, total, copied, low, high)
+        ]

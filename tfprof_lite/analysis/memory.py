@@ -314,20 +314,18 @@ def _profile_series(model: ProfileModel, execs: StepExecs) -> list[_Series]:
 def _timeline(s: _Series, start: int) -> tuple[list[tuple[int, int]], list[int], int]:
     """Points ``(micros since origin, bytes)`` (the first, at 0, before any
     record), the absolute time of each point, and the baseline."""
-    import numpy as np  # (already loaded with the model)
-
-    if not s.times:
-        return [(0, 0)], [start - 1], 0
-    # The deltas summed per time, in time order, and their running total.
-    times, at = np.unique(np.asarray(s.times, dtype=np.int64), return_inverse=True)
-    per_time = np.zeros(len(times), dtype=np.int64)
-    np.add.at(per_time, at.reshape(-1), np.asarray(s.deltas, dtype=np.int64))
-    running = np.cumsum(per_time)
-    base = -min(0, int(running.min()))
-    origin = min(start, int(times[0]))
-    when = times.tolist()
-    points = [(0, base)] + list(zip((times - origin).tolist(), (running + base).tolist()))
-    return points, [origin - 1, *when], base
+    per_time: dict[int, int] = {}
+    for micros, delta in zip(s.times, s.deltas):
+        per_time[micros] = per_time.get(micros, 0) + delta
+    running, lowest, sums = 0, 0, []
+    for micros in sorted(per_time):
+        running += per_time[micros]
+        lowest = min(lowest, running)
+        sums.append((micros, running))
+    base = -lowest
+    origin = min(start, sums[0][0]) if sums else start
+    points = [(0, base)] + [(micros - origin, base + total) for micros, total in sums]
+    return points, [origin - 1] + [micros for micros, _ in sums], base
 
 
 def _peak_index(points: list[tuple[int, int]]) -> int:
