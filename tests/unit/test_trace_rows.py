@@ -45,3 +45,9 @@ def test_a_lane_estimated_at_two_rows_that_needs_three() -> None:
     starts, durs = [0, 0, 0], [5, 5, 0]
     got = _rows(np.asarray(starts, dtype=np.int64), np.asarray(durs, dtype=np.int64))
     assert got == ([0, 1, 2], 3) == pack_rows(starts, durs)
+
+
+def test_a_lane_whose_ends_pass_int64_is_packed_in_python_integers() -> None:
+    starts, durs = [5, 6], [2**63 - 1, 1]  # (5 + int64's maximum wraps in NumPy)
+    got = _rows(np.asarray(starts, dtype=np.int64), np.asarray(durs, dtype=np.int64))
+    assert got == ([0, 1], 2) == pack_rows(starts, durs)

@@ -121,6 +121,7 @@ def _lane_kind(codes: I64) -> str:
 
 #: Most rows a lane's events are packed into by scanning the rows.
 _SCAN_ROWS = 8
+_INT62 = 1 << 62
 
 
 def _rows(starts: I64, durs: I64) -> tuple[list[int], int]:
@@ -128,6 +129,8 @@ def _rows(starts: I64, durs: I64) -> tuple[list[int], int]:
     when no event starts before every earlier one has ended; else the rows are
     scanned when the most events running at once (an estimate that zero-length
     events may lower) is small, as :func:`pack_rows` would place them."""
+    if len(starts) and max(int(starts.max()), int(durs.max())) > _INT62:  # ends past int64
+        return pack_rows(starts.tolist(), durs.tolist())
     ends = starts + durs
     if len(starts) < 2 or bool((np.maximum.accumulate(ends)[:-1] <= starts[1:]).all()):
         return [0] * len(starts), 1
