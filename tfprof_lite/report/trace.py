@@ -234,7 +234,7 @@ def trace_data(model: ProfileModel) -> dict[str, Any]:
     )
     rank = np.zeros(len(recs.devices) + 1, dtype=np.int64)
     rank[[lane for lane, _ in ordered]] = np.arange(len(ordered), dtype=np.int64)
-    order = np.lexsort((-recs.dur, recs.start, rank[recs.lane]))
+    order = np.lexsort((~recs.dur, recs.start, rank[recs.lane]))  # (~: longer first, no overflow)
     starts = recs.start[order] - t0
     durs = np.maximum(recs.dur[order], 0)
     kinds = recs.kind[order]
