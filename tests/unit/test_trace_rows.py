@@ -51,3 +51,11 @@ def test_a_lane_whose_ends_pass_int64_is_packed_in_python_integers() -> None:
     starts, durs = [5, 6], [2**63 - 1, 1]  # (5 + int64's maximum wraps in NumPy)
     got = _rows(np.asarray(starts, dtype=np.int64), np.asarray(durs, dtype=np.int64))
     assert got == ([0, 1], 2) == pack_rows(starts, durs)
+
+
+def test_last_end_past_int64_in_python_integers() -> None:
+    from tfprof_lite.report.trace_events import _last_end
+
+    start = np.asarray([5, 9], dtype=np.int64)
+    assert _last_end(start, np.asarray([2**63 - 1, 1], dtype=np.int64)) == 2**63 + 4
+    assert _last_end(start, np.asarray([3, 1], dtype=np.int64)) == 10

@@ -121,6 +121,14 @@ class _Layout:
         return read[keep, 0], start[keep], dur, read[keep, 1], read[keep, 2]
 
 
+def _last_end(start: I64, dur: I64) -> int:
+    """The latest end of some records (in Python integers when past int64)."""
+    if int(start.max()) + int(dur.max()) <= np.iinfo(np.int64).max:
+        return int((start + dur).max())
+    ends: list[int] = [s + d for s, d in zip(start.tolist(), dur.tolist())]
+    return max(ends)
+
+
 def laid_out(model: ProfileModel) -> LaidOut:
     """Every step's records on one axis (see the module docstring)."""
     layout = _Layout()
@@ -135,7 +143,7 @@ def laid_out(model: ProfileModel) -> LaidOut:
         lane, start, dur, node, kind = cols
         if not len(lane):
             continue
-        first, last = int(start.min()), int((start + dur).max())
+        first, last = int(start.min()), _last_end(start, dur)
         shift = 0 if cursor is None or first >= cursor else cursor - first
         parts.append((lane, start + shift, dur, node, kind))
         out.steps.append([step, first + shift, last + shift])
