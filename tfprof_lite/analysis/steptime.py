@@ -93,7 +93,7 @@ def _one_step(model: ProfileModel, step: int) -> StepTime | None:
     intervals = [(s, s + d) for s, d in zip(execs.t_start, execs.t_dur)]
     busy = union_length(intervals)
     op_time = sum(execs.t_dur)
-    devices = {dev for devs in execs.devices.values() for dev in devs}
+    devices = execs.used_devices()
     return StepTime(
         step=step,
         wall_micros=end - start,

@@ -323,6 +323,13 @@ class StepExecs:
         result: dict[int, set[str]] = self._cached("devices", build)
         return result
 
+    def used_devices(self) -> list[str]:
+        """Each device string the step's nodes ran on once (those of :attr:`devices`,
+        without building its sets)."""
+        codes = self.pairs["dev"]
+        used = np.unique(codes[codes >= 0], return_index=True)[0].tolist()
+        return list(dict.fromkeys(self.device_names[c] for c in used))
+
     def present_nodes(self) -> IntArray:
         """The nodes present in the step, ascending."""
 
