@@ -1,6 +1,6 @@
 """Build script: the project is configured in setup.cfg and pyproject.toml; this file
 declares the optional C extensions of ``tfprof_lite._native`` (the step,
-saved-profile, graph/op-log and XSpace decoders, the saved-profile encoder, the scope
+saved-profile, graph/op-log, XSpace and HLO decoders, the saved-profile encoder, the scope
 view's tree builder) and copies
 the documentation pages (``docs/**/*.md``) into the built package as
 ``tfprof_lite/_docs/``, which ``tfprof-lite help`` reads.
@@ -34,6 +34,7 @@ MODULES = (
     ("tfprof_lite._native._graphdecode", "tfprof_lite/_native/_graphdecode.c"),
     ("tfprof_lite._native._scopetree", "tfprof_lite/_native/_scopetree.c"),
     ("tfprof_lite._native._xplanedecode", "tfprof_lite/_native/_xplanedecode.c"),
+    ("tfprof_lite._native._hlodecode", "tfprof_lite/_native/_hlodecode.c"),
 )
 DOCS = Path(__file__).resolve().parent / "docs"
 

@@ -30,12 +30,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.model import decode
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import graphs, steps
-from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import parse, wire_bytes
 
 __all__ = [
     "Ingest",
@@ -53,6 +50,8 @@ if TYPE_CHECKING:
 
 # The capture layer (graphs, op logs and FLOPs of a live ``tf.Graph``) is imported
 # by the methods that read one: a loaded profile (``Ingest()``) needs none of it.
+# So are the protobuf messages (``pb``, ``parse``, ``decode``): an XSpace or a
+# saved profile opened natively is read without protobuf.
 
 log = logging.getLogger("tfprof_lite")
 
@@ -67,11 +66,17 @@ def default_tf_graph() -> Any:
 
 def parse_op_log(op_log: Any) -> Any | None:
     """A user OpLogProto (ours, TensorFlow's or bytes) as our message, or None."""
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
     return parse(pb.OpLogProto, op_log, "op_log") if op_log is not None else None
 
 
 def parse_run_meta(run_meta: Any) -> Any | None:
     """A one-shot RunMetadata as our message; None when absent or empty."""
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
     if run_meta is None:
         return None
     meta = parse(pb.RunMetadata, run_meta, "run_meta")
@@ -175,6 +180,8 @@ class LiveGraphModel(ProfileModel):
     def _take_traces(self, resolve: Callable[[], graphs.OpLogColumns]) -> None:
         """Merge the pending entries: a node's first call stack wins, as in
         :meth:`ProfileModel.add_op_log_columns`."""
+        from tfprof_lite.model import decode
+
         cols = resolve()
         for key, text in cols.id_to_string.items():
             self._id_to_string.setdefault(key, text)
@@ -305,6 +312,9 @@ class Ingest:
         Raises:
             InvalidInputError: ``run_meta`` is empty, unparsable or not a RunMetadata.
         """
+        from tfprof_lite.proto import messages as pb
+        from tfprof_lite.proto.codec import parse, wire_bytes
+
         meta: Any = None
         cols = None
         raw = wire_bytes(pb.RunMetadata, run_meta, "run_meta")
@@ -362,6 +372,8 @@ class Ingest:
         if entries is None and op_log is not None:
             entries = _op_log_columns(op_log)
         if entries is not None:
+            from tfprof_lite.model import decode
+
             model.add_op_log_columns(entries, decode.code_stacks(entries.traces))
         if self._hook is not None:
             self._hook.apply(model, meta)
@@ -370,6 +382,7 @@ class Ingest:
         """TF's ``add_step`` re-sends the *default* op log, so the FLOPs a user op log set
         at construction give way to the registered (non-zero) ones from then on."""
         from tfprof_lite.capture.oplog import OpLogBuilder
+        from tfprof_lite.model import decode
 
         assert self.source is not None
         default = OpLogBuilder(self.source.graph, add_trace=False).build(run_meta=meta)
@@ -399,6 +412,9 @@ def _graph_columns(graph: Any) -> graphs.GraphColumns | None:
     """
     if graph is None:
         return None
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse, wire_bytes
+
     raw = wire_bytes(pb.GraphDef, graph, "graph")
     # Names and ops now, the other columns when first read (every field checked now).
     cols = graphs.native_graph_names(raw) if raw is not None else None
@@ -417,6 +433,9 @@ def _op_log_columns(op_log: Any) -> graphs.OpLogColumns | None:
     """
     if op_log is None:
         return None
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse, wire_bytes
+
     raw = wire_bytes(pb.OpLogProto, op_log, "op_log")
     cols = graphs.native_op_log_columns(raw) if raw is not None else None
     if cols is None:
@@ -426,7 +445,12 @@ def _op_log_columns(op_log: Any) -> graphs.OpLogColumns | None:
 
 def _graph_def(graph: Any) -> Any | None:
     """A GraphDef given as a message (ours or TensorFlow's) or bytes, or None."""
-    return parse(pb.GraphDef, graph, "graph") if graph is not None else None
+    if graph is None:
+        return None
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
+    return parse(pb.GraphDef, graph, "graph")
 
 
 def one_shot_model(

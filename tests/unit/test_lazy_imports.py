@@ -192,6 +192,23 @@ def test_overview_of_an_xspace_loads_only_what_it_uses() -> None:
     assert _under(modules, _NOT_FOR_AN_XSPACE_OVERVIEW) == []
 
 
+@pytest.mark.parametrize("case", ["jax_h100_mlp", "jax_h100_transformer_bf16"])
+def test_overview_of_an_xspace_loads_no_protobuf(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The native decoders read the XSpace and its HLO programs: protobuf (some
+    20 ms to import with our message classes) is left out."""
+    from tests.xspace_data import jax_file
+    from tfprof_lite._native import PURE_PYTHON_ENV, load
+
+    monkeypatch.delenv(PURE_PYTHON_ENV, raising=False)
+    if load("_xplanedecode") is None or load("_hlodecode") is None:
+        pytest.skip("the native XSpace and HLO decoders are not built")
+    modules = _command_modules(["overview", str(jax_file(case))])
+    assert "tfprof_lite.model.xla_ops" in modules  # the HLO programs were read
+    assert _under(modules, ("google.protobuf", "tfprof_lite.proto.messages")) == []
+
+
 def test_report_of_an_xspace_loads_no_cluster_code_nor_package_metadata(tmp_path: Path) -> None:
     from tests.xspace_data import JAX_CASES, jax_file
 

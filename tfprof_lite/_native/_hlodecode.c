@@ -1,0 +1,569 @@
+/*
+ * Native decoder of XLA's serialized HloProto (module
+ * tfprof_lite._native._hlodecode). See docs/native.md and
+ * tfprof_lite/proto/hlo_module.py, whose named tuples it builds: the fields of
+ * tfprof_lite/proto/hlo.proto (the subset of XLA's HLO protos tfprof_lite
+ * reads), with the values protobuf's parse of the same bytes gives them.
+ *
+ * decode(data: bytes, classes: tuple) -> HloModule | None
+ *
+ * ``classes``: the tuple classes (HloModule, HloComputation, HloInstruction,
+ * OpMetadata, HloSchedule, InstructionSequence, StackFrameIndex, FileLocation,
+ * StackFrame), each built with ``tuple.__new__(cls, fields)`` in the field
+ * order of hlo.proto's message (repeated fields are tuples, the schedule's
+ * sequences a dict, a message that is absent its default: empty strings,
+ * zeros, empty tuples).
+ *
+ * The input is untrusted. Fields outside the subset are skipped as protobuf
+ * keeps them as unknown fields (varint, fixed64, length-delimited, fixed32).
+ * Anything else makes it return None ("declined") so that the caller parses the
+ * bytes with protobuf instead (which succeeds the same way or raises its
+ * error): the wire-level rules of _wire.h, groups, a known field with another
+ * wire type, invalid UTF-8 in a string field, a singular message field that
+ * appears twice (protobuf would merge the two), a map entry with a field of
+ * its own that is not its key or value or whose value appears twice.
+ *
+ * Protobuf's rules: for a singular scalar field the last occurrence wins; each
+ * occurrence of a repeated field adds an element; repeated int64 may be packed;
+ * of two map entries with one key the last wins; int32 fields keep the low 32
+ * bits of their varint as a signed value.
+ */
+
+#include "_decoder.h"
+
+enum { K_MODULE, K_COMP, K_INSTR, K_META, K_SCHED, K_SEQ, K_INDEX, K_LOC, K_FRAME, K_COUNT };
+
+#define WIRE_I64 1u
+#define WIRE_I32 5u
+
+typedef struct {
+    PyObject *cls[K_COUNT];
+    PyObject *tuple_new; /* tuple.__new__ */
+    WireBuf ints;        /* scratch for a schedule sequence's ids */
+    WireBuf operands;    /* scratch for an instruction's operand_ids */
+    WireBuf called;      /* scratch for an instruction's called_computation_ids */
+} Ctx;
+
+/* cls(*items) through tuple.__new__; consumes ``items`` (NULL is a failure). */
+static PyObject *make(Ctx *c, int kind, PyObject *items) {
+    PyObject *out;
+    if (items == NULL) {
+        return NULL;
+    }
+    out = PyObject_CallFunctionObjArgs(c->tuple_new, c->cls[kind], items, NULL);
+    Py_DECREF(items);
+    return out;
+}
+
+/* A field outside the subset, skipped as an unknown field (groups decline). */
+static int skip_field(Ptr *pp, Ptr end, uint32_t wire) {
+    uint64_t v;
+    Span s;
+    switch (wire) {
+    case WIRE_VARINT:
+        return wire_varint(pp, end, &v);
+    case WIRE_LEN:
+        return wire_len(pp, end, &s);
+    case WIRE_I64:
+        if (end - *pp < 8) {
+            return DECLINE;
+        }
+        *pp += 8;
+        return OK;
+    case WIRE_I32:
+        if (end - *pp < 4) {
+            return DECLINE;
+        }
+        *pp += 4;
+        return OK;
+    default:
+        return DECLINE;
+    }
+}
+
+static int read_i64(Ptr *pp, Ptr end, uint32_t wire, int64_t *out) {
+    uint64_t v;
+    TRY(read_u64(pp, end, wire, &v));
+    *out = wire_i64(v);
+    return OK;
+}
+
+static int read_i32(Ptr *pp, Ptr end, uint32_t wire, int64_t *out) {
+    uint64_t v;
+    TRY(read_u64(pp, end, wire, &v));
+    *out = wire_i32(v);
+    return OK;
+}
+
+/* A singular message field: its span; a second occurrence declines. */
+static int read_once(Ptr *pp, Ptr end, uint32_t wire, Span *out) {
+    if (out->p != NULL) {
+        return DECLINE;
+    }
+    return read_span(pp, end, wire, out);
+}
+
+/* The int64 values of ``b`` as a tuple of ints. */
+static PyObject *ints_tuple(const WireBuf *b) {
+    const int64_t *v = (const int64_t *)(void *)b->data;
+    size_t n = b->len / sizeof(int64_t), i;
+    PyObject *out = PyTuple_New((Py_ssize_t)n);
+    for (i = 0; out != NULL && i < n; i++) {
+        PyObject *item = PyLong_FromLongLong((long long)v[i]);
+        if (item == NULL || PyTuple_SetItem(out, (Py_ssize_t)i, item) < 0) {
+            Py_CLEAR(out);
+        }
+    }
+    return out;
+}
+
+/* A tuple of the strings read into ``list`` (consumed). */
+static PyObject *frozen(PyObject *list) {
+    PyObject *out;
+    if (list == NULL) {
+        return NULL;
+    }
+    out = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return out;
+}
+
+/* Status of building ``*out`` (NULL: a failure with an exception set). */
+#define BUILT(out) ((out) != NULL ? OK : FAIL)
+
+static PyObject *bytes_of(Span s) {
+    static const char empty[1] = {0};
+    if (s.p == NULL) {
+        return PyBytes_FromStringAndSize(empty, 0);
+    }
+    return PyBytes_FromStringAndSize((const char *)s.p, (Py_ssize_t)(s.end - s.p));
+}
+
+/* ------------------------------------------------------------------ OpMetadata */
+
+static int decode_meta(Ctx *c, Span m, PyObject **out) {
+    Span text[5] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+    int64_t line = 0, frame = 0;
+    Ptr p = m.p;
+    while (p < m.end) {
+        uint32_t number, wire;
+        TRY(wire_tag(&p, m.end, &number, &wire));
+        switch (number) {
+        case 1: /* op_type */
+        case 2: /* op_name */
+        case 3: /* source_file */
+            TRY(read_str(&p, m.end, wire, &text[number - 1]));
+            break;
+        case 12: /* deduplicated_name */
+            TRY(read_str(&p, m.end, wire, &text[3]));
+            break;
+        case 16: /* scheduling_name */
+            TRY(read_str(&p, m.end, wire, &text[4]));
+            break;
+        case 4:
+            TRY(read_i32(&p, m.end, wire, &line));
+            break;
+        case 15:
+            TRY(read_i32(&p, m.end, wire, &frame));
+            break;
+        default:
+            TRY(skip_field(&p, m.end, wire));
+        }
+    }
+    *out = make(c, K_META,
+                Py_BuildValue("(NNNLNLN)", wire_text(text[0]), wire_text(text[1]),
+                              wire_text(text[2]), (long long)line, wire_text(text[3]),
+                              (long long)frame, wire_text(text[4])));
+    return BUILT(*out);
+}
+
+/* ------------------------------------------------------------------ instructions */
+
+typedef struct {
+    Span name, opcode, meta, fusion_kind, target, backend;
+    int64_t id;
+} Instr;
+
+static int scan_instr(Ctx *c, Span m, Instr *in) {
+    Ptr p = m.p;
+    memset(in, 0, sizeof *in);
+    c->operands.len = c->called.len = 0;
+    while (p < m.end) {
+        uint32_t number, wire;
+        TRY(wire_tag(&p, m.end, &number, &wire));
+        switch (number) {
+        case 1:
+            TRY(read_str(&p, m.end, wire, &in->name));
+            break;
+        case 2:
+            TRY(read_str(&p, m.end, wire, &in->opcode));
+            break;
+        case 7:
+            TRY(read_once(&p, m.end, wire, &in->meta));
+            break;
+        case 11:
+            TRY(read_str(&p, m.end, wire, &in->fusion_kind));
+            break;
+        case 28:
+            TRY(read_str(&p, m.end, wire, &in->target));
+            break;
+        case 35:
+            TRY(read_i64(&p, m.end, wire, &in->id));
+            break;
+        case 36:
+            TRY(wire_repeated_i64(&p, m.end, wire, &c->operands));
+            break;
+        case 38:
+            TRY(wire_repeated_i64(&p, m.end, wire, &c->called));
+            break;
+        case 43:
+            TRY(read_span(&p, m.end, wire, &in->backend));
+            break;
+        default:
+            TRY(skip_field(&p, m.end, wire));
+        }
+    }
+    return OK;
+}
+
+static int decode_instr(Ctx *c, Span m, PyObject **out) {
+    Instr in;
+    PyObject *meta = NULL;
+    TRY(scan_instr(c, m, &in));
+    TRY(decode_meta(c, in.meta, &meta));
+    *out = make(c, K_INSTR,
+                Py_BuildValue("(NNNNNLNNN)", wire_text(in.name), wire_text(in.opcode), meta,
+                              wire_text(in.fusion_kind), wire_text(in.target), (long long)in.id,
+                              ints_tuple(&c->operands), ints_tuple(&c->called),
+                              bytes_of(in.backend)));
+    return BUILT(*out);
+}
+
+/* ------------------------------------------------------------------ computations */
+
+static int decode_comp(Ctx *c, Span m, PyObject **out) {
+    Span name = {NULL, NULL}, thread = {NULL, NULL};
+    int64_t id = 0, root = 0;
+    uint64_t fusion = 0;
+    Ptr p = m.p;
+    PyObject *instrs = PyList_New(0);
+    if (instrs == NULL) {
+        return FAIL;
+    }
+    while (p < m.end) {
+        uint32_t number, wire;
+        Span s;
+        PyObject *item = NULL;
+        int rc = wire_tag(&p, m.end, &number, &wire);
+        if (rc == OK) {
+            switch (number) {
+            case 1:
+                rc = read_str(&p, m.end, wire, &name);
+                break;
+            case 2:
+                rc = read_span(&p, m.end, wire, &s);
+                rc = rc == OK ? decode_instr(c, s, &item) : rc;
+                rc = rc == OK ? list_add(instrs, item) : rc;
+                break;
+            case 5:
+                rc = read_i64(&p, m.end, wire, &id);
+                break;
+            case 6:
+                rc = read_i64(&p, m.end, wire, &root);
+                break;
+            case 7:
+                rc = read_u64(&p, m.end, wire, &fusion);
+                break;
+            case 8:
+                rc = read_str(&p, m.end, wire, &thread);
+                break;
+            default:
+                rc = skip_field(&p, m.end, wire);
+            }
+        }
+        if (rc != OK) {
+            Py_DECREF(instrs);
+            return rc;
+        }
+    }
+    *out = make(c, K_COMP,
+                Py_BuildValue("(NNLLNN)", wire_text(name), frozen(instrs), (long long)id,
+                              (long long)root, PyBool_FromLong(fusion != 0), wire_text(thread)));
+    return BUILT(*out);
+}
+
+/* ------------------------------------------------------------------ schedule */
+
+/* One map entry of HloScheduleProto.sequences: its key and value span. */
+static int scan_entry(Span m, int64_t *key, Span *value) {
+    Ptr p = m.p;
+    *key = 0;
+    value->p = value->end = NULL;
+    while (p < m.end) {
+        uint32_t number, wire;
+        TRY(wire_tag(&p, m.end, &number, &wire));
+        if (number == 1) {
+            TRY(read_i64(&p, m.end, wire, key));
+        } else if (number == 2) {
+            TRY(read_once(&p, m.end, wire, value));
+        } else {
+            return DECLINE;
+        }
+    }
+    return OK;
+}
+
+static int decode_sequence(Ctx *c, Span m, PyObject **out) {
+    Ptr p = m.p;
+    c->ints.len = 0;
+    while (m.p != NULL && p < m.end) {
+        uint32_t number, wire;
+        int rc = wire_tag(&p, m.end, &number, &wire);
+        if (rc == OK) {
+            rc = number == 1 ? wire_repeated_i64(&p, m.end, wire, &c->ints)
+                             : skip_field(&p, m.end, wire);
+        }
+        if (rc != OK) {
+            return rc;
+        }
+    }
+    *out = make(c, K_SEQ, Py_BuildValue("(N)", ints_tuple(&c->ints)));
+    return BUILT(*out);
+}
+
+static int decode_schedule(Ctx *c, Span m, PyObject **out) {
+    Ptr p = m.p;
+    PyObject *seqs = PyDict_New();
+    if (seqs == NULL) {
+        return FAIL;
+    }
+    while (m.p != NULL && p < m.end) {
+        uint32_t number, wire;
+        Span entry, value;
+        int64_t key;
+        PyObject *seq = NULL;
+        int rc = wire_tag(&p, m.end, &number, &wire);
+        if (rc == OK && number == 1) {
+            rc = read_span(&p, m.end, wire, &entry);
+            rc = rc == OK ? scan_entry(entry, &key, &value) : rc;
+            rc = rc == OK ? decode_sequence(c, value, &seq) : rc;
+            rc = rc == OK ? dict_put(seqs, PyLong_FromLongLong((long long)key), seq) : rc;
+        } else if (rc == OK) {
+            rc = skip_field(&p, m.end, wire);
+        }
+        if (rc != OK) {
+            Py_DECREF(seqs);
+            return rc;
+        }
+    }
+    *out = make(c, K_SCHED, Py_BuildValue("(N)", seqs));
+    return BUILT(*out);
+}
+
+/* ------------------------------------------------------------------ stack frames */
+
+/* FileLocation (six int32) or StackFrame (two int32): fields 1..n. */
+static int decode_ints(Ctx *c, int kind, int n, Span m, PyObject **out) {
+    int64_t v[6] = {0, 0, 0, 0, 0, 0};
+    Ptr p = m.p;
+    while (p < m.end) {
+        uint32_t number, wire;
+        TRY(wire_tag(&p, m.end, &number, &wire));
+        if (number >= 1 && number <= (uint32_t)n) {
+            TRY(read_i32(&p, m.end, wire, &v[number - 1]));
+        } else {
+            TRY(skip_field(&p, m.end, wire));
+        }
+    }
+    *out = make(c, kind,
+                n == 6 ? Py_BuildValue("(LLLLLL)", (long long)v[0], (long long)v[1],
+                                       (long long)v[2], (long long)v[3], (long long)v[4],
+                                       (long long)v[5])
+                       : Py_BuildValue("(LL)", (long long)v[0], (long long)v[1]));
+    return BUILT(*out);
+}
+
+static int index_field(Ctx *c, Ptr *pp, Ptr end, uint32_t number, uint32_t wire,
+                       PyObject **lists) {
+    Span s;
+    PyObject *item = NULL;
+    if (number == 1 || number == 2) {
+        TRY(read_str(pp, end, wire, &s));
+        return list_add(lists[number - 1], wire_text(s));
+    }
+    if (number == 3 || number == 4) {
+        TRY(read_span(pp, end, wire, &s));
+        TRY(number == 3 ? decode_ints(c, K_LOC, 6, s, &item) : decode_ints(c, K_FRAME, 2, s, &item));
+        return list_add(lists[number - 1], item);
+    }
+    return skip_field(pp, end, wire);
+}
+
+static int decode_index(Ctx *c, Span m, PyObject **out) {
+    PyObject *lists[4] = {PyList_New(0), PyList_New(0), PyList_New(0), PyList_New(0)};
+    Ptr p = m.p;
+    int rc = OK, i;
+    for (i = 0; i < 4; i++) {
+        rc = lists[i] == NULL ? FAIL : rc;
+    }
+    while (rc == OK && m.p != NULL && p < m.end) {
+        uint32_t number, wire;
+        rc = wire_tag(&p, m.end, &number, &wire);
+        rc = rc == OK ? index_field(c, &p, m.end, number, wire, lists) : rc;
+    }
+    if (rc != OK) {
+        for (i = 0; i < 4; i++) {
+            Py_XDECREF(lists[i]);
+        }
+        return rc;
+    }
+    *out = make(c, K_INDEX,
+                Py_BuildValue("(NNNN)", frozen(lists[0]), frozen(lists[1]), frozen(lists[2]),
+                              frozen(lists[3])));
+    return BUILT(*out);
+}
+
+/* ------------------------------------------------------------------ module */
+
+typedef struct {
+    Span name, entry_name, schedule, index;
+    int64_t id, entry_id;
+} Module;
+
+static int decode_module(Ctx *c, Span m, PyObject **out) {
+    Module mod;
+    Ptr p = m.p;
+    PyObject *comps = PyList_New(0), *sched = NULL, *index = NULL;
+    int rc = comps == NULL ? FAIL : OK;
+    memset(&mod, 0, sizeof mod);
+    while (rc == OK && m.p != NULL && p < m.end) {
+        uint32_t number, wire;
+        Span s;
+        PyObject *item = NULL;
+        rc = wire_tag(&p, m.end, &number, &wire);
+        if (rc != OK) {
+            break;
+        }
+        switch (number) {
+        case 1:
+            rc = read_str(&p, m.end, wire, &mod.name);
+            break;
+        case 2:
+            rc = read_str(&p, m.end, wire, &mod.entry_name);
+            break;
+        case 3:
+            rc = read_span(&p, m.end, wire, &s);
+            rc = rc == OK ? decode_comp(c, s, &item) : rc;
+            rc = rc == OK ? list_add(comps, item) : rc;
+            break;
+        case 5:
+            rc = read_i64(&p, m.end, wire, &mod.id);
+            break;
+        case 6:
+            rc = read_i64(&p, m.end, wire, &mod.entry_id);
+            break;
+        case 7:
+            rc = read_once(&p, m.end, wire, &mod.schedule);
+            break;
+        case 17:
+            rc = read_once(&p, m.end, wire, &mod.index);
+            break;
+        default:
+            rc = skip_field(&p, m.end, wire);
+        }
+    }
+    rc = rc == OK ? decode_schedule(c, mod.schedule, &sched) : rc;
+    rc = rc == OK ? decode_index(c, mod.index, &index) : rc;
+    if (rc != OK) {
+        Py_XDECREF(comps);
+        Py_XDECREF(sched);
+        return rc;
+    }
+    *out = make(c, K_MODULE,
+                Py_BuildValue("(NNNLLNN)", wire_text(mod.name), wire_text(mod.entry_name),
+                              frozen(comps), (long long)mod.id, (long long)mod.entry_id, sched,
+                              index));
+    return BUILT(*out);
+}
+
+/* HloProto: its hlo_module (field 1); everything else is skipped. */
+static int decode_proto(Ctx *c, Span m, PyObject **out) {
+    Span module = {NULL, NULL};
+    Ptr p = m.p;
+    while (p < m.end) {
+        uint32_t number, wire;
+        TRY(wire_tag(&p, m.end, &number, &wire));
+        if (number == 1) {
+            TRY(read_once(&p, m.end, wire, &module));
+        } else {
+            TRY(skip_field(&p, m.end, wire));
+        }
+    }
+    return decode_module(c, module, out);
+}
+
+static PyObject *hlodecode_decode(PyObject *self, PyObject *args) {
+    PyObject *data, *classes, *result = NULL;
+    char *buf;
+    Py_ssize_t len;
+    Ctx c;
+    Span all;
+    int rc, i;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!:decode", &PyBytes_Type, &data, &PyTuple_Type, &classes)) {
+        return NULL;
+    }
+    if (PyBytes_AsStringAndSize(data, &buf, &len) < 0) {
+        return NULL;
+    }
+    memset(&c, 0, sizeof c);
+    if (PyTuple_Size(classes) != K_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "decode() takes the nine HLO tuple classes");
+        return NULL;
+    }
+    for (i = 0; i < K_COUNT; i++) {
+        c.cls[i] = PyTuple_GetItem(classes, i);
+    }
+    c.tuple_new = PyObject_GetAttrString((PyObject *)&PyTuple_Type, "__new__");
+    if (c.tuple_new == NULL) {
+        return NULL;
+    }
+    all.p = (Ptr)buf;
+    all.end = all.p + len;
+    rc = decode_proto(&c, all, &result);
+    wire_buf_free(&c.ints);
+    wire_buf_free(&c.operands);
+    wire_buf_free(&c.called);
+    Py_DECREF(c.tuple_new);
+    if (rc == FAIL) {
+        return NULL;
+    }
+    if (rc != OK) {
+        Py_XDECREF(result);
+        Py_RETURN_NONE;
+    }
+    return result;
+}
+
+static PyMethodDef hlodecode_methods[] = {
+    {"decode", hlodecode_decode, METH_VARARGS,
+     "decode(data: bytes, classes: tuple) -> tuple | None\n\n"
+     "A serialized HloProto's module as the named tuples of\n"
+     "tfprof_lite.proto.hlo_module, or None when the bytes are not in the plain\n"
+     "subset this decoder reads (parse them with protobuf instead)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef hlodecode_module = {
+    PyModuleDef_HEAD_INIT,
+    "_hlodecode",
+    "Native decoder of XLA HloProto bytes (see tfprof_lite.proto.hlo_module).",
+    -1,
+    hlodecode_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__hlodecode(void) { return PyModule_Create(&hlodecode_module); }
