@@ -36,64 +36,38 @@ def _native(monkeypatch: pytest.MonkeyPatch) -> None:
         skip_or_fail("the native HLO decoder is not built (python setup.py build_ext --inplace)")
 
 
+#: The fields the readers use (``model/xla_hlo.py``, ``model/xspace_code.py``).
+META = ("op_type", "op_name", "source_file", "source_line", "stack_frame_id")
+INSTR = ("name", "opcode", "fusion_kind", "custom_call_target", "id")
+LOCATION = ("file_name_id", "function_name_id", "line")
+
+
+def _fields(message: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(getattr(message, name) for name in names)
+
+
+def _instruction(i: Any) -> tuple[Any, ...]:
+    ids = (tuple(i.operand_ids), tuple(i.called_computation_ids))
+    return (*_fields(i, INSTR), _fields(i.metadata, META), *ids, bytes(i.backend_config))
+
+
 def canonical(module: Any) -> tuple[Any, ...]:
     """Every field the readers use, from a message or the decoder's tuples."""
-
-    def meta(m: Any) -> tuple[Any, ...]:
-        return (
-            m.op_type,
-            m.op_name,
-            m.source_file,
-            m.source_line,
-            m.deduplicated_name,
-            m.stack_frame_id,
-            m.scheduling_name,
-        )
-
-    def instr(i: Any) -> tuple[Any, ...]:
-        return (
-            i.name,
-            i.opcode,
-            meta(i.metadata),
-            i.fusion_kind,
-            i.custom_call_target,
-            i.id,
-            tuple(i.operand_ids),
-            tuple(i.called_computation_ids),
-            bytes(i.backend_config),
-        )
-
-    def comp(c: Any) -> tuple[Any, ...]:
-        return (
-            c.name,
-            tuple(map(instr, c.instructions)),
-            c.id,
-            c.root_id,
-            c.is_fusion_computation,
-            c.execution_thread,
-        )
-
+    comps = tuple(
+        (c.name, tuple(map(_instruction, c.instructions)), c.id, c.root_id)
+        for c in module.computations
+    )
     index = module.stack_frame_index
     return (
         module.name,
         module.entry_computation_name,
-        tuple(map(comp, module.computations)),
+        comps,
         module.id,
         module.entry_computation_id,
         {k: tuple(v.instruction_ids) for k, v in module.schedule.sequences.items()},
         tuple(index.file_names),
         tuple(index.function_names),
-        tuple(
-            (
-                loc.file_name_id,
-                loc.function_name_id,
-                loc.line,
-                loc.column,
-                loc.end_line,
-                loc.end_column,
-            )
-            for loc in index.file_locations
-        ),  # fmt: skip
+        tuple(_fields(loc, LOCATION) for loc in index.file_locations),
         tuple((f.file_location_id, f.parent_frame_id) for f in index.stack_frames),
     )
 

@@ -3,16 +3,20 @@
  * tfprof_lite._native._hlodecode). See docs/native.md and
  * tfprof_lite/proto/hlo_module.py, whose named tuples it builds: the fields of
  * tfprof_lite/proto/hlo.proto (the subset of XLA's HLO protos tfprof_lite
- * reads), with the values protobuf's parse of the same bytes gives them.
+ * reads) that the XLA mapping and the call stacks read, with the values
+ * protobuf's parse of the same bytes gives them. The schema's other fields
+ * (deduplicated_name, scheduling_name, is_fusion_computation,
+ * execution_thread, a FileLocation's column and end) are checked as protobuf
+ * checks them but not kept.
  *
  * decode(data: bytes, classes: tuple) -> HloModule | None
  *
- * ``classes``: the tuple classes (HloModule, HloComputation, HloInstruction,
- * OpMetadata, HloSchedule, InstructionSequence, StackFrameIndex, FileLocation,
- * StackFrame), each built with ``tuple.__new__(cls, fields)`` in the field
- * order of hlo.proto's message (repeated fields are tuples, the schedule's
- * sequences a dict, a message that is absent its default: empty strings,
- * zeros, empty tuples).
+ * ``classes``: the tuple subclasses (HloModule, HloComputation,
+ * HloInstruction, OpMetadata, HloSchedule, InstructionSequence,
+ * StackFrameIndex, FileLocation, StackFrame), each instance allocated here and
+ * filled in its class's field order (repeated fields are tuples, the
+ * schedule's sequences a dict, a message that is absent its default: empty
+ * strings, zeros, empty tuples).
  *
  * The input is untrusted. Fields outside the subset are skipped as protobuf
  * keeps them as unknown fields (varint, fixed64, length-delimited, fixed32).
@@ -38,22 +42,50 @@ enum { K_MODULE, K_COMP, K_INSTR, K_META, K_SCHED, K_SEQ, K_INDEX, K_LOC, K_FRAM
 
 typedef struct {
     PyObject *cls[K_COUNT];
-    PyObject *tuple_new; /* tuple.__new__ */
     WireBuf ints;        /* scratch for a schedule sequence's ids */
     WireBuf operands;    /* scratch for an instruction's operand_ids */
     WireBuf called;      /* scratch for an instruction's called_computation_ids */
 } Ctx;
 
-/* cls(*items) through tuple.__new__; consumes ``items`` (NULL is a failure). */
-static PyObject *make(Ctx *c, int kind, PyObject *items) {
-    PyObject *out;
-    if (items == NULL) {
+/* A new ``classes[kind]`` instance holding ``items[0..n)`` (new references,
+   consumed; a NULL among them is a failure and releases the others). It is
+   left untracked by the cyclic garbage collector: it holds only strings, ints,
+   bytes and such untracked tuples (or the schedule's dict of them), so it
+   cannot be part of a reference cycle, and a module has tens of thousands. */
+static PyObject *make(Ctx *c, int kind, Py_ssize_t n, PyObject **items) {
+    PyObject *out = NULL;
+    Py_ssize_t i;
+    int ok = 1;
+    for (i = 0; i < n; i++) {
+        ok = ok && items[i] != NULL;
+    }
+    if (ok) {
+        out = PyType_GenericAlloc((PyTypeObject *)c->cls[kind], n);
+    }
+    if (out == NULL) {
+        for (i = 0; i < n; i++) {
+            Py_XDECREF(items[i]);
+        }
         return NULL;
     }
-    out = PyObject_CallFunctionObjArgs(c->tuple_new, c->cls[kind], items, NULL);
-    Py_DECREF(items);
+    for (i = 0; i < n; i++) {
+        if (PyTuple_SetItem(out, i, items[i]) < 0) { /* cannot happen: a new tuple */
+            Py_DECREF(out);
+            for (i = i + 1; i < n; i++) {
+                Py_DECREF(items[i]);
+            }
+            return NULL;
+        }
+    }
+    PyObject_GC_UnTrack(out);
     return out;
 }
+
+#define MAKE(c, kind, ...)                                                                         \
+    make((c), (kind), (Py_ssize_t)(sizeof((PyObject *[]){__VA_ARGS__}) / sizeof(PyObject *)),      \
+         (PyObject *[]){__VA_ARGS__})
+
+static PyObject *int_of(int64_t v) { return PyLong_FromLongLong((long long)v); }
 
 /* A field outside the subset, skipped as an unknown field (groups decline). */
 static int skip_field(Ptr *pp, Ptr end, uint32_t wire) {
@@ -114,6 +146,7 @@ static PyObject *ints_tuple(const WireBuf *b) {
             Py_CLEAR(out);
         }
     }
+    wire_untrack(out);
     return out;
 }
 
@@ -125,6 +158,7 @@ static PyObject *frozen(PyObject *list) {
     }
     out = PyList_AsTuple(list);
     Py_DECREF(list);
+    wire_untrack(out); /* of strings or untracked tuples */
     return out;
 }
 
@@ -142,7 +176,7 @@ static PyObject *bytes_of(Span s) {
 /* ------------------------------------------------------------------ OpMetadata */
 
 static int decode_meta(Ctx *c, Span m, PyObject **out) {
-    Span text[5] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+    Span text[3] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, unread;
     int64_t line = 0, frame = 0;
     Ptr p = m.p;
     while (p < m.end) {
@@ -154,11 +188,9 @@ static int decode_meta(Ctx *c, Span m, PyObject **out) {
         case 3: /* source_file */
             TRY(read_str(&p, m.end, wire, &text[number - 1]));
             break;
-        case 12: /* deduplicated_name */
-            TRY(read_str(&p, m.end, wire, &text[3]));
-            break;
-        case 16: /* scheduling_name */
-            TRY(read_str(&p, m.end, wire, &text[4]));
+        case 12: /* deduplicated_name, scheduling_name: checked, not kept */
+        case 16:
+            TRY(read_str(&p, m.end, wire, &unread));
             break;
         case 4:
             TRY(read_i32(&p, m.end, wire, &line));
@@ -170,10 +202,8 @@ static int decode_meta(Ctx *c, Span m, PyObject **out) {
             TRY(skip_field(&p, m.end, wire));
         }
     }
-    *out = make(c, K_META,
-                Py_BuildValue("(NNNLNLN)", wire_text(text[0]), wire_text(text[1]),
-                              wire_text(text[2]), (long long)line, wire_text(text[3]),
-                              (long long)frame, wire_text(text[4])));
+    *out = MAKE(c, K_META, wire_text(text[0]), wire_text(text[1]), wire_text(text[2]),
+                int_of(line), int_of(frame));
     return BUILT(*out);
 }
 
@@ -231,20 +261,18 @@ static int decode_instr(Ctx *c, Span m, PyObject **out) {
     PyObject *meta = NULL;
     TRY(scan_instr(c, m, &in));
     TRY(decode_meta(c, in.meta, &meta));
-    *out = make(c, K_INSTR,
-                Py_BuildValue("(NNNNNLNNN)", wire_text(in.name), wire_text(in.opcode), meta,
-                              wire_text(in.fusion_kind), wire_text(in.target), (long long)in.id,
-                              ints_tuple(&c->operands), ints_tuple(&c->called),
-                              bytes_of(in.backend)));
+    *out = MAKE(c, K_INSTR, wire_text(in.name), wire_text(in.opcode), meta,
+                wire_text(in.fusion_kind), wire_text(in.target), int_of(in.id),
+                ints_tuple(&c->operands), ints_tuple(&c->called), bytes_of(in.backend));
     return BUILT(*out);
 }
 
 /* ------------------------------------------------------------------ computations */
 
 static int decode_comp(Ctx *c, Span m, PyObject **out) {
-    Span name = {NULL, NULL}, thread = {NULL, NULL};
+    Span name = {NULL, NULL}, unread;
     int64_t id = 0, root = 0;
-    uint64_t fusion = 0;
+    uint64_t flag;
     Ptr p = m.p;
     PyObject *instrs = PyList_New(0);
     if (instrs == NULL) {
@@ -271,11 +299,11 @@ static int decode_comp(Ctx *c, Span m, PyObject **out) {
             case 6:
                 rc = read_i64(&p, m.end, wire, &root);
                 break;
-            case 7:
-                rc = read_u64(&p, m.end, wire, &fusion);
+            case 7: /* is_fusion_computation, execution_thread: checked, not kept */
+                rc = read_u64(&p, m.end, wire, &flag);
                 break;
             case 8:
-                rc = read_str(&p, m.end, wire, &thread);
+                rc = read_str(&p, m.end, wire, &unread);
                 break;
             default:
                 rc = skip_field(&p, m.end, wire);
@@ -286,9 +314,7 @@ static int decode_comp(Ctx *c, Span m, PyObject **out) {
             return rc;
         }
     }
-    *out = make(c, K_COMP,
-                Py_BuildValue("(NNLLNN)", wire_text(name), frozen(instrs), (long long)id,
-                              (long long)root, PyBool_FromLong(fusion != 0), wire_text(thread)));
+    *out = MAKE(c, K_COMP, wire_text(name), frozen(instrs), int_of(id), int_of(root));
     return BUILT(*out);
 }
 
@@ -327,7 +353,7 @@ static int decode_sequence(Ctx *c, Span m, PyObject **out) {
             return rc;
         }
     }
-    *out = make(c, K_SEQ, Py_BuildValue("(N)", ints_tuple(&c->ints)));
+    *out = MAKE(c, K_SEQ, ints_tuple(&c->ints));
     return BUILT(*out);
 }
 
@@ -356,13 +382,15 @@ static int decode_schedule(Ctx *c, Span m, PyObject **out) {
             return rc;
         }
     }
-    *out = make(c, K_SCHED, Py_BuildValue("(N)", seqs));
+    wire_untrack(seqs); /* int keys, untracked values */
+    *out = MAKE(c, K_SCHED, seqs);
     return BUILT(*out);
 }
 
 /* ------------------------------------------------------------------ stack frames */
 
-/* FileLocation (six int32) or StackFrame (two int32): fields 1..n. */
+/* FileLocation (fields 1..6 int32, the first three kept) or StackFrame (two
+   int32): fields 1..n. */
 static int decode_ints(Ctx *c, int kind, int n, Span m, PyObject **out) {
     int64_t v[6] = {0, 0, 0, 0, 0, 0};
     Ptr p = m.p;
@@ -375,11 +403,8 @@ static int decode_ints(Ctx *c, int kind, int n, Span m, PyObject **out) {
             TRY(skip_field(&p, m.end, wire));
         }
     }
-    *out = make(c, kind,
-                n == 6 ? Py_BuildValue("(LLLLLL)", (long long)v[0], (long long)v[1],
-                                       (long long)v[2], (long long)v[3], (long long)v[4],
-                                       (long long)v[5])
-                       : Py_BuildValue("(LL)", (long long)v[0], (long long)v[1]));
+    *out = n == 6 ? MAKE(c, kind, int_of(v[0]), int_of(v[1]), int_of(v[2]))
+                  : MAKE(c, kind, int_of(v[0]), int_of(v[1]));
     return BUILT(*out);
 }
 
@@ -417,9 +442,8 @@ static int decode_index(Ctx *c, Span m, PyObject **out) {
         }
         return rc;
     }
-    *out = make(c, K_INDEX,
-                Py_BuildValue("(NNNN)", frozen(lists[0]), frozen(lists[1]), frozen(lists[2]),
-                              frozen(lists[3])));
+    *out = MAKE(c, K_INDEX, frozen(lists[0]), frozen(lists[1]), frozen(lists[2]),
+                frozen(lists[3]));
     return BUILT(*out);
 }
 
@@ -479,10 +503,8 @@ static int decode_module(Ctx *c, Span m, PyObject **out) {
         Py_XDECREF(sched);
         return rc;
     }
-    *out = make(c, K_MODULE,
-                Py_BuildValue("(NNNLLNN)", wire_text(mod.name), wire_text(mod.entry_name),
-                              frozen(comps), (long long)mod.id, (long long)mod.entry_id, sched,
-                              index));
+    *out = MAKE(c, K_MODULE, wire_text(mod.name), wire_text(mod.entry_name), frozen(comps),
+                int_of(mod.id), int_of(mod.entry_id), sched, index);
     return BUILT(*out);
 }
 
@@ -524,17 +546,12 @@ static PyObject *hlodecode_decode(PyObject *self, PyObject *args) {
     for (i = 0; i < K_COUNT; i++) {
         c.cls[i] = PyTuple_GetItem(classes, i);
     }
-    c.tuple_new = PyObject_GetAttrString((PyObject *)&PyTuple_Type, "__new__");
-    if (c.tuple_new == NULL) {
-        return NULL;
-    }
     all.p = (Ptr)buf;
     all.end = all.p + len;
     rc = decode_proto(&c, all, &result);
     wire_buf_free(&c.ints);
     wire_buf_free(&c.operands);
     wire_buf_free(&c.called);
-    Py_DECREF(c.tuple_new);
     if (rc == FAIL) {
         return NULL;
     }

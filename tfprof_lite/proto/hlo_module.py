@@ -4,9 +4,10 @@ Contract: :func:`read_hlo_module` returns the ``hlo_module`` of serialized
 ``HloProto`` bytes (what XLA's profiler stores in the ``Hlo Proto`` stat of an
 XSpace's ``/host:metadata`` plane). The native decoder (``_native/_hlodecode.c``)
 gives it as the named tuples below, one per message of ``hlo.proto``, with the
-fields and values protobuf's parse gives (repeated fields as tuples, the
-schedule's ``sequences`` as a dict, an absent message as its defaults), so that
-opening an XSpace imports no protobuf. When the extension is not built, is
+fields its readers use (:mod:`tfprof_lite.model.xla_hlo`,
+:mod:`tfprof_lite.model.xspace_code`) and the values protobuf's parse gives
+them (repeated fields as tuples, the schedule's ``sequences`` as a dict, an
+absent message as its defaults), so that opening an XSpace imports no protobuf. When the extension is not built, is
 turned off (``TFPROF_LITE_PURE_PYTHON``) or declines the bytes (anything outside
 the plain wire format it reads), the pure path parses them with protobuf
 (:func:`tfprof_lite.proto.hlo.parse_hlo_proto`) and returns the message, which
@@ -36,15 +37,13 @@ _MODULE = "_hlodecode"
 
 
 class OpMetadata(NamedTuple):
-    """``xla.OpMetadata``: where an instruction came from in the framework."""
+    """``xla.OpMetadata`` (the fields read): where an instruction came from."""
 
     op_type: str = ""
     op_name: str = ""
     source_file: str = ""
     source_line: int = 0
-    deduplicated_name: str = ""
     stack_frame_id: int = 0
-    scheduling_name: str = ""
 
 
 class HloInstruction(NamedTuple):
@@ -68,8 +67,6 @@ class HloComputation(NamedTuple):
     instructions: tuple[HloInstruction, ...] = ()
     id: int = 0
     root_id: int = 0
-    is_fusion_computation: bool = False
-    execution_thread: str = ""
 
 
 class InstructionSequence(NamedTuple):
@@ -85,14 +82,12 @@ class HloSchedule(NamedTuple):
 
 
 class FileLocation(NamedTuple):
-    """``xla.StackFrameIndexProto.FileLocation`` (ids are 1-based)."""
+    """``xla.StackFrameIndexProto.FileLocation``'s file, function and line (ids
+    are 1-based)."""
 
     file_name_id: int = 0
     function_name_id: int = 0
     line: int = 0
-    column: int = 0
-    end_line: int = 0
-    end_column: int = 0
 
 
 class StackFrame(NamedTuple):
