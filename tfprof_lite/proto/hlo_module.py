@@ -7,9 +7,10 @@ gives it as the named tuples below, one per message of ``hlo.proto``, with the
 fields its readers use (:mod:`tfprof_lite.model.xla_hlo`,
 :mod:`tfprof_lite.model.xspace_code`) and the values protobuf's parse gives
 them (repeated fields as tuples, the schedule's ``sequences`` as a dict, an
-absent message as its defaults), so that opening an XSpace imports no protobuf. When the extension is not built, is
-turned off (``TFPROF_LITE_PURE_PYTHON``) or declines the bytes (anything outside
-the plain wire format it reads), the pure path parses them with protobuf
+absent message as its defaults), so that opening an XSpace imports no
+protobuf. When the extension is not built, is turned off
+(``TFPROF_LITE_PURE_PYTHON``) or declines the bytes (anything outside the plain
+wire format it reads), the pure path parses them with protobuf
 (:func:`tfprof_lite.proto.hlo.parse_hlo_proto`) and returns the message, which
 its readers use through the same field names; its errors are that path's.
 """
