@@ -192,20 +192,25 @@ def test_overview_of_an_xspace_loads_only_what_it_uses() -> None:
     assert _under(modules, _NOT_FOR_AN_XSPACE_OVERVIEW) == []
 
 
+@pytest.mark.parametrize("command", ["overview", "report"])
 @pytest.mark.parametrize("case", ["jax_h100_mlp", "jax_h100_transformer_bf16"])
-def test_overview_of_an_xspace_loads_no_protobuf(
-    case: str, monkeypatch: pytest.MonkeyPatch
+def test_overview_and_report_of_an_xspace_load_no_protobuf(
+    case: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The native decoders read the XSpace and its HLO programs: protobuf (some
-    20 ms to import with our message classes) is left out."""
+    """The native decoders read the XSpace, its HLO programs and the memory
+    records: protobuf (some 20 ms to import with our message classes) is left
+    out, and the report's advisor section builds no AdviceProto."""
     from tests.xspace_data import jax_file
     from tfprof_lite._native import PURE_PYTHON_ENV, load
 
     monkeypatch.delenv(PURE_PYTHON_ENV, raising=False)
-    if load("_xplanedecode") is None or load("_hlodecode") is None:
-        pytest.skip("the native XSpace and HLO decoders are not built")
-    modules = _command_modules(["overview", str(jax_file(case))])
+    if any(load(name) is None for name in ("_xplanedecode", "_hlodecode", "_memdecode")):
+        pytest.skip("the native XSpace, HLO and memory decoders are not built")
+    extra = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    modules = _command_modules([command, str(jax_file(case)), *extra])
     assert "tfprof_lite.model.xla_ops" in modules  # the HLO programs were read
+    if command == "report":
+        assert "tfprof_lite.advisor.runner" in modules and "tfprof_lite.analysis.memory" in modules
     assert _under(modules, ("google.protobuf", "tfprof_lite.proto.messages")) == []
 
 

@@ -33,12 +33,9 @@
  * bits of their varint as a signed value.
  */
 
-#include "_decoder.h"
+#include "_tuples.h"
 
 enum { K_MODULE, K_COMP, K_INSTR, K_META, K_SCHED, K_SEQ, K_INDEX, K_LOC, K_FRAME, K_COUNT };
-
-#define WIRE_I64 1u
-#define WIRE_I32 5u
 
 typedef struct {
     PyObject *cls[K_COUNT];
@@ -47,71 +44,7 @@ typedef struct {
     WireBuf called;      /* scratch for an instruction's called_computation_ids */
 } Ctx;
 
-/* A new ``classes[kind]`` instance holding ``items[0..n)`` (new references,
-   consumed; a NULL among them is a failure and releases the others). It is
-   left untracked by the cyclic garbage collector: it holds only strings, ints,
-   bytes and such untracked tuples (or the schedule's dict of them), so it
-   cannot be part of a reference cycle, and a module has tens of thousands. */
-static PyObject *make(Ctx *c, int kind, Py_ssize_t n, PyObject **items) {
-    PyObject *out = NULL;
-    Py_ssize_t i;
-    int ok = 1;
-    for (i = 0; i < n; i++) {
-        ok = ok && items[i] != NULL;
-    }
-    if (ok) {
-        out = PyType_GenericAlloc((PyTypeObject *)c->cls[kind], n);
-    }
-    if (out == NULL) {
-        for (i = 0; i < n; i++) {
-            Py_XDECREF(items[i]);
-        }
-        return NULL;
-    }
-    for (i = 0; i < n; i++) {
-        if (PyTuple_SetItem(out, i, items[i]) < 0) { /* cannot happen: a new tuple */
-            Py_DECREF(out);
-            for (i = i + 1; i < n; i++) {
-                Py_DECREF(items[i]);
-            }
-            return NULL;
-        }
-    }
-    PyObject_GC_UnTrack(out);
-    return out;
-}
-
-#define MAKE(c, kind, ...)                                                                         \
-    make((c), (kind), (Py_ssize_t)(sizeof((PyObject *[]){__VA_ARGS__}) / sizeof(PyObject *)),      \
-         (PyObject *[]){__VA_ARGS__})
-
-static PyObject *int_of(int64_t v) { return PyLong_FromLongLong((long long)v); }
-
-/* A field outside the subset, skipped as an unknown field (groups decline). */
-static int skip_field(Ptr *pp, Ptr end, uint32_t wire) {
-    uint64_t v;
-    Span s;
-    switch (wire) {
-    case WIRE_VARINT:
-        return wire_varint(pp, end, &v);
-    case WIRE_LEN:
-        return wire_len(pp, end, &s);
-    case WIRE_I64:
-        if (end - *pp < 8) {
-            return DECLINE;
-        }
-        *pp += 8;
-        return OK;
-    case WIRE_I32:
-        if (end - *pp < 4) {
-            return DECLINE;
-        }
-        *pp += 4;
-        return OK;
-    default:
-        return DECLINE;
-    }
-}
+#define MAKE(c, kind, ...) TUPLE_MAKE((c)->cls[kind], __VA_ARGS__)
 
 static int read_i64(Ptr *pp, Ptr end, uint32_t wire, int64_t *out) {
     uint64_t v;
@@ -161,9 +94,6 @@ static PyObject *frozen(PyObject *list) {
     wire_untrack(out); /* of strings or untracked tuples */
     return out;
 }
-
-/* Status of building ``*out`` (NULL: a failure with an exception set). */
-#define BUILT(out) ((out) != NULL ? OK : FAIL)
 
 static PyObject *bytes_of(Span s) {
     static const char empty[1] = {0};
