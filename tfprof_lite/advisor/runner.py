@@ -22,7 +22,6 @@ Contract of :func:`run_advisor` (behind ``Profiler.advise``, ``tfprof_lite.advis
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +82,8 @@ def _unknown_checker(name: object) -> InvalidOptionError:
     valid = ", ".join(sorted(CHECKERS))
     hint = ""
     if isinstance(name, str):
+        import difflib  # only for a misspelt name
+
         close = difflib.get_close_matches(name, list(CHECKERS), n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
     return InvalidOptionError(f"unknown advisor checker {name!r}{hint}; valid checkers: {valid}")
