@@ -6,7 +6,8 @@ in a child Python with ``libasan`` preloaded, on the inputs of their tests (real
 programs and records of the JAX captures, hand-made ones with every field),
 truncations and seeded mutations. Any sanitizer report, crash or non-zero exit
 fails; every result (the named tuples, or a decline) must equal the regular
-build's.
+build's, also when the tuples are made through ``tuple.__new__`` (the way taken
+on CPython 3.14 and later, ``-DTUPLES_VIA_NEW``).
 """
 
 from __future__ import annotations
@@ -64,11 +65,11 @@ def _inputs(seeds: list[bytes], index_of: Any) -> list[bytes]:
 
 
 def _check(libasan: str, tmp_path: Path, name: str, classes: tuple[type, ...],
-           inputs: list[bytes]) -> None:  # fmt: skip
+           inputs: list[bytes], *defines: str) -> None:  # fmt: skip
     regular = load(name)
     if regular is None:
         pytest.skip(f"{name} is not built")
-    module = build(tmp_path, NATIVE / f"{name}.c", name)
+    module = build(tmp_path, NATIVE / f"{name}.c", name, *defines)
     specs = [(cls.__name__, cls._fields) for cls in classes]  # type: ignore[attr-defined]
     data_file = tmp_path / "inputs.pickle"
     data_file.write_bytes(pickle.dumps((specs, inputs)))
@@ -82,7 +83,10 @@ def _check(libasan: str, tmp_path: Path, name: str, classes: tuple[type, ...],
     assert "-" in expected and len(set(expected)) > len(inputs) // 10
 
 
-def test_hlo_decoder_under_sanitizers(libasan: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("defines", [(), ("-DTUPLES_VIA_NEW",)], ids=["allocated", "via_new"])
+def test_hlo_decoder_under_sanitizers(
+    libasan: str, tmp_path: Path, defines: tuple[str, ...]
+) -> None:
     from tests.fuzz.wire_tree import index_message
     from tests.unit.test_hlo_native import _jax_protos, full_module
     from tfprof_lite.proto import hlo
@@ -90,7 +94,7 @@ def test_hlo_decoder_under_sanitizers(libasan: str, tmp_path: Path) -> None:
     protos = sorted(_jax_protos(), key=len)
     seeds = [full_module(), protos[0], protos[len(protos) // 2], protos[-1]]
     inputs = _inputs(seeds[:3], lambda d: index_message(d, hlo.HloProto.DESCRIPTOR))
-    _check(libasan, tmp_path, "_hlodecode", hlo_module.CLASSES, [*inputs, seeds[-1]])
+    _check(libasan, tmp_path, "_hlodecode", hlo_module.CLASSES, [*inputs, seeds[-1]], *defines)
 
 
 def test_memory_decoder_under_sanitizers(libasan: str, tmp_path: Path) -> None:

@@ -513,4 +513,9 @@ static struct PyModuleDef hlodecode_module = {
     NULL,
 };
 
-PyMODINIT_FUNC PyInit__hlodecode(void) { return PyModule_Create(&hlodecode_module); }
+PyMODINIT_FUNC PyInit__hlodecode(void) {
+    if (tuple_make_init() < 0) {
+        return NULL;
+    }
+    return PyModule_Create(&hlodecode_module);
+}

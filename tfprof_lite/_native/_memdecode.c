@@ -362,4 +362,9 @@ static struct PyModuleDef memdecode_module = {
     NULL,
 };
 
-PyMODINIT_FUNC PyInit__memdecode(void) { return PyModule_Create(&memdecode_module); }
+PyMODINIT_FUNC PyInit__memdecode(void) {
+    if (tuple_make_init() < 0) {
+        return NULL;
+    }
+    return PyModule_Create(&memdecode_module);
+}

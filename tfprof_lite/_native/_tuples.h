@@ -37,6 +37,33 @@ static inline int skip_field(Ptr *pp, Ptr end, uint32_t wire) {
     }
 }
 
+/* How instances are made: allocated here (CPython before 3.14, whose tuples
+   keep no cached hash that a plain allocation would leave unset), or through
+   ``tuple.__new__`` (later versions, and builds with TUPLES_VIA_NEW); set by
+   tuple_make_init(). */
+static int tuple_direct = 0;
+static PyObject *tuple_new_fn = NULL; /* tuple.__new__ */
+
+/* Call once from the module's init; -1 with an exception set on failure. */
+static inline int tuple_make_init(void) {
+    PyObject *info = PySys_GetObject("version_info"); /* borrowed */
+    PyObject *major = info ? PySequence_GetItem(info, 0) : NULL;
+    PyObject *minor = info ? PySequence_GetItem(info, 1) : NULL;
+    long v = major && minor ? PyLong_AsLong(major) * 100 + PyLong_AsLong(minor) : -1;
+    Py_XDECREF(major);
+    Py_XDECREF(minor);
+    if (v < 0 || PyErr_Occurred()) {
+        PyErr_Clear();
+        v = 9999;
+    }
+    tuple_direct = v < 314;
+#ifdef TUPLES_VIA_NEW /* the sanitizer test's build of the other way */
+    tuple_direct = 0;
+#endif
+    tuple_new_fn = PyObject_GetAttrString((PyObject *)&PyTuple_Type, "__new__");
+    return tuple_new_fn == NULL ? -1 : 0;
+}
+
 /* A new instance of tuple subclass ``cls`` holding ``items[0..n)`` (new
    references, consumed; a NULL among them is a failure and releases the
    others). It is left untracked by the cyclic garbage collector: the callers
@@ -44,14 +71,14 @@ static inline int skip_field(Ptr *pp, Ptr end, uint32_t wire) {
    into it, so it cannot be part of a reference cycle, and a decoded input
    holds tens of thousands. */
 static inline PyObject *tuple_make(PyObject *cls, Py_ssize_t n, PyObject **items) {
-    PyObject *out = NULL;
+    PyObject *out = NULL, *plain = NULL;
     Py_ssize_t i;
     int ok = 1;
     for (i = 0; i < n; i++) {
         ok = ok && items[i] != NULL;
     }
     if (ok) {
-        out = PyType_GenericAlloc((PyTypeObject *)cls, n);
+        out = tuple_direct ? PyType_GenericAlloc((PyTypeObject *)cls, n) : PyTuple_New(n);
     }
     if (out == NULL) {
         for (i = 0; i < n; i++) {
@@ -65,6 +92,14 @@ static inline PyObject *tuple_make(PyObject *cls, Py_ssize_t n, PyObject **items
             for (i = i + 1; i < n; i++) {
                 Py_DECREF(items[i]);
             }
+            return NULL;
+        }
+    }
+    if (!tuple_direct) {
+        plain = out;
+        out = PyObject_CallFunctionObjArgs(tuple_new_fn, cls, plain, NULL);
+        Py_DECREF(plain);
+        if (out == NULL) {
             return NULL;
         }
     }
