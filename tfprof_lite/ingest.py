@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 
 # The capture layer (graphs, op logs and FLOPs of a live ``tf.Graph``) is imported
 # by the methods that read one: a loaded profile (``Ingest()``) needs none of it.
-# So are the protobuf messages (``pb``, ``parse``, ``decode``): an XSpace or a
-# saved profile opened natively is read without protobuf.
+# So are the protobuf messages (``pb``, ``parse``, ``decode``): a profiler made
+# for an XSpace read natively (``Profiler.load``) imports no protobuf.
 
 log = logging.getLogger("tfprof_lite")
 
