@@ -269,3 +269,65 @@ def test_profiler_of_graph_bytes_loads_no_capture_code(tmp_path: Path) -> None:
     assert [
         m for m in modules if m.startswith(("tfprof_lite.capture", "tfprof_lite.model.flops"))
     ] == []
+
+
+_BLAS_AT_NUMPY_IMPORT = """
+import importlib.abc, json, os, sys
+seen = []
+class Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "numpy":
+            seen.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+        return None
+sys.meta_path.insert(0, Hook())
+from tfprof_lite.cli import main
+code = main({args!r})
+sys.stdout.flush()
+print("\\n" + json.dumps([code, seen, os.environ.get("OPENBLAS_NUM_THREADS")]))
+"""
+
+
+@pytest.mark.parametrize("preset", [None, "2"])
+def test_numpy_is_imported_with_one_blas_thread(
+    preset: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command imports NumPy with ``OPENBLAS_NUM_THREADS=1`` (its BLAS threads
+    would only spin) and then restores the environment; a value the user set
+    is left alone."""
+    from tests.xspace_data import JAX_CASES, jax_file
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    if preset is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", preset)
+    script = _BLAS_AT_NUMPY_IMPORT.format(args=["overview", str(jax_file(JAX_CASES[0]))])
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    code, seen, after = json.loads(out.splitlines()[-1])
+    assert code == 0
+    assert seen == ["1" if preset is None else preset]
+    assert after == preset
+
+
+def test_commands_said_to_need_no_numpy_are_those_that_import_none() -> None:
+    """NumPy is imported early (with one BLAS thread) for every command but
+    those of ``_WITHOUT_NUMPY``, whose modules import none: their ``--help``
+    stays light, and the others lose nothing."""
+    from tfprof_lite.cli import _WITHOUT_NUMPY
+
+    script = (
+        "import sys, importlib; importlib.import_module(sys.argv[1]); print('numpy' in sys.modules)"
+    )
+    without = set()
+    for name, (module, _, _) in _REGISTRY.items():
+        out = subprocess.run(
+            [sys.executable, "-c", script, f"tfprof_lite.cli.{module}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        if out.strip() == "False":
+            without.add(name)
+    assert without == set(_WITHOUT_NUMPY)
