@@ -31,16 +31,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from google.protobuf.message import Message
-
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.model import decode, graph_inputs
+from tfprof_lite.model import graph_inputs
 from tfprof_lite.model.graph_inputs import PendingInputs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import graphs, steps
-from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import parse, wire_bytes
 
 __all__ = [
     "Ingest",
@@ -58,6 +54,9 @@ if TYPE_CHECKING:
 
 # The capture layer (graphs, op logs and FLOPs of a live ``tf.Graph``) is imported
 # by the methods that read one: a loaded profile (``Ingest()``) needs none of it.
+# So are the protobuf messages (``pb``, ``parse``, ``decode``): a profiler made
+# for an XSpace read natively (``Profiler.load``) or for a large GraphDef the
+# native decoder takes imports no protobuf of ours.
 
 log = logging.getLogger("tfprof_lite")
 
@@ -72,11 +71,17 @@ def default_tf_graph() -> Any:
 
 def parse_op_log(op_log: Any) -> Any | None:
     """A user OpLogProto (ours, TensorFlow's or bytes) as our message, or None."""
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
     return parse(pb.OpLogProto, op_log, "op_log") if op_log is not None else None
 
 
 def parse_run_meta(run_meta: Any) -> Any | None:
     """A one-shot RunMetadata as our message; None when absent or empty."""
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
     if run_meta is None:
         return None
     meta = parse(pb.RunMetadata, run_meta, "run_meta")
@@ -99,7 +104,10 @@ def _gc_paused() -> Iterator[None]:
 def _is_tf_graph(graph: Any) -> bool:
     """Whether ``graph`` is a ``tf.Graph`` (bytes and protobuf messages are not:
     the module that tells is not even imported for them)."""
-    if graph is None or isinstance(graph, (bytes, bytearray, memoryview, Message)):
+    if graph is None or isinstance(graph, (bytes, bytearray, memoryview)):
+        return False
+    message = sys.modules.get("google.protobuf.message")
+    if message is not None and isinstance(graph, message.Message):
         return False
     from tfprof_lite.base.foreign import is_tf_graph
 
@@ -190,6 +198,8 @@ class LiveGraphModel(ProfileModel):
     def _take_traces(self, resolve: Callable[[], graphs.OpLogColumns]) -> None:
         """Merge the pending entries: a node's first call stack wins, as in
         :meth:`ProfileModel.add_op_log_columns`."""
+        from tfprof_lite.model import decode
+
         cols = resolve()
         for key, text in cols.id_to_string.items():
             self._id_to_string.setdefault(key, text)
@@ -335,6 +345,9 @@ class Ingest:
         Raises:
             InvalidInputError: ``run_meta`` is empty, unparsable or not a RunMetadata.
         """
+        from tfprof_lite.proto import messages as pb
+        from tfprof_lite.proto.codec import parse, wire_bytes
+
         meta: Any = None
         cols = None
         raw = wire_bytes(pb.RunMetadata, run_meta, "run_meta")
@@ -392,6 +405,8 @@ class Ingest:
         if entries is None and op_log is not None:
             entries = graph_inputs.op_log_columns(op_log)
         if entries is not None:
+            from tfprof_lite.model import decode
+
             model.add_op_log_columns(entries, decode.code_stacks(entries.traces))
         if self._hook is not None:
             self._hook.apply(model, meta)
@@ -400,6 +415,7 @@ class Ingest:
         """TF's ``add_step`` re-sends the *default* op log, so the FLOPs a user op log set
         at construction give way to the registered (non-zero) ones from then on."""
         from tfprof_lite.capture.oplog import OpLogBuilder
+        from tfprof_lite.model import decode
 
         assert self.source is not None
         default = OpLogBuilder(self.source.graph, add_trace=False).build(run_meta=meta)
@@ -415,7 +431,12 @@ class Ingest:
 
 def _graph_def(graph: Any) -> Any | None:
     """A GraphDef given as a message (ours or TensorFlow's) or bytes, or None."""
-    return parse(pb.GraphDef, graph, "graph") if graph is not None else None
+    if graph is None:
+        return None
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
+    return parse(pb.GraphDef, graph, "graph")
 
 
 def one_shot_model(

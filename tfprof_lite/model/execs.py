@@ -31,20 +31,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.allocator_columns import AllocatorColumns
 from tfprof_lite.model.records import AllocationEvent, MemoryDetail, OutputMemory
-from tfprof_lite.proto.profiles import MEM_FIELDS
+from tfprof_lite.proto.steps import MEM_FIELDS
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.allocator_columns import AllocatorColumns
 
 __all__ = [
     "KIND_ACCELERATOR",
     "KIND_CPU",
     "MEM_VALUES",
-    "AllocatorColumns",
     "Columns",
     "KernelColumns",
     "MemoryExec",
@@ -238,6 +239,8 @@ class StepExecs:
         """The step's :class:`AllocatorColumns`, built from the kept NodeExecStats
         with ``expand`` (the proto layer's decoder) on first use, then cached
         until more records arrive."""
+
+        from tfprof_lite.model.allocator_columns import AllocatorColumns  # memory readers only
 
         def build() -> AllocatorColumns:
             cols = AllocatorColumns()

@@ -22,11 +22,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from tfprof_lite.model import decode
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import graphs
-from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import message_copy, parse, wire_bytes
+from tfprof_lite.proto.codec import message_copy, wire_bytes
 
 __all__ = ["PendingInputs", "graph_columns", "op_log_columns"]
 
@@ -35,6 +33,15 @@ __all__ = ["PendingInputs", "graph_columns", "op_log_columns"]
 #: of small graphs (it visits a bounded number of sub-messages), which that
 #: decoder does not read.
 _KIND_CHECK_NODES = 64
+
+
+def _parse(kind: str, data: Any, what: str) -> Any:
+    """``data`` parsed as our message ``kind`` (imports protobuf's messages: only
+    where the native decoder declined or a small graph's kind is checked)."""
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
+    return parse(getattr(pb, kind), data, what)
 
 
 def graph_columns(graph: Any) -> graphs.GraphColumns | None:
@@ -46,13 +53,13 @@ def graph_columns(graph: Any) -> graphs.GraphColumns | None:
     """
     if graph is None:
         return None
-    raw = wire_bytes(pb.GraphDef, graph, "graph")
+    raw = wire_bytes("GraphDef", graph, "graph")
     # Names and ops now, the other columns when first read (every field checked now).
     cols = graphs.native_graph_names(raw) if raw is not None else None
     if cols is None:
-        return graphs.graph_columns_from_message(parse(pb.GraphDef, graph, "graph"))
+        return graphs.graph_columns_from_message(_parse("GraphDef", graph, "graph"))
     if len(cols.names) < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):
-        parse(pb.GraphDef, raw, "graph")
+        _parse("GraphDef", raw, "graph")
     return cols
 
 
@@ -64,10 +71,10 @@ def op_log_columns(op_log: Any) -> graphs.OpLogColumns | None:
     """
     if op_log is None:
         return None
-    raw = wire_bytes(pb.OpLogProto, op_log, "op_log")
+    raw = wire_bytes("OpLogProto", op_log, "op_log")
     cols = graphs.native_op_log_columns(raw) if raw is not None else None
     if cols is None:
-        cols = graphs.op_log_columns_from_message(parse(pb.OpLogProto, op_log, "op_log"))
+        cols = graphs.op_log_columns_from_message(_parse("OpLogProto", op_log, "op_log"))
     return cols
 
 
@@ -76,12 +83,12 @@ def _checked_graph(graph: Any) -> graphs.GraphColumns | bytes | None:
     else its columns (decoded now, failing as :func:`graph_columns` does)."""
     if graph is None:
         return None
-    raw = wire_bytes(pb.GraphDef, graph, "graph")
+    raw = wire_bytes("GraphDef", graph, "graph")
     count = graphs.native_graph_check(raw) if raw is not None else None
     if count is None:
-        return graphs.graph_columns_from_message(parse(pb.GraphDef, graph, "graph"))
+        return graphs.graph_columns_from_message(_parse("GraphDef", graph, "graph"))
     if count < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):
-        parse(pb.GraphDef, raw, "graph")
+        _parse("GraphDef", raw, "graph")
     return raw
 
 
@@ -95,7 +102,7 @@ class PendingInputs:
     """
 
     def __init__(self, graph: Any, op_log: Any) -> None:
-        log: Any = message_copy(pb.OpLogProto, op_log, "op_log")
+        log: Any = message_copy("OpLogProto", op_log, "op_log")
         self._log = op_log_columns(op_log) if log is None else log
         self._graph = _checked_graph(graph)
         self._lock = threading.Lock()
@@ -116,6 +123,8 @@ class PendingInputs:
             if graph is not None:
                 model.add_graph_columns(graph)
             if log is not None:
+                from tfprof_lite.model import decode
+
                 model.add_op_log_columns(log, decode.code_stacks(log.traces))
             self._graph = self._log = None
             self._fed = True

@@ -16,7 +16,6 @@ flags a launch sequence is aligned on without building any. See
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -366,6 +365,8 @@ def is_library(instr: Any) -> bool:
 
 def trip_count(instr: Any) -> int | None:
     """A ``while``'s ``known_trip_count`` from its backend config, else ``None``."""
+    import json  # only for programs with loops
+
     try:
         config = json.loads(bytes(instr.backend_config) or b"{}")
         return int(config["known_trip_count"]["n"])
