@@ -64,9 +64,9 @@ PURE_PATH_TESTS := $(addprefix tests/integration/,test_differential.py \
 	$(addprefix tests/unit/,test_advisor.py test_analysis_unit.py \
 	test_api_message_types.py test_extreme_values.py test_invariants.py \
 	test_memory_kernels.py test_regex_re2.py test_registries.py test_steps_trace.py \
-	test_table_edge.py test_xla_timing.py test_xplane_reader.py test_xspace_model.py \
-	test_xspace_load.py test_xspace_memcode.py cli/test_analysis_commands.py \
-	cli/test_usability.py)
+	test_table_edge.py test_xla_ops.py test_xla_timing.py test_xplane_reader.py \
+	test_xspace_model.py test_xspace_load.py test_xspace_memcode.py \
+	cli/test_analysis_commands.py cli/test_report.py cli/test_usability.py)
 
 test: lint $(STAMP) tools
 	$(BIN)/python setup.py -q build_ext --inplace

@@ -1,7 +1,7 @@
 """Build script: the project is configured in setup.cfg and pyproject.toml; this file
 declares the optional C extensions of ``tfprof_lite._native`` (the step,
-saved-profile, graph/op-log and XSpace decoders, the saved-profile encoder, the scope
-view's tree builder) and copies
+saved-profile, graph/op-log, XSpace, HLO and memory-record decoders, the
+saved-profile encoder, the scope view's tree builder) and copies
 the documentation pages (``docs/**/*.md``) into the built package as
 ``tfprof_lite/_docs/``, which ``tfprof-lite help`` reads.
 
@@ -34,6 +34,8 @@ MODULES = (
     ("tfprof_lite._native._graphdecode", "tfprof_lite/_native/_graphdecode.c"),
     ("tfprof_lite._native._scopetree", "tfprof_lite/_native/_scopetree.c"),
     ("tfprof_lite._native._xplanedecode", "tfprof_lite/_native/_xplanedecode.c"),
+    ("tfprof_lite._native._hlodecode", "tfprof_lite/_native/_hlodecode.c"),
+    ("tfprof_lite._native._memdecode", "tfprof_lite/_native/_memdecode.c"),
 )
 DOCS = Path(__file__).resolve().parent / "docs"
 
@@ -86,7 +88,11 @@ setup(
         Extension(
             name,
             sources=[source],
-            depends=["tfprof_lite/_native/_wire.h", "tfprof_lite/_native/_decoder.h"],
+            depends=[
+                "tfprof_lite/_native/_wire.h",
+                "tfprof_lite/_native/_decoder.h",
+                "tfprof_lite/_native/_tuples.h",
+            ],
             define_macros=[("Py_LIMITED_API", "0x03090000")],
             py_limited_api=True,
             optional=True,

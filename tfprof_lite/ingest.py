@@ -5,10 +5,12 @@ Both ways in of ``tf.compat.v1.profiler`` go through :class:`Ingest`:
 
 * the :class:`~tfprof_lite.profiler.Profiler` (:meth:`Ingest.for_profiler`, then
   :meth:`Ingest.add_step`): at construction the graph's nodes and the default op
-  log merged with the user's; on every step the nodes added since, the step's
-  records and the op log refined by its RunMetadata. As TensorFlow re-sends the
-  *default* op log on ``add_step``, the FLOPs a user op log set give way to the
-  registered ones from the first step on;
+  log merged with the user's (a GraphDef and op log, bytes or messages, are
+  checked then and added on the model's first read:
+  :class:`~tfprof_lite.model.graph_inputs.PendingInputs`); on every step the
+  nodes added since, the step's records and the op log refined by its
+  RunMetadata. As TensorFlow re-sends the *default* op log on ``add_step``, the
+  FLOPs a user op log set give way to the registered ones from the first step on;
 * the one-shot ``profile``/``advise`` (:func:`one_shot_model`): one default op log,
   refined by the RunMetadata and merged with the user's; the RunMetadata (when it
   holds step stats) becomes step 0.
@@ -30,12 +32,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.model import decode
+from tfprof_lite.model import graph_inputs
+from tfprof_lite.model.graph_inputs import PendingInputs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import graphs, steps
-from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import parse, wire_bytes
 
 __all__ = [
     "Ingest",
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
 
 # The capture layer (graphs, op logs and FLOPs of a live ``tf.Graph``) is imported
 # by the methods that read one: a loaded profile (``Ingest()``) needs none of it.
+# So are the protobuf messages (``pb``, ``parse``, ``decode``): a profiler made
+# for an XSpace read natively (``Profiler.load``) or for a large GraphDef the
+# native decoder takes imports no protobuf of ours.
 
 log = logging.getLogger("tfprof_lite")
 
@@ -67,11 +71,17 @@ def default_tf_graph() -> Any:
 
 def parse_op_log(op_log: Any) -> Any | None:
     """A user OpLogProto (ours, TensorFlow's or bytes) as our message, or None."""
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
     return parse(pb.OpLogProto, op_log, "op_log") if op_log is not None else None
 
 
 def parse_run_meta(run_meta: Any) -> Any | None:
     """A one-shot RunMetadata as our message; None when absent or empty."""
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
     if run_meta is None:
         return None
     meta = parse(pb.RunMetadata, run_meta, "run_meta")
@@ -89,6 +99,19 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if collecting:
             gc.enable()
+
+
+def _is_tf_graph(graph: Any) -> bool:
+    """Whether ``graph`` is a ``tf.Graph`` (bytes and protobuf messages are not:
+    the module that tells is not even imported for them)."""
+    if graph is None or isinstance(graph, (bytes, bytearray, memoryview)):
+        return False
+    message = sys.modules.get("google.protobuf.message")
+    if message is not None and isinstance(graph, message.Message):
+        return False
+    from tfprof_lite.base.foreign import is_tf_graph
+
+    return is_tf_graph(graph)
 
 
 def _flop_names(user_log: Any | None) -> set[str]:
@@ -175,6 +198,8 @@ class LiveGraphModel(ProfileModel):
     def _take_traces(self, resolve: Callable[[], graphs.OpLogColumns]) -> None:
         """Merge the pending entries: a node's first call stack wins, as in
         :meth:`ProfileModel.add_op_log_columns`."""
+        from tfprof_lite.model import decode
+
         cols = resolve()
         for key, text in cols.id_to_string.items():
             self._id_to_string.setdefault(key, text)
@@ -194,7 +219,10 @@ class Ingest:
     """
 
     def __init__(self) -> None:
-        self.model = ProfileModel()
+        self._model = ProfileModel()
+        #: The GraphDef and op log of a GraphDef profiler, checked at construction
+        #: and added on the model's first read.
+        self._pending: PendingInputs | None = None
         #: The live ``tf.Graph`` followed across steps, or None.
         self.source: GraphSource | None = None
         #: Share of the graph's nodes seen in steps (updated by :meth:`add_step`).
@@ -202,6 +230,21 @@ class Ingest:
         self._conventions: FlopConventions | None = None
         self._hook: FlopsHook | None = None
         self._user_flops: set[str] = set()
+
+    @property
+    def model(self) -> ProfileModel:
+        """The profile being fed; the inputs left pending at construction are added
+        first (by whichever thread reads it first, the others waiting)."""
+        pending = self._pending
+        if pending is not None:
+            with _gc_paused():
+                pending.feed(self._model)
+            self._pending = None
+        return self._model
+
+    @model.setter
+    def model(self, model: ProfileModel) -> None:
+        self._model = model
 
     @classmethod
     def _begin(cls, graph: Any, flops: str | FlopConventions) -> tuple[Ingest, Any]:
@@ -231,17 +274,14 @@ class Ingest:
         cls, graph: Any, op_log: Any = None, flops: str | FlopConventions = "tf"
     ) -> Ingest:
         """``Profiler(graph, op_log)``: the graph's nodes and the merged default op log."""
-        from tfprof_lite.base.foreign import is_tf_graph
-
         ingest, graph = cls._begin(graph, flops)
-        live = graph is not None and is_tf_graph(graph)
+        live = _is_tf_graph(graph)
         if not live and ingest._conventions is None:
-            # Bytes or messages only: decoded straight into columns (natively
-            # when the decoder is built), the op log first as before.
+            # Bytes or messages only: checked now, the op log first as before,
+            # and decoded into columns (natively when the decoder is built) on
+            # the model's first read (see PendingInputs).
             with _gc_paused():
-                log_cols = _op_log_columns(op_log)
-                ingest._feed(_graph_columns(graph), log_cols)
-                del log_cols  # freed before collections resume, not walked by them
+                ingest._pending = PendingInputs(graph, op_log)
             return ingest
         user_log = parse_op_log(op_log)
         ingest._start_flops(graph, user_log)
@@ -305,6 +345,9 @@ class Ingest:
         Raises:
             InvalidInputError: ``run_meta`` is empty, unparsable or not a RunMetadata.
         """
+        from tfprof_lite.proto import messages as pb
+        from tfprof_lite.proto.codec import parse, wire_bytes
+
         meta: Any = None
         cols = None
         raw = wire_bytes(pb.RunMetadata, run_meta, "run_meta")
@@ -346,7 +389,7 @@ class Ingest:
         model = self.model
         nodes = graph_def if isinstance(graph_def, graphs.GraphColumns) else None
         if nodes is None and graph_def is not None:
-            nodes = _graph_columns(graph_def)
+            nodes = graph_inputs.graph_columns(graph_def)
         if nodes is not None:
             model.add_graph_columns(nodes)
         if cols is None and meta is not None:
@@ -360,8 +403,10 @@ class Ingest:
             self._restore_default_flops(meta)
         entries = op_log if isinstance(op_log, graphs.OpLogColumns) else None
         if entries is None and op_log is not None:
-            entries = _op_log_columns(op_log)
+            entries = graph_inputs.op_log_columns(op_log)
         if entries is not None:
+            from tfprof_lite.model import decode
+
             model.add_op_log_columns(entries, decode.code_stacks(entries.traces))
         if self._hook is not None:
             self._hook.apply(model, meta)
@@ -370,6 +415,7 @@ class Ingest:
         """TF's ``add_step`` re-sends the *default* op log, so the FLOPs a user op log set
         at construction give way to the registered (non-zero) ones from then on."""
         from tfprof_lite.capture.oplog import OpLogBuilder
+        from tfprof_lite.model import decode
 
         assert self.source is not None
         default = OpLogBuilder(self.source.graph, add_trace=False).build(run_meta=meta)
@@ -383,50 +429,14 @@ class Ingest:
         self._user_flops = set()
 
 
-#: Below this many nodes a GraphDef the native decoder took is parsed as well:
-#: the wrong-input-kind check of ``codec.parse`` may look into attribute values
-#: of small graphs (it visits a bounded number of sub-messages), which that
-#: decoder does not read.
-_KIND_CHECK_NODES = 64
-
-
-def _graph_columns(graph: Any) -> graphs.GraphColumns | None:
-    """A GraphDef (bytes or message, ours or TensorFlow's) as node columns, or None.
-
-    Raises:
-        InvalidInputError: as :func:`tfprof_lite.proto.codec.parse`, or an input
-            of a node is malformed.
-    """
-    if graph is None:
-        return None
-    raw = wire_bytes(pb.GraphDef, graph, "graph")
-    # Names and ops now, the other columns when first read (every field checked now).
-    cols = graphs.native_graph_names(raw) if raw is not None else None
-    if cols is None:
-        return graphs.graph_columns_from_message(parse(pb.GraphDef, graph, "graph"))
-    if len(cols.names) < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):
-        parse(pb.GraphDef, raw, "graph")
-    return cols
-
-
-def _op_log_columns(op_log: Any) -> graphs.OpLogColumns | None:
-    """An OpLogProto (bytes or message, ours or TensorFlow's) as entry columns, or None.
-
-    Raises:
-        InvalidInputError: as :func:`tfprof_lite.proto.codec.parse`.
-    """
-    if op_log is None:
-        return None
-    raw = wire_bytes(pb.OpLogProto, op_log, "op_log")
-    cols = graphs.native_op_log_columns(raw) if raw is not None else None
-    if cols is None:
-        cols = graphs.op_log_columns_from_message(parse(pb.OpLogProto, op_log, "op_log"))
-    return cols
-
-
 def _graph_def(graph: Any) -> Any | None:
     """A GraphDef given as a message (ours or TensorFlow's) or bytes, or None."""
-    return parse(pb.GraphDef, graph, "graph") if graph is not None else None
+    if graph is None:
+        return None
+    from tfprof_lite.proto import messages as pb
+    from tfprof_lite.proto.codec import parse
+
+    return parse(pb.GraphDef, graph, "graph")
 
 
 def one_shot_model(

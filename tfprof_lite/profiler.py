@@ -211,19 +211,23 @@ class Profiler:
                 directory without profiles; several hosts and no ``host``.
             InvalidOptionError: ``max_input_size`` is not a size.
         """
-        from tfprof_lite.base.reading import read_input
-        from tfprof_lite.model import profile_io, xspace_load
-        from tfprof_lite.proto import messages as pb
-        from tfprof_lite.proto.codec import parse, wire_bytes
+        from tfprof_lite.model import xspace_load
 
         what = "profile"
         if isinstance(source, (str, os.PathLike)):
             what = os.fspath(source)
             if os.path.isdir(what) or what.endswith(xspace_load.SUFFIX):
                 return cls._from_model(_xspace_model(what, max_input_size, run, host))
+            from tfprof_lite.base.reading import read_input
+
             source = read_input(what, "a saved profile", max_input_size)
             if not source:
                 raise InvalidInputError(f"{what}: the file is empty, expected a ProfileProto")
+        # Protobuf and the saved-profile reader only past the XSpace paths above.
+        from tfprof_lite.model import profile_io
+        from tfprof_lite.proto import messages as pb
+        from tfprof_lite.proto.codec import parse, wire_bytes
+
         raw = wire_bytes(pb.ProfileProto, source, what)
         if raw is None:
             parse(pb.ProfileProto, source, what)  # raises: not bytes nor a message

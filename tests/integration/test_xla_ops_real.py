@@ -254,3 +254,20 @@ def test_search_alignment_agrees_and_survives_a_lost_kernel(
     kept = [n for j, n in enumerate(names) if j not in lost]
     again = xla_align.align(kept, instrs, library, program.by_kernel_name)
     assert again == [q for j, q in enumerate(quick) if j not in lost]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_ops_built_from_the_walk_equal_ops_described_afresh(case: str) -> None:
+    """An op takes its kernel name and library flag from the walk that indexed its
+    instruction: the same as describing the instruction on its own."""
+    from tfprof_lite.model import xla_hlo
+
+    cap = load(case)
+    program = cap.index.programs[EXPECTED[case][0]]
+    ops = program.ops
+    assert isinstance(ops, xla_hlo._LazyOps)
+    built = [ops[name] for name in ops]
+    assert len(built) > 30
+    fresh = [ops._mod.op(ops._instrs[name]) for name in ops]
+    assert built == fresh
+    assert {op.library for op in built} == {True, False}

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import tfprof_lite
-from tfprof_lite.advisor import CHECKER_ORDER, CHECKERS, render_advice, run_advisor
+from tfprof_lite.advisor import CHECKER_ORDER, CHECKERS, render_advice, run_advisor, run_checkers
 from tfprof_lite.advisor.job import NO_TASK_REPORT
 from tfprof_lite.advisor.operation import FUSED_BN_ADVICE, NCHW_ADVICE
 from tfprof_lite.errors import InvalidOptionError
@@ -106,6 +106,17 @@ def test_registry_matches_all_advice() -> None:
     )
     for name, cls in CHECKERS.items():
         assert cls.name == name
+
+
+def test_run_checkers_gives_the_advice_protos_entries() -> None:
+    from tests.unit.cli import profiles
+
+    every = {name: {} for name in CHECKERS}
+    for prof in (profiler(MULTI_TASK_NODES, multi_task_meta()), profiles.profiler()):
+        found = run_checkers(prof.model, every)
+        assert found == reports(run_advisor(prof.model, every).advice)
+        assert list(found) == [name for name in CHECKER_ORDER if name in found]
+        assert len(found) >= 5
 
 
 # --------------------------------------------------------------------- JobChecker

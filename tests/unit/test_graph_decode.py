@@ -352,13 +352,15 @@ def test_mutated_graphs_decline_or_agree() -> None:
 
 
 def _names_agree(raw: bytes) -> bool:
-    """``graph_names`` declines exactly where ``graph`` does, with the same names,
-    ops and distinct attribute values otherwise; whether they took ``raw``."""
+    """``graph_names`` and ``graph_check`` decline exactly where ``graph`` does,
+    with the same names, ops (``graph_check``: node count) and distinct attribute
+    values otherwise; whether they took ``raw``."""
     module = graphs._native()
-    full, lean = module.graph(raw), module.graph_names(raw)
-    assert (full is None) == (lean is None), raw.hex()
+    full, lean, check = module.graph(raw), module.graph_names(raw), module.graph_check(raw)
+    assert (full is None) == (lean is None) == (check is None), raw.hex()
     if full is not None:
         assert (lean[0], lean[1], lean[2]) == (full[0], full[1], full[8])
+        assert check == (len(full[0]), full[8])
     return full is not None
 
 
@@ -369,6 +371,7 @@ def test_names_mode_checks_what_the_full_decoder_checks() -> None:
         _names_agree(raw)
     for _what, raw in _decline_graphs():
         assert graphs.native_graph_names(raw) is None, _what
+        assert graphs.native_graph_check(raw) is None, _what
     rng = random.Random(27)
     taken = [_names_agree(_mutations(seeds[i % 2], rng)) for i in range(_mutation_count())]
     assert 100 < sum(taken) < len(taken) - 100

@@ -137,6 +137,7 @@ def test_function_graph_equal_to_pure() -> None:
     assert native.inputs[-2] == {0: "while"}
     names = graphs.native_graph_names(raw)
     assert names is not None and names.with_details().names == native.names
+    assert graphs.native_graph_check(raw) == len(native.names)
     # Its library and types are all plain: only the debug info is left to protobuf.
     wrapped = pb.GraphDef.FromString(graphs._native().graph(raw)[8])
     assert not wrapped.HasField("library") and wrapped.HasField("debug_info")
@@ -217,6 +218,7 @@ def test_unread_fields_protobuf_rejects_decline(what: str, raw: bytes) -> None:
     assert _pure_graph(raw) is None, what
     assert graphs.native_graph_columns(raw) is None, what
     assert graphs.native_graph_names(raw) is None, what
+    assert graphs.native_graph_check(raw) is None, what
 
 
 def test_unread_field_of_another_wire_type_declines() -> None:

@@ -192,6 +192,28 @@ def test_overview_of_an_xspace_loads_only_what_it_uses() -> None:
     assert _under(modules, _NOT_FOR_AN_XSPACE_OVERVIEW) == []
 
 
+@pytest.mark.parametrize("command", ["overview", "report"])
+@pytest.mark.parametrize("case", ["jax_h100_mlp", "jax_h100_transformer_bf16"])
+def test_overview_and_report_of_an_xspace_load_no_protobuf(
+    case: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The native decoders read the XSpace, its HLO programs and the memory
+    records: protobuf (some 20 ms to import with our message classes) is left
+    out, and the report's advisor section builds no AdviceProto."""
+    from tests.xspace_data import jax_file
+    from tfprof_lite._native import PURE_PYTHON_ENV, load
+
+    monkeypatch.delenv(PURE_PYTHON_ENV, raising=False)
+    if any(load(name) is None for name in ("_xplanedecode", "_hlodecode", "_memdecode")):
+        pytest.skip("the native XSpace, HLO and memory decoders are not built")
+    extra = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    modules = _command_modules([command, str(jax_file(case)), *extra])
+    assert "tfprof_lite.model.xla_ops" in modules  # the HLO programs were read
+    if command == "report":
+        assert "tfprof_lite.advisor.runner" in modules and "tfprof_lite.analysis.memory" in modules
+    assert _under(modules, ("google.protobuf", "tfprof_lite.proto.messages")) == []
+
+
 def test_report_of_an_xspace_loads_no_cluster_code_nor_package_metadata(tmp_path: Path) -> None:
     from tests.xspace_data import JAX_CASES, jax_file
 
@@ -247,3 +269,89 @@ def test_profiler_of_graph_bytes_loads_no_capture_code(tmp_path: Path) -> None:
     assert [
         m for m in modules if m.startswith(("tfprof_lite.capture", "tfprof_lite.model.flops"))
     ] == []
+
+
+def test_profiler_construction_from_bytes_imports_nothing_more(tmp_path: Path) -> None:
+    """The constructor on a GraphDef and an op log (checked, decoded on first
+    read) imports no module once ``Profiler`` is imported, but the native
+    decoder: no protobuf either (a graph of fewer than 64 nodes given as bytes
+    is also parsed by protobuf, for its input-kind check, so this one is larger)."""
+    from tests.handmade import graph_def, node
+
+    nodes = [node("x", "Placeholder")] + [node(f"r{i}", "Relu", ["x"]) for i in range(80)]
+    path = tmp_path / "graph.pb"
+    path.write_bytes(graph_def(nodes).SerializeToString())
+    modules = _loaded(
+        "import sys\n"
+        "from tfprof_lite import Profiler\n"
+        f"data = open({str(path)!r}, 'rb').read()\n"
+        "before = set(sys.modules)\n"
+        "prof = Profiler(data, b'')\n"
+        "new = sorted(set(sys.modules) - before)\n"
+        "assert set(new) <= {'tfprof_lite._native._graphdecode'}, new\n"
+        "assert prof.model.names[:2] == ['x', 'r0'] and len(prof.model.names) == 81"
+    )
+    assert "tfprof_lite.ingest" in modules
+    assert not [m for m in modules if m.startswith("google.protobuf")]
+
+
+_BLAS_AT_NUMPY_IMPORT = """
+import importlib.abc, json, os, sys
+seen = []
+class Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "numpy":
+            seen.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+        return None
+sys.meta_path.insert(0, Hook())
+from tfprof_lite.cli import main
+code = main({args!r})
+sys.stdout.flush()
+print("\\n" + json.dumps([code, seen, os.environ.get("OPENBLAS_NUM_THREADS")]))
+"""
+
+
+@pytest.mark.parametrize("preset", [None, "2"])
+def test_numpy_is_imported_with_one_blas_thread(
+    preset: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command imports NumPy with ``OPENBLAS_NUM_THREADS=1`` (its BLAS threads
+    would only spin) and then restores the environment; a value the user set
+    is left alone."""
+    from tests.xspace_data import JAX_CASES, jax_file
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    if preset is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", preset)
+    script = _BLAS_AT_NUMPY_IMPORT.format(args=["overview", str(jax_file(JAX_CASES[0]))])
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    code, seen, after = json.loads(out.splitlines()[-1])
+    assert code == 0
+    assert seen == ["1" if preset is None else preset]
+    assert after == preset
+
+
+def test_commands_said_to_need_no_numpy_are_those_that_import_none() -> None:
+    """NumPy is imported early (with one BLAS thread) for every command but
+    those of ``_WITHOUT_NUMPY``, whose modules import none: their ``--help``
+    stays light, and the others lose nothing."""
+    from tfprof_lite.cli import _WITHOUT_NUMPY
+
+    script = (
+        "import sys, importlib; importlib.import_module(sys.argv[1]); print('numpy' in sys.modules)"
+    )
+    without = set()
+    for name, (module, _, _) in _REGISTRY.items():
+        out = subprocess.run(
+            [sys.executable, "-c", script, f"tfprof_lite.cli.{module}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        if out.strip() == "False":
+            without.add(name)
+    assert without == set(_WITHOUT_NUMPY)

@@ -194,7 +194,8 @@ def _graph_calls() -> list[tuple[str, Any]]:
     calls += [("graph", functions[:n]) for n in range(0, len(functions), 7)]
     calls += [("op_log", tg._mutations(log, rng)) for _ in range(MUTATIONS)]
     calls += [("graph", graph[:n]) for n in range(0, len(graph), 5)]
-    calls += [("graph_names", data) for name, data in list(calls) if name == "graph"]
+    raws = [data for name, data in calls if name == "graph"]
+    calls += [("graph_names", data) for data in raws] + [("graph_check", data) for data in raws]
     calls += [("op_type_sets", ["MatMul", "", "ü"] * 50), ("op_type_sets", [])]
     return calls
 

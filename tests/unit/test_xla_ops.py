@@ -520,9 +520,9 @@ def test_an_instruction_is_described_only_when_an_event_maps_to_it(
     built: list[str] = []
     describe = xla_hlo._Module.op
 
-    def counted(self: Any, instr: Any) -> Any:
+    def counted(self: Any, instr: Any, *named: Any) -> Any:
         built.append(str(instr.name))
-        return describe(self, instr)
+        return describe(self, instr, *named)
 
     monkeypatch.setattr(xla_hlo._Module, "op", counted)
     index = XlaOpIndex.from_hlo_protos([(7, mlp_module().data())])

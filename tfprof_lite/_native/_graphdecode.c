@@ -22,6 +22,10 @@
  *   every other field is read and checked as graph() does (it declines on the
  *   same bytes) but builds nothing, so that the other columns can be decoded
  *   later, when a view needs them.
+ * graph_check(data: bytes) -> tuple | None
+ *   (node count, wrapped): graph_names() without the names and ops; it
+ *   declines on the same bytes, so that all of the decoding can wait for the
+ *   first read of the model.
  * op_log(data: bytes) -> tuple | None
  *   (names, float_ops, types, trace_ids, traces, id_to_string): per entry its
  *   name, FLOPs, extra types (tuple) and the index of its call stack in
@@ -348,8 +352,12 @@ typedef struct {
     PyObject *zero;
     Table strings;          /* op types and attribute names */
     WireBuf spans;          /* scratch: Span per input */
-    int lean;               /* names and ops only: the rest checked, not built */
+    int lean;               /* LEAN_NAMES: names and ops only, the rest checked,
+                               not built; LEAN_CHECK: nothing built */
+    Py_ssize_t count;       /* nodes read */
 } Graph;
+
+enum { LEAN_NAMES = 1, LEAN_CHECK = 2 };
 
 typedef struct {
     Span name, op, shape, out_shapes, data_format;
@@ -935,11 +943,12 @@ static int graph_node(Graph *g, Span body) {
     memset(&ns, 0, sizeof ns);
     g->spans.len = 0;
     rc = node_fields(g, body, &ns, attrs);
-    if (rc == OK) {
+    g->count++;
+    if (rc == OK && g->lean != LEAN_CHECK) {
         rc = list_add(g->names, wire_text(ns.name));
-    }
-    if (rc == OK) {
-        rc = list_add(g->ops, table_text(&g->strings, ns.op));
+        if (rc == OK) {
+            rc = list_add(g->ops, table_text(&g->strings, ns.op));
+        }
     }
     if (rc == OK) {
         rc = node_inputs(g, (const Span *)g->spans.data, g->spans.len / sizeof(Span));
@@ -1049,13 +1058,14 @@ static void drop_lists(PyObject **cols[], size_t n) {
     }
 }
 
-/* graph() (all eight columns) or, ``lean``, graph_names() (names and ops). */
+/* graph() (all eight columns), graph_names() (``lean`` LEAN_NAMES: names and
+   ops) or graph_check() (LEAN_CHECK: the node count in place of columns). */
 static PyObject *decode_graph(PyObject *arg, int lean) {
     Graph g;
     Span data;
     PyObject **cols[] = {&g.names, &g.ops,    &g.inputs,        &g.src_output,
                          &g.attrs, &g.shapes, &g.output_shapes, &g.str_attrs};
-    size_t ncols = lean ? 2 : 8;
+    size_t ncols = lean == LEAN_CHECK ? 0 : lean ? 2 : 8;
     PyObject *result = NULL;
     int rc;
     if (input_span(arg, &data) != OK) {
@@ -1072,11 +1082,18 @@ static PyObject *decode_graph(PyObject *arg, int lean) {
         rc = FAIL;
     }
     if (rc == OK) {
-        result = columns_tuple(cols, ncols, ncols + 1);
+        size_t at = ncols ? ncols : 1; /* the place of ``wrapped`` */
+        result = columns_tuple(cols, ncols, at + 1);
+        if (result != NULL && !ncols) {
+            PyObject *count = PyLong_FromSsize_t(g.count);
+            if (count == NULL || PyTuple_SetItem(result, 0, count) != 0) {
+                Py_CLEAR(result);
+            }
+        }
         if (result != NULL) {
             PyObject *wrapped = PyBytes_FromStringAndSize(g.wrapped.data ? g.wrapped.data : "",
                                                           (Py_ssize_t)g.wrapped.len);
-            if (wrapped == NULL || PyTuple_SetItem(result, (Py_ssize_t)ncols, wrapped) != 0) {
+            if (wrapped == NULL || PyTuple_SetItem(result, (Py_ssize_t)at, wrapped) != 0) {
                 Py_CLEAR(result);
             }
         }
@@ -1102,7 +1119,12 @@ static PyObject *graph(PyObject *self, PyObject *arg) {
 
 static PyObject *graph_names(PyObject *self, PyObject *arg) {
     (void)self;
-    return decode_graph(arg, 1);
+    return decode_graph(arg, LEAN_NAMES);
+}
+
+static PyObject *graph_check(PyObject *self, PyObject *arg) {
+    (void)self;
+    return decode_graph(arg, LEAN_CHECK);
 }
 
 /* ------------------------------------------------------------------ op log */
@@ -1450,6 +1472,9 @@ static PyMethodDef methods[] = {
      "graph(data: bytes) -> tuple | None: a GraphDef's node columns; None when declined."},
     {"graph_names", graph_names, METH_O,
      "graph_names(data: bytes) -> tuple | None: a GraphDef's node names and ops, the rest "
+     "checked as graph() does; None when declined."},
+    {"graph_check", graph_check, METH_O,
+     "graph_check(data: bytes) -> tuple | None: a GraphDef's node count, every field "
      "checked as graph() does; None when declined."},
     {"op_log", op_log, METH_O,
      "op_log(data: bytes) -> tuple | None: an OpLogProto's entry columns; None when declined."},

@@ -9,6 +9,10 @@ def graph_names(data: bytes) -> tuple[Any, ...] | None:
     """A GraphDef's node names and ops (the rest checked as ``graph`` does) and
     its distinct AttrValue bytes; None when declined."""
 
+def graph_check(data: bytes) -> tuple[Any, ...] | None:
+    """A GraphDef's node count (every field checked as ``graph`` does) and its
+    distinct AttrValue bytes; None when declined."""
+
 def op_log(data: bytes) -> tuple[Any, ...] | None:
     """An OpLogProto's entry columns, distinct call stacks and strings; None when declined."""
 

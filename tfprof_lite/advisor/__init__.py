@@ -14,7 +14,9 @@ Contract:
   :data:`CHECKER_ORDER` and returns an :class:`AdvisorResult`: the AdviceProto
   and its text, ``\\n<Name>:\\n`` + one line per report for each entry (in that
   fixed order; TF's order varies per process). It prints nothing; the facade
-  (``Profiler.advise``, ``tfprof_lite.advise``) and the CLI print the text. See
+  (``Profiler.advise``, ``tfprof_lite.advise``) and the CLI print the text.
+  :func:`run_checkers` gives the same entries as a dict (checker name ->
+  reports) without building the message; the HTML report uses it. See
   :mod:`tfprof_lite.advisor.runner` and ``docs/advisor/``.
 * :data:`TF_DEFAULT_CHECKERS` names TensorFlow's own default set (its
   ``ALL_ADVICE``); ``tfprof-lite advise``, its shell command and the HTML report
@@ -37,6 +39,7 @@ from tfprof_lite.advisor.runner import (
     advisor_options,
     render_advice,
     run_advisor,
+    run_checkers,
 )
 
 __all__ = [
@@ -53,4 +56,5 @@ __all__ = [
     "advisor_options",
     "render_advice",
     "run_advisor",
+    "run_checkers",
 ]

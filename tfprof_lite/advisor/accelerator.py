@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.model.profile import ProfileModel
 
@@ -47,7 +49,9 @@ def _latest_steps(model: ProfileModel) -> dict[int, int]:
     """Node id -> the highest step number it has an execution record in."""
     latest: dict[int, int] = {}
     for step in model.sorted_steps():
-        for nid in model.steps[step].devices:
+        nodes = model.steps[step].pairs["node"]
+        present, first = np.unique(nodes, return_index=True)
+        for nid in present[np.argsort(first, kind="stable")].tolist():  # in first-seen order
             latest[nid] = step
     return latest
 

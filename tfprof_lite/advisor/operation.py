@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto import messages as pb
 
 __all__ = ["FUSED_BN_ADVICE", "NCHW_ADVICE", "OperationChecker", "data_format"]
 
@@ -40,6 +39,8 @@ def data_format(model: ProfileModel, nid: int) -> str | None:
     raw = model.attrs[nid].get("data_format")
     if raw is None:
         return None
+    from tfprof_lite.proto import messages as pb  # only a profile with graph attributes
+
     attr = pb.AttrValue()
     attr.ParseFromString(raw)
     if attr.WhichOneof("value") != "s":

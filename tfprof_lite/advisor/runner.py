@@ -22,7 +22,6 @@ Contract of :func:`run_advisor` (behind ``Profiler.advise``, ``tfprof_lite.advis
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +37,6 @@ from tfprof_lite.advisor.steptime import StepTimeChecker
 from tfprof_lite.advisor.xla_compat import XlaCompatibilityChecker
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import parse
 
 __all__ = [
     "CHECKERS",
@@ -49,6 +46,7 @@ __all__ = [
     "advisor_options",
     "render_advice",
     "run_advisor",
+    "run_checkers",
 ]
 
 #: Checker name -> class, in the fixed run and print order (TF's ``kCheckers``).
@@ -84,6 +82,8 @@ def _unknown_checker(name: object) -> InvalidOptionError:
     valid = ", ".join(sorted(CHECKERS))
     hint = ""
     if isinstance(name, str):
+        import difflib  # only for a misspelt name
+
         close = difflib.get_close_matches(name, list(CHECKERS), n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
     return InvalidOptionError(f"unknown advisor checker {name!r}{hint}; valid checkers: {valid}")
@@ -119,6 +119,9 @@ def advisor_options(options: Any) -> dict[str, dict[str, str]]:
                 "advisor options must be a dict of checker name -> options dict "
                 f"(like ALL_ADVICE) or an AdvisorOptionsProto, got {type(options).__name__}"
             )
+        from tfprof_lite.proto import messages as pb
+        from tfprof_lite.proto.codec import parse
+
         message = parse(pb.AdvisorOptionsProto, options, "advisor options")
         options = {name: dict(opt.options) for name, opt in message.checkers.items()}
     out: dict[str, dict[str, str]] = {}
@@ -153,6 +156,24 @@ class AdvisorResult:
     text: str
 
 
+def run_checkers(model: ProfileModel, options: Any) -> dict[str, list[str]]:
+    """Checker name -> its reports, for each checker named in ``options`` that
+    produced an entry, in :data:`CHECKER_ORDER` (what :func:`run_advisor` puts
+    in the AdviceProto; no protobuf message is built).
+
+    Raises:
+        InvalidOptionError: unknown checker name or invalid checker options.
+    """
+    wanted = advisor_options(options)
+    checkers = [CHECKERS[name](wanted[name]) for name in CHECKER_ORDER if name in wanted]
+    found: dict[str, list[str]] = {}
+    for checker in checkers:
+        reports = checker.check(model)
+        if reports is not None:
+            found[checker.name] = list(reports)
+    return found
+
+
 def run_advisor(model: ProfileModel, options: Any) -> AdvisorResult:
     """Run the checkers named in ``options`` on ``model``; print nothing.
 
@@ -167,11 +188,10 @@ def run_advisor(model: ProfileModel, options: Any) -> AdvisorResult:
     Raises:
         InvalidOptionError: unknown checker name or invalid checker options.
     """
-    wanted = advisor_options(options)
-    checkers = [CHECKERS[name](wanted[name]) for name in CHECKER_ORDER if name in wanted]
+    found = run_checkers(model, options)
+    from tfprof_lite.proto import messages as pb
+
     advice = pb.AdviceProto()
-    for checker in checkers:
-        reports = checker.check(model)
-        if reports is not None:
-            advice.checkers.get_or_create(checker.name).reports.extend(reports)
+    for name, reports in found.items():
+        advice.checkers.get_or_create(name).reports.extend(reports)
     return AdvisorResult(advice, render_advice(advice))

@@ -84,11 +84,21 @@ class InputReport:
         return "\n".join(lines) + "\n"
 
 
-def _is_input(model: ProfileModel, nid: int) -> bool:
-    return INPUT_OP_RE.fullmatch(model.ops[nid]) is not None
+def _input_nodes(model: ProfileModel) -> list[bool]:
+    """Per node, whether its op type is an input op (each op type matched once)."""
+    known: dict[str, bool] = {}
+    out = []
+    for op in model.ops:
+        flag = known.get(op)
+        if flag is None:
+            flag = known[op] = INPUT_OP_RE.fullmatch(op) is not None
+        out.append(flag)
+    return out
 
 
-def _step(model: ProfileModel, step: int, per_op: dict[int, int]) -> InputStep | None:
+def _step(
+    model: ProfileModel, step: int, per_op: dict[int, int], is_input: list[bool]
+) -> InputStep | None:
     execs = model.steps[step]
     span = execs.wall_span()
     if span is None:
@@ -96,7 +106,7 @@ def _step(model: ProfileModel, step: int, per_op: dict[int, int]) -> InputStep |
     wall = span[1] - span[0]
     spans = []
     for nid, start, dur in zip(execs.t_node, execs.t_start, execs.t_dur):
-        if _is_input(model, nid):
+        if is_input[nid]:
             spans.append((start, start + dur))
             per_op[nid] = per_op.get(nid, 0) + dur
     waited = union_length(spans)
@@ -123,8 +133,9 @@ def _steps(model: ProfileModel) -> tuple[list[InputStep], dict[int, int]]:
     within a :func:`~tfprof_lite.base.shared.sharing` block: read-only)."""
     steps: list[InputStep] = []
     per_op: dict[int, int] = {}
+    is_input = _input_nodes(model)
     for step in model.sorted_steps():
-        timing = _step(model, step, per_op)
+        timing = _step(model, step, per_op, is_input)
         if timing is not None:
             steps.append(timing)
     return steps, per_op

@@ -2,16 +2,16 @@
 
 The parsing behind :mod:`tfprof_lite.analysis.kernels` (its module docstring
 describes the devices, names and labels of TensorFlow's GPU tracer), and
-:func:`selected`, the records to count once each (a kernel sits on both
+:func:`chosen`, the records to count once each (a kernel sits on both
 ``stream:all`` and ``stream:N``, a copy on ``memcpy`` and ``stream:N<...>``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from tfprof_lite.analysis.kernel_launch import split_label
-from tfprof_lite.model.execs import KernelColumns
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
@@ -25,13 +25,15 @@ __all__ = [
     "KIND_OTHER",
     "KIND_SYNC",
     "NOT_RECORDED",
+    "StepDevices",
+    "chosen",
     "copied_bytes",
     "device_parts",
     "gpu_name",
     "kernel_name",
     "launcher",
     "record_kind",
-    "selected",
+    "step_devices",
 ]
 
 #: The kinds of record: a kernel, a copy, a ``cuStreamSynchronize``, other activity.
@@ -141,45 +143,61 @@ def device_parts(dev: str) -> tuple[str, str] | None:
     return gpu_name(match.group(1)), match.group(2).lower()
 
 
-def selected(
-    cols: KernelColumns,
+#: The GPUs of one step that have a ``stream:all`` device, and those that have a
+#: ``memcpy`` device (their records count; the copies elsewhere do not).
+StepDevices = tuple[frozenset[str], frozenset[str]]
+
+
+def _parts(dev: str, devices: dict[str, tuple[str, str] | None]) -> tuple[str, str] | None:
+    if dev in devices:
+        return devices[dev]
+    parts = devices[dev] = device_parts(dev)
+    return parts
+
+
+def step_devices(devs: Iterable[str], devices: dict[str, tuple[str, str] | None]) -> StepDevices:
+    """The :data:`StepDevices` of a step whose records sit on ``devs`` (``devices``
+    caches :func:`device_parts` across steps)."""
+    has_all: set[str] = set()
+    has_memcpy: set[str] = set()
+    for dev in devs:
+        parts = _parts(dev, devices)
+        if parts is not None and parts[1] == "stream:all":
+            has_all.add(parts[0])
+        elif parts is not None and parts[1] == "memcpy":
+            has_memcpy.add(parts[0])
+    return frozenset(has_all), frozenset(has_memcpy)
+
+
+def chosen(
+    dev: str,
+    name: str,
+    label: str,
     devices: dict[str, tuple[str, str] | None],
     kinds: dict[tuple[str, str, str], str],
-) -> list[tuple[int, str, str]]:
-    """(record index, GPU, kind) of the records to count, one copy of each.
+    step: StepDevices,
+) -> tuple[str, str] | None:
+    """(GPU, kind) of a record to count, or None: not a GPU's, or a copy of a
+    record counted on another device of its GPU (``step``: the step's
+    :func:`step_devices`).
 
     ``devices`` caches :func:`device_parts` and ``kinds`` :func:`record_kind` across
     steps (a trace has a few devices and hundreds of distinct records among
     thousands).
     """
-    parsed = []
-    has_all: set[str] = set()
-    has_memcpy: set[str] = set()
-    for i, dev in enumerate(cols.dev):
-        if dev in devices:
-            parts = devices[dev]
-        else:
-            parts = devices[dev] = device_parts(dev)
-        if parts is None:
-            continue
-        gpu, sub = parts
-        if sub == "stream:all":
-            has_all.add(gpu)
-        elif sub == "memcpy":
-            has_memcpy.add(gpu)
-        parsed.append((i, gpu, sub))
-    out = []
-    for i, gpu, sub in parsed:
-        name, label = cols.name[i], cols.label[i]
-        kind = kinds.get((sub, name, label))
-        if kind is None:
-            kind = kinds[(sub, name, label)] = record_kind(sub, name, label)
-        per_stream = sub not in ("stream:all", "memcpy", "sync", "stream:")
-        if per_stream and kind == KIND_MEMCPY and gpu in has_memcpy:
-            continue
-        if per_stream and kind == KIND_KERNEL and gpu in has_all:
-            continue
-        if sub == "stream:all" and kind == KIND_MEMCPY and gpu in has_memcpy:
-            continue
-        out.append((i, gpu, kind))
-    return out
+    parts = _parts(dev, devices)
+    if parts is None:
+        return None
+    gpu, sub = parts
+    kind = kinds.get((sub, name, label))
+    if kind is None:
+        kind = kinds[(sub, name, label)] = record_kind(sub, name, label)
+    has_all, has_memcpy = step
+    per_stream = sub not in ("stream:all", "memcpy", "sync", "stream:")
+    if per_stream and kind == KIND_MEMCPY and gpu in has_memcpy:
+        return None
+    if per_stream and kind == KIND_KERNEL and gpu in has_all:
+        return None
+    if sub == "stream:all" and kind == KIND_MEMCPY and gpu in has_memcpy:
+        return None
+    return gpu, kind

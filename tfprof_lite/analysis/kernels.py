@@ -25,7 +25,8 @@ like XProf's GPU Kernel Stats, and say whether the op is tensor-core eligible
 and whether the kernel uses tensor cores.
 
 Reading a record (its kind, kernel name, launching op, GPU) and choosing the
-records to count is :mod:`tfprof_lite.analysis.kernel_records`.
+records to count is :mod:`tfprof_lite.analysis.kernel_records`; summing them
+into rows is :mod:`tfprof_lite.analysis.kernel_tally`.
 
 A profile loaded from a ProfileProto keeps accelerator times per op but no
 kernel names: the report then lists one row per op and says so. A CPU-only
@@ -42,24 +43,20 @@ from tfprof_lite.analysis.kernel_launch import (
     TC_LEGEND,
     LaunchConfig,
     launch_text,
-    split_label,
     tensor_core_eligible,
     uses_tensor_core,
 )
 from tfprof_lite.analysis.kernel_records import (
-    DIRECTION_RE,
     KIND_KERNEL,
     KIND_MEMCPY,
     KIND_OTHER,
     KIND_SYNC,
     NOT_RECORDED,
-    copied_bytes,
     kernel_name,
-    launcher,
-    selected,
 )
+from tfprof_lite.analysis.kernel_tally import Acc, RowKey, Tally
 from tfprof_lite.base.units import format_memory, format_time
-from tfprof_lite.model.execs import KIND_ACCELERATOR, KernelColumns
+from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
@@ -228,99 +225,17 @@ def _row_text(k: KernelStat, full_names: bool = False, launch: bool = False) -> 
 # --------------------------------------------------------------------------- aggregation
 
 
-@dataclass
-class _Acc:
-    """Count, total, minimum and maximum (nanoseconds), bytes and GPUs of one row."""
-
-    count: int = 0
-    total: int = 0
-    low: int = 0
-    high: int = 0
-    nbytes: int = 0
-    devices: set[str] = field(default_factory=set)
-
-    def add(self, dur: int, nbytes: int, device: str) -> None:
-        self.low = dur if not self.count else min(self.low, dur)
-        self.high = max(self.high, dur)
-        self.count += 1
-        self.total += dur
-        self.nbytes += nbytes
-        self.devices.add(device)
-
-
-_Key = tuple[str, str, str, str, LaunchConfig]  # kind, kernel, op, op type, launch
+_Key = RowKey
 _NO_LAUNCH = LaunchConfig()
 
 
-def _copy_directions(cols: KernelColumns) -> dict[tuple[str, int, int], str]:
-    """(name, start, duration) -> the ``stream:N<MemcpyH2D>`` device text of each
-    copy there: TF 2.x names the direction only in that device."""
-    out: dict[tuple[str, int, int], str] = {}
-    for dev, name, start, dur in zip(cols.dev, cols.name, cols.start, cols.dur):
-        if "<" in dev:
-            out[(name, start, dur)] = dev[dev.index("<") :]
-    return out
-
-
-#: What a record's kind, name and label say, shared by every record with the same
-#: three: its op, op type, launch configuration, bytes copied and kernel name (None
-#: for a copy whose direction is only in the device of the copy's other record).
-_Said = tuple[str, str, LaunchConfig, int, "str | None"]
-
-
-def _said(model: ProfileModel, kind: str, name: str, label: str) -> _Said:
-    # TF 2.21 names an unannotated kernel's record after the kernel, whose
-    # C++ name may hold ":" (so it is no "name:Type" annotation).
-    bare = kind == KIND_KERNEL and bool(label) and split_label(label)[0] == name
-    op, op_type = ("", "") if bare else launcher(model, name)
-    if not op and "@@" in label:
-        # The raw annotation stack after "@@": "outer::inner#key=value#".
-        inner = label.split("@@", 1)[1].split("::")[-1].split("#", 1)[0]
-        op, op_type = launcher(model, inner)
-    launch = split_label(label)[1] if kind == KIND_KERNEL and label else _NO_LAUNCH
-    nbytes = copied_bytes(label) if kind == KIND_MEMCPY else 0
-    undirected = kind == KIND_MEMCPY and DIRECTION_RE.search(label + name) is None
-    kernel = None if undirected else kernel_name(label, name, kind, bool(op))
-    return op, op_type, launch, nbytes, kernel
-
-
-class _Tracer:
-    """Parses of tracer devices and records, cached across the steps of one report."""
-
-    def __init__(self, model: ProfileModel) -> None:
-        self.model = model
-        self.devices: dict[str, tuple[str, str] | None] = {}
-        self.kinds: dict[tuple[str, str, str], str] = {}
-        self.said: dict[tuple[str, str, str], _Said] = {}
-
-    def add_step(self, cols: KernelColumns, acc: dict[_Key, _Acc]) -> bool:
-        """Adds one step's records to ``acc``; False when none was a GPU's."""
-        chosen = selected(cols, self.devices, self.kinds)
-        directions = _copy_directions(cols)
-        for i, gpu, kind in chosen:
-            name, label = cols.name[i], cols.label[i]
-            said = self.said.get((kind, name, label))
-            if said is None:
-                said = self.said[(kind, name, label)] = _said(self.model, kind, name, label)
-            op, op_type, launch, nbytes, kernel = said
-            if kernel is None:
-                name = name + directions.get((name, cols.start[i], cols.dur[i]), "")
-                kernel = kernel_name(label, name, kind, bool(op))
-            key = (kind, kernel, op, op_type, launch)
-            entry = acc.get(key)
-            if entry is None:
-                entry = acc[key] = _Acc()
-            entry.add(cols.dur_ns[i], nbytes, gpu)
-        return bool(chosen)
-
-
-def _add_profile_step(model: ProfileModel, step: int, acc: dict[_Key, _Acc]) -> bool:
+def _add_profile_step(model: ProfileModel, step: int, acc: dict[_Key, Acc]) -> bool:
     execs = model.steps[step]
     found = False
     for nid, kind, dev, dur in zip(execs.t_node, execs.t_kind, execs.t_dev, execs.t_dur):
         if kind == KIND_ACCELERATOR:
             key = (KIND_KERNEL, NOT_KEPT, model.names[nid], model.ops[nid], _NO_LAUNCH)
-            acc.setdefault(key, _Acc()).add(dur * 1000, 0, dev)
+            acc.setdefault(key, Acc()).add(dur * 1000, 0, dev)
             found = True
     return found
 
@@ -330,7 +245,7 @@ def _micros(ns: int) -> float:
     return ns // 1000 if ns % 1000 == 0 else round(ns / 1000, 3)
 
 
-def _row(key: _Key, a: _Acc) -> KernelStat:
+def _row(key: _Key, a: Acc) -> KernelStat:
     kind, kernel, op, op_type, launch = key
     uses = kind == KIND_KERNEL and kernel != NOT_KEPT and uses_tensor_core(kernel)
     return KernelStat(
@@ -356,11 +271,11 @@ def _row(key: _Key, a: _Acc) -> KernelStat:
     )
 
 
-def _rows(acc: dict[_Key, _Acc]) -> list[KernelStat]:
-    rows = [_row(key, a) for key, a in acc.items()]
-    return sorted(
-        rows, key=lambda r: (-r.total_micros, r.kind, r.kernel, r.op, r.launch.sort_key())
-    )
+def _rows(acc: dict[_Key, Acc]) -> list[KernelStat]:
+    # (a row's launch configuration is its key's: sorted on that one)
+    rows = [(_row(key, a), key[4].sort_key()) for key, a in acc.items()]
+    rows.sort(key=lambda r: (-r[0].total_micros, r[0].kind, r[0].kernel, r[0].op, r[1]))
+    return [row for row, _ in rows]
 
 
 def kernel_stats(
@@ -374,16 +289,17 @@ def kernel_stats(
         top: keep the ``top`` rows with the most time (None: all).
     """
     steps = model.sorted_steps() if step is None else [s for s in model.sorted_steps() if s == step]
-    acc: dict[_Key, _Acc] = {}
+    acc: dict[_Key, Acc] = {}
     report = KernelReport()
     from_tracer = from_profile = 0
-    tracer = _Tracer(model)
+    tally = Tally(model, acc)
     for number in steps:
         cols = model.steps[number].kernels
-        if len(cols) and tracer.add_step(cols, acc):
+        if len(cols) and tally.add_step(cols):
             from_tracer += 1
         elif _add_profile_step(model, number, acc):
             from_profile += 1
+    tally.finish()
     report.steps = from_tracer + from_profile
     report.kernels = _rows(acc)[:top] if top is not None else _rows(acc)
     report.source, report.notes = _source(from_tracer, from_profile)

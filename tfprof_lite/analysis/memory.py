@@ -34,9 +34,10 @@ from typing import Any
 from tfprof_lite.analysis.memory_tensors import LiveTensor, ProfileTensors
 from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_memory, format_time, step_ranges
+from tfprof_lite.model.allocator_columns import AllocatorColumns
 from tfprof_lite.model.decode import memory_detail
 from tfprof_lite.model.dtypes import dtype_name
-from tfprof_lite.model.execs import AllocatorColumns, StepExecs
+from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [

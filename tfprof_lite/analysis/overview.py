@@ -21,6 +21,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, step_times
@@ -193,11 +195,16 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
 
 def _step_markers(model: ProfileModel) -> set[int]:
     """Nodes recorded on the steps pseudo device only (an XSpace's step markers)."""
-    devices: dict[int, set[str]] = {}
+    on_steps: set[int] = set()
+    elsewhere: set[int] = set()
     for execs in model.steps.values():
-        for nid, devs in execs.devices.items():
-            devices.setdefault(nid, set()).update(devs)
-    return {nid for nid, devs in devices.items() if devs == {_STEPS_DEVICE}}
+        nodes, codes = execs.pairs["node"], execs.pairs["dev"]
+        steps = [code for code, dev in enumerate(execs.device_names) if dev == _STEPS_DEVICE]
+        marked = np.isin(codes, steps)
+        on_steps.update(np.unique(nodes[marked], return_index=True)[0].tolist())
+        other = (codes >= 0) & ~marked
+        elsewhere.update(np.unique(nodes[other], return_index=True)[0].tolist())
+    return on_steps - elsewhere
 
 
 def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
@@ -236,9 +243,7 @@ def _environment(model: ProfileModel) -> tuple[list[str], list[str]]:
     """Hosts and devices ops ran on: the canonical devices, not the GPU tracer's
     streams or pseudo devices such as ``/host:cpu/steps`` (all recorded devices
     only when none is canonical)."""
-    recorded = sorted(
-        {dev for execs in model.steps.values() for d in execs.devices.values() for dev in d}
-    )
+    recorded = sorted({dev for execs in model.steps.values() for dev in execs.used_devices()})
     devices = [d for d in recorded if is_canonical_device(d)] or recorded
     hosts = sorted({m.group(1) for d in devices if (m := _HOST_RE.match(d))})
     return hosts, devices

@@ -93,10 +93,7 @@ def _one_step(model: ProfileModel, step: int) -> StepTime | None:
     intervals = [(s, s + d) for s, d in zip(execs.t_start, execs.t_dur)]
     busy = union_length(intervals)
     op_time = sum(execs.t_dur)
-    # The devices of the step's records (their codes: the per-node device sets
-    # of ``execs.devices`` would be built and kept for this count alone).
-    names = execs.device_names
-    devices = {names[c] for c in set(execs.pairs["dev"].tolist()) if c >= 0}
+    devices = execs.used_devices()
     return StepTime(
         step=step,
         wall_micros=end - start,

@@ -12,8 +12,6 @@ without traced steps still prints, with a recommendation saying so.
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from tfprof_lite.analysis.overview import overview
@@ -63,6 +61,8 @@ def overview_command(
     with Spinner("analysing the profile"):
         page = overview(prof.model, top, getattr(prof, "cluster", None))
     if as_json:
+        import json
+
         write_stdout(json.dumps(page.to_dict(), indent=1) + "\n")
     else:
         write_stdout(page.to_text())

@@ -11,6 +11,7 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
+from tfprof_lite._native import active
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.records import (
     AllocatorUse,
@@ -20,7 +21,6 @@ from tfprof_lite.model.records import (
     OpLogEntrySpec,
     OutputTensor,
 )
-from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.graphs import parse_input as _parse_input
 from tfprof_lite.proto.graphs import shape_dims
 
@@ -179,6 +179,8 @@ def _allocator_use(mem: Any) -> AllocatorUse:
 
 
 _ShapeCache = dict[bytes, "tuple[int, ...] | None"]
+#: The record classes the native memory decoder fills.
+_RECORDS = (MemoryDetail, AllocatorUse, OutputTensor)
 
 
 def _tensor_shape(shape: Any, known: _ShapeCache) -> tuple[int, ...] | None:
@@ -215,15 +217,27 @@ def memory_detail(raw: bytes, shapes: _ShapeCache | None = None) -> MemoryDetail
 
     ``shapes`` lets calls share equal shape tuples.
 
+    The native decoder (``_native/_memdecode.c``) reads the plain subset of the
+    wire format without protobuf; otherwise (not built, turned off by
+    ``TFPROF_LITE_PURE_PYTHON``, or declined) protobuf parses it, with the same
+    result or its error.
+
     Raises:
         InvalidInputError: ``raw`` is not a NodeExecStats.
     """
+    known = {} if shapes is None else shapes
+    native = active("_memdecode")
+    if native is not None:
+        found: MemoryDetail | None = native.decode(bytes(raw), _RECORDS, known)
+        if found is not None:
+            return found
+    from tfprof_lite.proto import messages as pb
+
     ns = pb.NodeExecStats()
     try:
         ns.ParseFromString(raw)
     except Exception as err:  # noqa: BLE001 - protobuf's DecodeError varies by backend
         raise InvalidInputError(f"not a serialized NodeExecStats: {err}") from err
-    known = {} if shapes is None else shapes
     uses = tuple(_allocator_use(mem) for mem in ns.memory)
     tensors = tuple(t for t in (_output_tensor(out, known) for out in ns.output) if t is not None)
     start = ns.all_start_micros

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from google.protobuf.message import DecodeError
-
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto import messages as pb
 
 __all__ = ["dtype_name", "node_dtype"]
 
@@ -55,6 +52,10 @@ def node_dtype(model: ProfileModel, nid: int) -> str:
         raw = attrs.get(key)
         if raw is None:
             continue
+        from google.protobuf.message import DecodeError  # protobuf: only for nodes with attributes
+
+        from tfprof_lite.proto import messages as pb
+
         try:
             value = pb.AttrValue.FromString(raw)
         except DecodeError:  # a malformed attribute only loses the dtype

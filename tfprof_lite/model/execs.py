@@ -31,20 +31,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.allocator_columns import AllocatorColumns
 from tfprof_lite.model.records import AllocationEvent, MemoryDetail, OutputMemory
-from tfprof_lite.proto.profiles import MEM_FIELDS
+from tfprof_lite.proto.steps import MEM_FIELDS
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.allocator_columns import AllocatorColumns
 
 __all__ = [
     "KIND_ACCELERATOR",
     "KIND_CPU",
     "MEM_VALUES",
-    "AllocatorColumns",
     "Columns",
     "KernelColumns",
     "MemoryExec",
@@ -239,6 +240,8 @@ class StepExecs:
         with ``expand`` (the proto layer's decoder) on first use, then cached
         until more records arrive."""
 
+        from tfprof_lite.model.allocator_columns import AllocatorColumns  # memory readers only
+
         def build() -> AllocatorColumns:
             cols = AllocatorColumns()
             for node, raw in zip(self.raw_node, self.raw_stats):
@@ -322,6 +325,13 @@ class StepExecs:
 
         result: dict[int, set[str]] = self._cached("devices", build)
         return result
+
+    def used_devices(self) -> list[str]:
+        """Each device string the step's nodes ran on once (those of :attr:`devices`,
+        without building its sets)."""
+        codes = self.pairs["dev"]
+        used = np.unique(codes[codes >= 0], return_index=True)[0].tolist()
+        return list(dict.fromkeys(self.device_names[c] for c in used))
 
     def present_nodes(self) -> IntArray:
         """The nodes present in the step, ascending."""

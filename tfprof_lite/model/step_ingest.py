@@ -87,16 +87,15 @@ def _keep_kernels(execs: StepExecs, cols: StepColumns, lowered: list[str]) -> No
     tracers = [i for i, d in enumerate(lowered) if is_tracer_device(d)]
     if not tracers:
         return
-    rows = np.flatnonzero(np.isin(cols.dev, tracers)).tolist()
-    dev = cols.dev.tolist()
-    start = cols.start.tolist()
-    rel = cols.rel.tolist()
+    rows = np.flatnonzero(np.isin(cols.dev, tracers))
+    picked = rows.tolist()
+    names, labels = cols.name, cols.label
     execs.kernels.extend(
-        [lowered[dev[r]] for r in rows],
-        [cols.name[r] for r in rows],
-        [cols.label[r] for r in rows],
-        [start[r] for r in rows],
-        [rel[r] for r in rows],
+        [lowered[d] for d in cols.dev[rows].tolist()],
+        [names[r] for r in picked],
+        [labels[r] for r in picked],
+        cols.start[rows].tolist(),
+        cols.rel[rows].tolist(),
     )
 
 

@@ -16,7 +16,6 @@ flags a launch sequence is aligned on without building any. See
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -139,16 +138,19 @@ class _Launches:
 class _LazyOps(Mapping[str, HloOp]):
     """Instruction name -> :class:`HloOp`, each built when first asked for."""
 
-    def __init__(self, mod: _Module, instrs: dict[str, Any]) -> None:
+    def __init__(
+        self, mod: _Module, instrs: dict[str, Any], info: dict[str, tuple[str, bool]]
+    ) -> None:
         self._mod = mod
         self._instrs = instrs
+        self._info = info  # kernel name and library flag of each of ``instrs``
         self._made: dict[str, HloOp] = {}
         self._others: dict[str, HloOp] = {}
 
     def __getitem__(self, name: str) -> HloOp:
         op = self._made.get(name)
         if op is None:
-            op = self._made[name] = self._mod.op(self._instrs[name])
+            op = self._made[name] = self._mod.op(self._instrs[name], self._info.get(name))
         return op
 
     def of(self, instr: Any) -> HloOp:
@@ -295,11 +297,14 @@ class _Module:
         except IndexError:
             return ""
 
-    def op(self, instr: Any) -> HloOp:
+    def op(self, instr: Any, named: tuple[str, bool] | None = None) -> HloOp:
+        """The op of ``instr``; ``named``: its kernel name and library flag, when
+        the walk that indexed it found them already."""
         opcode = str(instr.opcode)
         fused = self.fused(instr.called_computation_ids) if opcode == "fusion" else frozenset()
         meta = self.metadata(instr)
         name = str(instr.name)
+        kernel, library = (sanitize(name), is_library(instr)) if named is None else named
         target = str(instr.custom_call_target)
         if meta is None:
             op_type, scope, source = opcode, f"{self.name}/{name}", ""
@@ -311,7 +316,7 @@ class _Module:
             program_id=self.program_id,
             module=self.name,
             name=name,
-            kernel_name=sanitize(name),
+            kernel_name=kernel,
             opcode=opcode,
             category=category_of(opcode, target, fused),
             op_type=op_type,
@@ -319,7 +324,7 @@ class _Module:
             source=source,
             custom_call_target=target,
             fusion_kind=str(instr.fusion_kind),
-            library=is_library(instr),
+            library=library,
             has_metadata=meta is not None,
         )
 
@@ -360,6 +365,8 @@ def is_library(instr: Any) -> bool:
 
 def trip_count(instr: Any) -> int | None:
     """A ``while``'s ``known_trip_count`` from its backend config, else ``None``."""
+    import json  # only for programs with loops
+
     try:
         config = json.loads(bytes(instr.backend_config) or b"{}")
         return int(config["known_trip_count"]["n"])
@@ -414,7 +421,7 @@ def build_program(module: Any, program_id: int) -> ProgramOps:
     calls: dict[str, tuple[int, ...]] = {}
     entry = mod.entry_id() if mod.comps else 0
     full = _walk(mod, (entry,), instrs, info, calls, set())
-    ops = _LazyOps(mod, instrs)
+    ops = _LazyOps(mod, instrs, info)
     by_kernel: dict[str, str] = {}
     for name, (kernel, _) in info.items():
         by_kernel.setdefault(kernel, name)

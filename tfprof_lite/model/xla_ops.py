@@ -59,7 +59,7 @@ import numpy.typing as npt
 from tfprof_lite.model.xla_align import align
 from tfprof_lite.model.xla_hlo import ProgramOps, build_program
 from tfprof_lite.model.xla_kinds import CATEGORIES, HloOp
-from tfprof_lite.proto.hlo import parse_hlo_proto
+from tfprof_lite.proto.hlo_module import read_hlo_module
 
 __all__ = [
     "CATEGORIES",
@@ -185,7 +185,7 @@ class XlaOpIndex:
             InvalidInputError: the bytes are not an ``HloProto``.
         """
         what = "HLO proto" if program_id is None else f"HLO proto of program {program_id}"
-        module = parse_hlo_proto(data, what).hlo_module
+        module = read_hlo_module(data, what)
         key = int(module.id if program_id is None else program_id)
         if key in self._modules:
             self._by_module[str(self._modules[key].name)].remove(key)

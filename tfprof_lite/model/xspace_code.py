@@ -42,7 +42,7 @@ from tfprof_lite.model.records import CodeFrame
 from tfprof_lite.model.xspace_events import PLANE_GPU, EventTable
 from tfprof_lite.model.xspace_intervals import LineIntervals
 from tfprof_lite.model.xspace_xla import hlo_protos
-from tfprof_lite.proto.hlo import parse_hlo_proto
+from tfprof_lite.proto.hlo_module import read_hlo_module
 
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
@@ -153,7 +153,7 @@ def _parsed_stacks(
             module = data
         else:
             try:
-                module = parse_hlo_proto(data).hlo_module
+                module = read_hlo_module(data)
             except InvalidInputError as err:
                 log.warning("XLA program without call stacks: %s", err)
                 continue

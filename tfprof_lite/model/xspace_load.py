@@ -20,7 +20,6 @@ import os
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.xspace import add_plan, plan_steps
-from tfprof_lite.proto.kinds import looks_like_xspace
 from tfprof_lite.proto.xplane import XSpaceColumns, decode_xspace, decode_xspace_file
 
 __all__ = [
@@ -93,6 +92,8 @@ def is_xspace_file(path: str) -> bool:
         return False
     if len(head) > _SNIFF:  # too large to sniff by a prefix; trust the full parse later
         return False
+    from tfprof_lite.proto.kinds import looks_like_xspace  # protobuf: only for unnamed files
+
     return looks_like_xspace(head)
 
 

@@ -11,7 +11,6 @@ deprecated ``dump_to_file`` key as TF does.
 
 from __future__ import annotations
 
-import difflib
 import operator
 import sys
 from collections.abc import Iterable, Mapping
@@ -135,6 +134,8 @@ def check_keys(d: Mapping[Any, object]) -> None:
     for key in d:
         if key in valid:
             continue
+        import difflib  # only for a misspelt name
+
         close = difflib.get_close_matches(str(key), valid, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         raise InvalidOptionError(f"Unknown option {key!r}.{hint} Valid options: {', '.join(valid)}")

@@ -38,7 +38,6 @@ Contract:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -250,6 +249,8 @@ class Options:
 
 
 def _strict_error(name: str, value: str, valid: tuple[str, ...]) -> InvalidOptionError:
+    import difflib  # only for a misspelt name
+
     close = difflib.get_close_matches(value, valid, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     return InvalidOptionError(

@@ -20,14 +20,17 @@ with the kind they look like and where it goes (:mod:`tfprof_lite.proto.kinds`).
 
 from __future__ import annotations
 
+import sys
 from typing import Any, TypeVar
 
-from google.protobuf.message import DecodeError
-
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.proto import kinds
 
-__all__ = ["parse", "wire_bytes"]
+# protobuf and the input kinds (:mod:`tfprof_lite.proto.kinds`, which imports our
+# messages) are imported where a message is parsed or a wrong one is refused:
+# wire_bytes and message_copy import neither, so a GraphDef profiler and a
+# loaded XSpace need no protobuf of ours.
+
+__all__ = ["message_copy", "parse", "wire_bytes"]
 
 _M = TypeVar("_M")
 
@@ -60,6 +63,8 @@ def parse(cls: type[_M], data: object, what: str) -> _M:
         InvalidInputError: ``data`` does not parse, is a message of another type or
             (bytes) of another input kind, or is not bytes or a protobuf message.
     """
+    from google.protobuf.message import DecodeError
+
     if isinstance(data, cls):
         return data
     factory: Any = cls
@@ -83,9 +88,15 @@ def parse(cls: type[_M], data: object, what: str) -> _M:
     return result
 
 
-def wire_bytes(cls: type[Any], data: object, what: str) -> bytes | None:
+def _expected(cls: type[Any] | str) -> str:
+    """The short message name of ``cls`` (a message class or that name)."""
+    return cls if isinstance(cls, str) else str(cls.DESCRIPTOR.name)
+
+
+def wire_bytes(cls: type[Any] | str, data: object, what: str) -> bytes | None:
     """``data``'s wire bytes when it is bytes or a protobuf message named like
-    ``cls`` (ours or TensorFlow's), serialized when it is a message; None for
+    ``cls`` (a message class of ours or its short name, e.g. ``"GraphDef"``;
+    the message ours or TensorFlow's), serialized when it is a message; None for
     anything else (:func:`parse` then says what is wrong).
 
     Raises:
@@ -96,7 +107,7 @@ def wire_bytes(cls: type[Any], data: object, what: str) -> bytes | None:
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
     if hasattr(type(data), "DESCRIPTOR") and callable(getattr(data, "SerializeToString", None)):
-        return _serialized(data, cls.DESCRIPTOR.name, what)
+        return _serialized(data, _expected(cls), what)
     return None
 
 
@@ -111,8 +122,35 @@ def _parse_into(message: Any, raw: bytes | bytearray) -> None:
         message.ParseFromString(bytes(raw))
 
 
+def message_copy(cls: type[Any] | str, data: object, what: str) -> Any | None:
+    """A copy of ``data``, taken now, when it is a protobuf message named like
+    ``cls`` (a class or short name, as for :func:`wire_bytes`; the message ours
+    or TensorFlow's), of ``data``'s own class; None for bytes and
+    anything else. Later changes to ``data`` do not reach the copy, which may be
+    read (serialized) later, as :func:`wire_bytes` would have read ``data`` now.
+
+    Raises:
+        InvalidInputError: ``data`` is a protobuf message of another type.
+    """
+    message = sys.modules.get("google.protobuf.message")  # none loaded: no message
+    if message is None or not isinstance(data, message.Message):
+        return None
+    _check_type(data, _expected(cls), what)
+    copy = type(data)()
+    copy.CopyFrom(data)
+    return copy
+
+
 def _serialized(data: object, expected: str, what: str) -> bytes:
     """The wire bytes of a protobuf message ``data`` whose type is named ``expected``."""
+    _check_type(data, expected, what)
+    message: Any = data
+    raw: bytes = message.SerializeToString()
+    return raw
+
+
+def _check_type(data: object, expected: str, what: str) -> None:
+    """Raises unless ``data`` is a protobuf message whose type is named ``expected``."""
     descriptor: Any = getattr(type(data), "DESCRIPTOR", None)
     serialize: Any = getattr(data, "SerializeToString", None)
     if not callable(serialize) or not hasattr(descriptor, "full_name"):
@@ -120,14 +158,14 @@ def _serialized(data: object, expected: str, what: str) -> bytes:
             f"{what}: expected serialized bytes or a {expected} message, got {_type_name(data)}"
         )
     if descriptor.name != expected:
+        from tfprof_lite.proto import kinds
+
         hint = ""
         if expected in kinds.KINDS and descriptor.name in kinds.KINDS:
             hint = f"; {kinds.API_PLACES[descriptor.name]}"
         raise InvalidInputError(
             f"{what}: expected a {expected} message, got a {descriptor.full_name} message{hint}"
         )
-    raw: bytes = serialize()
-    return raw
 
 
 def _check_kind(raw: bytes | bytearray, expected: str, what: str, message: Any) -> None:
@@ -135,6 +173,8 @@ def _check_kind(raw: bytes | bytearray, expected: str, what: str, message: Any) 
     parsed, None when that failed; clean = no field with a wrong wire type) but
     plausibly is another input kind. Bytes that parse cleanly are never refused:
     a GraphDef of nodes without ops is byte for byte an op log, for instance."""
+    from tfprof_lite.proto import kinds
+
     if expected not in kinds.KINDS:
         return
     if message is not None and not kinds.mismatched(message):

@@ -7,7 +7,8 @@ produce equal columns: the pure-Python one walks a parsed message
 optional native one reads the bytes (:func:`native_graph_columns`,
 :func:`native_op_log_columns`, module ``tfprof_lite._native._graphdecode``);
 :func:`native_graph_names` checks the bytes the same way but decodes names and
-ops only, the other columns pending until :meth:`GraphColumns.with_details`.
+ops only, the other columns pending until :meth:`GraphColumns.with_details`;
+:func:`native_graph_check` checks them and decodes nothing (the node count).
 ``TFPROF_LITE_PURE_PYTHON=1`` keeps the native one out; it declines (returns
 None) on anything outside the plain subset it reads, and the caller then parses
 the bytes with protobuf, so errors are the same on both paths.
@@ -42,6 +43,7 @@ __all__ = [
     "GraphColumns",
     "OpLogColumns",
     "graph_columns_from_message",
+    "native_graph_check",
     "native_graph_columns",
     "native_graph_names",
     "native_op_log_columns",
@@ -268,6 +270,20 @@ def native_graph_names(raw: bytes) -> GraphColumns | None:
     if parts is None or (parts[2] and not _values_parse(parts[2])):
         return None
     return GraphColumns(parts[0], parts[1], pending=raw)
+
+
+def native_graph_check(raw: bytes) -> int | None:
+    """The node count of serialized GraphDef ``raw`` when the native decoder
+    takes it (:func:`native_graph_names` then does too, and the bytes are
+    checked the same way), decoding nothing; None as :func:`native_graph_columns`."""
+    module = _native()
+    if module is None or pure_forced():
+        return None
+    parts = module.graph_check(raw)
+    if parts is None or (parts[1] and not _values_parse(parts[1])):
+        return None
+    count: int = parts[0]
+    return count
 
 
 def native_op_log_columns(raw: bytes) -> OpLogColumns | None:

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite._native import load
-from tfprof_lite.proto.steps import pure_forced
+from tfprof_lite.proto.steps import MEM_FIELDS, pure_forced
 
 __all__ = [
     "BLOCK_COLUMNS",
@@ -51,19 +51,6 @@ __all__ = [
 #: A node's fields, in the order of the module docstring.
 NodeRow = tuple[Any, ...]
 
-#: ExecMemory's value fields (wire numbers 1-10), in order.
-MEM_FIELDS = (
-    "memory_micros",
-    "host_temp_bytes",
-    "host_persistent_bytes",
-    "accelerator_temp_bytes",
-    "accelerator_persistent_bytes",
-    "requested_bytes",
-    "peak_bytes",
-    "residual_bytes",
-    "output_bytes",
-    "allocator_bytes_in_use",
-)
 
 #: Every column of a :class:`StepBlock` with its dtype, in the native tuple's order.
 BLOCK_COLUMNS: tuple[tuple[str, Any], ...] = (

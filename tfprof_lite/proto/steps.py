@@ -57,6 +57,7 @@ import numpy.typing as npt
 from tfprof_lite._native import PURE_PYTHON_ENV, load, pure_forced
 
 __all__ = [
+    "MEM_FIELDS",
     "PURE_PYTHON_ENV",
     "StepColumns",
     "columns_from_message",
@@ -69,6 +70,22 @@ __all__ = [
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
+
+#: ExecMemory's value fields (wire numbers 1-10), in order: the per-step
+#: memory columns of the model (``model/execs.py``) and of a saved profile
+#: (``proto/profiles.py``).
+MEM_FIELDS = (
+    "memory_micros",
+    "host_temp_bytes",
+    "host_persistent_bytes",
+    "accelerator_temp_bytes",
+    "accelerator_persistent_bytes",
+    "requested_bytes",
+    "peak_bytes",
+    "residual_bytes",
+    "output_bytes",
+    "allocator_bytes_in_use",
+)
 
 _MOD64 = 1 << 64
 _HALF64 = 1 << 63

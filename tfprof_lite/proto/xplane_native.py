@@ -12,7 +12,6 @@ its usual error (``docs/native.md``).
 
 from __future__ import annotations
 
-import gzip
 from typing import Any
 
 import numpy as np
@@ -69,6 +68,8 @@ def available() -> bool:
 
 def gunzip_text(raw: bytes) -> str:
     """A ``compressed_str_value`` as text (the pure path's reading of it)."""
+    import gzip  # only for files with compressed strings
+
     return gzip.decompress(raw).decode("utf-8")
 
 

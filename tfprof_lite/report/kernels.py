@@ -51,9 +51,9 @@ _LEGEND = (
 
 
 def _row(k: KernelStat) -> str:
-    texts = [k.kernel, k.op or "--", k.op_type or "--", k.kind]
-    cells = [f'<td class="name">{esc(texts[0])}</td>']
-    cells += [f'<td class="text" title="{esc(t)}">{esc(t)}</td>' for t in texts[1:]]
+    texts = [esc(t) for t in (k.op or "--", k.op_type or "--", k.kind)]
+    cells = [f'<td class="name">{esc(k.kernel)}</td>']
+    cells += [f'<td class="text" title="{t}">{t}</td>' for t in texts]
     numbers = [
         (k.count, str(k.count)),
         (k.total_micros, format_time(round(k.total_micros))),

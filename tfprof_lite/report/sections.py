@@ -82,8 +82,7 @@ def devices(model: ProfileModel) -> list[str]:
     (every recorded device only when none is canonical)."""
     found = {dev for dev in model.canonical_device if dev}
     for execs in model.steps.values():
-        for devs in execs.devices.values():
-            found.update(devs)
+        found.update(execs.used_devices())
     return sorted(d for d in found if is_canonical_device(d)) or sorted(found)
 
 

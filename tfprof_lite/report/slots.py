@@ -60,21 +60,21 @@ def _collect_logs() -> Iterator[_LogCollector]:
 def advisor_section(model: ProfileModel) -> str | None:
     """SLOT for the advisor's findings: every registered checker (:data:`advisor.CHECKERS`).
 
-    Runs :func:`tfprof_lite.advisor.run_advisor` (which prints nothing; its log
+    Runs :func:`tfprof_lite.advisor.run_checkers` (which prints nothing; its log
     messages are captured and listed as notes) and renders each
     checker's reports. Any failure of the advisor becomes a one-line note in the
     report instead of an error.
     """
     try:
         with _collect_logs() as logs:
-            advice = advisor.run_advisor(model, {name: {} for name in advisor.CHECKERS}).advice
+            advice = advisor.run_checkers(model, {name: {} for name in advisor.CHECKERS})
     except Exception as err:  # noqa: BLE001 - the report must not fail with the advisor
         reason = " ".join(str(err).split()) or type(err).__name__
         return f'<p class="muted">The advisor could not run on this profile: {esc(reason)}</p>'
     notes = "".join(f"<li>{esc(m)}</li>" for m in dict.fromkeys(logs.messages))
     parts = [f'<p class="muted">Advisor notes:</p><ul class="muted">{notes}</ul>'] if notes else []
-    for name in sorted(advice.checkers):
-        reports = list(advice.checkers[name].reports)
+    for name in sorted(advice):
+        reports = advice[name]
         items = "".join(f"<li>{esc(r)}</li>" for r in reports) or "<li>no findings</li>"
         parts.append(f'<h3>{esc(name)}</h3><ul class="advice">{items}</ul>')
     return "".join(parts) or None

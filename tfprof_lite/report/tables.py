@@ -214,14 +214,22 @@ def _table(
         for c in columns
     )
     body: list[str] = []
+    first, rest = columns[0], [(c.kind, c.get) for c in columns[1:]]
+    # The markup of a time, bytes or count cell depends on its kind and integer
+    # value only (equal values format alike; many repeat, such as 0 B).
+    made: dict[tuple[str, Any], str] = {}
     for r, (node, depth) in enumerate(rows):
-        cells = []
-        for i, column in enumerate(columns):
-            sort, text = _fmt(column.kind, column.get(node, depth))
-            if i == 0:
-                cells.append(f'<td class="name">{name_markup(text)}</td>')
-            else:
-                cells.append(f'<td data-v="{sort}">{esc(text)}</td>')
+        _, name = _fmt(first.kind, first.get(node, depth))
+        cells = [f'<td class="name">{name_markup(name)}</td>']
+        for kind, get in rest:
+            value = get(node, depth)
+            cell = made.get((kind, value))
+            if cell is None:
+                sort, text = _fmt(kind, value)
+                cell = f'<td data-v="{sort}">{esc(text)}</td>'
+                if kind in _FORMATS:
+                    made[(kind, value)] = cell
+            cells.append(cell)
         tree = "" if parents is None else f' data-p="{parents[r]}"'
         body.append(f"<tr{tree}>" + "".join(cells) + "</tr>")
     count = len(rows)

@@ -34,22 +34,17 @@ from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from tfprof_lite.analysis.kernels import KIND_KERNEL, KIND_MEMCPY, KIND_SYNC, kernel_name
 from tfprof_lite.model.devices import DEVICE_CANONICAL, classify_device
-from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.report.markup import Section, script_json
 from tfprof_lite.report.trace_assets import TRACE_JS
+from tfprof_lite.report.trace_events import KINDS, STEP_GAP_MICROS, laid_out
 
 __all__ = ["STEP_GAP_MICROS", "front_code", "pack_rows", "trace_data", "trace_section"]
 
-#: Gap between a step and the next when the next had to be shifted.
-STEP_GAP_MICROS = 10
-
-_Record = tuple[int, int, Hashable, int]  # start, dur, node key, kind code
-#: Record kinds: tfprof's CPU and accelerator time, then GPU tracer records.
-_KINDS = ("cpu", "accelerator", KIND_KERNEL, KIND_MEMCPY, KIND_SYNC)
+I64 = npt.NDArray[np.int64]
 
 
 def pack_rows(starts: list[int], durs: list[int]) -> tuple[list[int], int]:
@@ -111,89 +106,49 @@ def front_code(names: list[str]) -> tuple[list[int], list[str]]:
     return pre, suf
 
 
-def _tracer_kind(dev: str, label: str) -> int:
-    """The kind code of a GPU tracer record on device ``dev``."""
-    tail = dev.rsplit("/", 1)[-1]
-    if tail == "memcpy" or "<" in tail or label.lower().startswith("memcpy"):
-        return _KINDS.index(KIND_MEMCPY)
-    return _KINDS.index(KIND_SYNC if tail == "sync" else KIND_KERNEL)
-
-
-#: (device, node name, label) of a tracer record -> its node key and kind code.
-_Said = dict[tuple[str, str, str], tuple[tuple[str, str, str], int]]
-
-
-def _tracer_records(
-    model: ProfileModel, step: int, taken: set[str], said: _Said
-) -> dict[str, list[_Record]]:
-    """device -> records of the GPU tracer's devices that hold no op time
-    (``stream:N``, ``memcpy``, ``sync``), keyed by (kernel name, raw node name)."""
-    cols = model.steps[step].kernels
-    out: dict[str, list[_Record]] = {}
-    for dev, name, label, start, dur in zip(cols.dev, cols.name, cols.label, cols.start, cols.dur):
-        if dev in taken or start <= 0:
-            continue
-        known = said.get((dev, name, label))
-        if known is None:
-            code = _tracer_kind(dev, label)
-            known = said[(dev, name, label)] = (
-                ("kernel", kernel_name(label, name, _KINDS[code]), name),
-                code,
-            )
-        key, code = known
-        out.setdefault(dev, []).append((start, max(dur, 1), key, code))
-    return out
-
-
-def _step_records(model: ProfileModel, step: int, said: _Said) -> dict[str, list[_Record]]:
-    """device -> (start, dur, node key, kind code) of one step (``said``: the tracer
-    records read so far; thousands share a few hundred devices, names and labels)."""
-    execs = model.steps[step]
-    out: dict[str, list[_Record]] = {}
-    names = execs.device_names
-    times = execs.times
-    for nid, kind, dev, start, dur in zip(
-        times["node"].tolist(),
-        times["kind"].tolist(),
-        times["dev"].tolist(),
-        times["start"].tolist(),
-        times["dur"].tolist(),
-    ):
-        out.setdefault(names[dev], []).append((start, dur, nid, int(kind == KIND_ACCELERATOR)))
-    out.update(_tracer_records(model, step, set(out), said))
-    return out
-
-
-def _laid_out(model: ProfileModel) -> tuple[dict[str, list[_Record]], list[list[int]]]:
-    """Every step's records per device on one axis, and ``[step, start, end]``."""
-    lanes: dict[str, list[_Record]] = {}
-    steps: list[list[int]] = []
-    cursor: int | None = None
-    said: _Said = {}
-    for step in model.sorted_steps():
-        recs = _step_records(model, step, said)
-        if not recs:
-            continue
-        first = min(r[0] for rs in recs.values() for r in rs)
-        last = max(r[0] + r[1] for rs in recs.values() for r in rs)
-        shift = 0 if cursor is None or first >= cursor else cursor - first
-        for dev, rs in recs.items():
-            lanes.setdefault(dev, []).extend((s + shift, d, n, a) for s, d, n, a in rs)
-        steps.append([step, first + shift, last + shift])
-        cursor = last + shift + STEP_GAP_MICROS
-    return lanes, steps
-
-
-def _lane_order(item: tuple[str, list[_Record]]) -> tuple[int, str]:
-    dev, recs = item
+def _lane_order(dev: str, first_kind: int) -> tuple[int, str]:
+    """Canonical devices first, then lanes of op time, then tracer lanes (by the
+    lane's first record)."""
     if classify_device(dev.lower()) == DEVICE_CANONICAL:
         return 0, dev
-    return (1 if recs[0][3] <= 1 else 2), dev
+    return (1 if first_kind <= 1 else 2), dev
 
 
-def _lane_kind(recs: list[_Record]) -> str:
-    codes = {r[3] for r in recs}
-    return _KINDS[max(codes) if max(codes) <= 1 else min(codes)]
+def _lane_kind(codes: I64) -> str:
+    high = int(codes.max())
+    return KINDS[high if high <= 1 else int(codes.min())]
+
+
+#: Most rows a lane's events are packed into by scanning the rows.
+_SCAN_ROWS = 8
+_INT62 = 1 << 62
+
+
+def _rows(starts: I64, durs: I64) -> tuple[list[int], int]:
+    """:func:`pack_rows` of one lane (events in start order, longer first): one row
+    when no event starts before every earlier one has ended; else the rows are
+    scanned when the most events running at once (an estimate that zero-length
+    events may lower) is small, as :func:`pack_rows` would place them."""
+    if len(starts) and max(int(starts.max()), int(durs.max())) > _INT62:  # ends past int64
+        return pack_rows(starts.tolist(), durs.tolist())
+    ends = starts + durs
+    if len(starts) < 2 or bool((np.maximum.accumulate(ends)[:-1] <= starts[1:]).all()):
+        return [0] * len(starts), 1
+    running = np.arange(1, len(starts) + 1) - np.searchsorted(np.sort(ends), starts, "right")
+    if int(running.max()) <= _SCAN_ROWS:
+        return _pack_scanning(starts.tolist(), durs.tolist())
+    return pack_rows(starts.tolist(), durs.tolist())
+
+
+def _first_seen(codes: I64) -> tuple[I64, I64]:
+    """Each code's rank by first appearance, and the codes in that order."""
+    if not len(codes):
+        return codes, codes
+    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq), dtype=np.int64)
+    return rank[inverse.reshape(-1)], uniq[order]
 
 
 def _kernel_entry(model: ProfileModel, key: tuple[str, str, str]) -> tuple[str, str, str]:
@@ -270,34 +225,43 @@ def _nodes(model: ProfileModel, order: list[Hashable]) -> dict[str, Any]:
 
 def trace_data(model: ProfileModel) -> dict[str, Any]:
     """The trace viewer's JSON (see the module docstring)."""
-    lanes_by_dev, steps = _laid_out(model)
-    t0 = steps[0][1] if steps else 0
+    recs = laid_out(model)
+    t0 = recs.steps[0][1] if recs.steps else 0
+    present, first = np.unique(recs.lane, return_index=True)
+    ordered = sorted(
+        zip(present.tolist(), recs.kind[first].tolist()),
+        key=lambda lane: _lane_order(recs.devices[lane[0]], lane[1]),
+    )
+    rank = np.zeros(len(recs.devices) + 1, dtype=np.int64)
+    rank[[lane for lane, _ in ordered]] = np.arange(len(ordered), dtype=np.int64)
+    order = np.lexsort((~recs.dur, recs.start, rank[recs.lane]))  # (~: longer first, no overflow)
+    starts = recs.start[order] - t0
+    durs = np.maximum(recs.dur[order], 0)
+    kinds = recs.kind[order]
+    counts = np.bincount(rank[recs.lane], minlength=len(ordered)).tolist()
     lanes: list[dict[str, Any]] = []
-    counts: list[int] = []
-    cols: dict[str, list[int]] = {"row": [], "start": [], "dur": [], "node": []}
-    seen: dict[Hashable, int] = {}
-    prev_node = 0
-    for dev, unsorted in sorted(lanes_by_dev.items(), key=_lane_order):
-        recs = sorted(unsorted, key=lambda r: (r[0], -r[1]))
-        starts = [r[0] - t0 for r in recs]
-        durs = [max(r[1], 0) for r in recs]
-        rows, n_rows = pack_rows(starts, durs)
-        lanes.append({"dev": dev, "kind": _lane_kind(recs), "rows": n_rows})
-        counts.append(len(recs))
+    cols: dict[str, list[int]] = {"row": [], "start": [], "dur": durs.tolist()}
+    low = 0
+    for (lane, _), count in zip(ordered, counts):
+        high = low + count
+        rows, n_rows = _rows(starts[low:high], durs[low:high])
+        kind = _lane_kind(kinds[low:high])
+        lanes.append({"dev": recs.devices[lane], "kind": kind, "rows": n_rows})
         cols["row"] += rows
-        cols["start"] += np.diff(np.asarray(starts, dtype=np.int64), prepend=0).tolist()
-        cols["dur"] += durs
-        for rec in recs:
-            ref = seen.setdefault(rec[2], len(seen))
-            cols["node"].append(ref - prev_node)
-            prev_node = ref
+        cols["start"] += np.diff(starts[low:high], prepend=0).tolist()
+        low = high
+    refs, seen = _first_seen(recs.node[order])
+    keys: list[Hashable] = [c if c >= 0 else recs.tracer_keys[-1 - c] for c in seen.tolist()]
     return {
         "unit": "us",
         "lanes": lanes,
         "laneCount": counts,
-        **cols,
-        "steps": [[s, a - t0, b - t0] for s, a, b in steps],
-        **_nodes(model, list(seen)),
+        "row": cols["row"],
+        "start": cols["start"],
+        "dur": cols["dur"],
+        "node": np.diff(refs, prepend=0).tolist(),
+        "steps": [[s, a - t0, b - t0] for s, a, b in recs.steps],
+        **_nodes(model, keys),
     }
 
 

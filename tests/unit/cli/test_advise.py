@@ -38,16 +38,20 @@ def headers(out: str) -> list[str]:
 
 @pytest.fixture
 def asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The checker names of every :func:`advisor.run_advisor` call (which still runs)."""
+    """The checker names of every :func:`advisor.run_advisor` call and every
+    :func:`advisor.run_checkers` call of the report (which still run)."""
     calls: list[list[str]] = []
-    real = advisor.run_advisor
 
-    def spy(model: Any, options: Any) -> Any:
-        calls.append(list(options))
-        return real(model, options)
+    def spy_on(real: Any) -> Any:
+        def spy(model: Any, options: Any) -> Any:
+            calls.append(list(options))
+            return real(model, options)
 
-    monkeypatch.setattr("tfprof_lite.cli.advise.run_advisor", spy)
-    monkeypatch.setattr(advisor, "run_advisor", spy)
+        return spy
+
+    monkeypatch.setattr("tfprof_lite.cli.advise.run_advisor", spy_on(advisor.run_advisor))
+    monkeypatch.setattr(advisor, "run_advisor", spy_on(advisor.run_advisor))
+    monkeypatch.setattr(advisor, "run_checkers", spy_on(advisor.run_checkers))
     return calls
 
 

@@ -166,7 +166,7 @@ def test_advisor_failure_is_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(model: object, options: object) -> None:
         raise ValueError("<no>")
 
-    monkeypatch.setattr(advisor, "run_advisor", boom)
+    monkeypatch.setattr(advisor, "run_checkers", boom)
     fragment = report.advisor_section(profiles.profiler().model)
     assert fragment == (
         '<p class="muted">The advisor could not run on this profile: &lt;no&gt;</p>'
@@ -238,16 +238,13 @@ def test_advisor_log_messages_become_notes(monkeypatch: pytest.MonkeyPatch) -> N
     import logging
 
     import tfprof_lite.advisor as advisor
-    from tfprof_lite.proto import messages as pb
 
     def fake(model: object, options: dict[str, object]) -> object:
         logging.getLogger("tfprof_lite").warning("Missing <run_meta>")
         logging.getLogger("tfprof_lite").warning("Missing <run_meta>")
-        advice = pb.AdviceProto()
-        advice.checkers.get_or_create("OperationChecker").reports.append("use <NCHW>")
-        return advisor.AdvisorResult(advice, "printed text")
+        return {"OperationChecker": ["use <NCHW>"]}
 
-    monkeypatch.setattr(advisor, "run_advisor", fake)
+    monkeypatch.setattr(advisor, "run_checkers", fake)
     fragment = report.advisor_section(profiles.profiler().model)
     assert fragment == (
         '<p class="muted">Advisor notes:</p><ul class="muted"><li>Missing &lt;run_meta&gt;</li>'

@@ -202,3 +202,24 @@ def test_the_package_does_not_call_itself_pure_python() -> None:
     description = config["metadata"]["description"]
     for text in (" ".join(opening.split()), description):
         assert "A pure-Python" not in text and "C extensions" in text, text
+
+
+# ------------------------------------------------------------------ process end
+def test_the_process_entry_hands_its_objects_to_the_exit(
+    profile: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``main()`` as the script runs it (no argv) freezes what the command built,
+    so that no full collection walks it at shutdown; ``main(argv)`` (a caller
+    that goes on) leaves the collector alone."""
+    import gc
+
+    from tfprof_lite.cli import main
+
+    frozen: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    assert main(["overview", str(profile)]) == 0
+    assert frozen == []
+    monkeypatch.setattr(sys, "argv", ["tfprof-lite", "overview", str(profile)])
+    assert main() == 0
+    assert frozen == [True]
+    assert capsys.readouterr().out.count("average step time") == 2
