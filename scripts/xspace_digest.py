@@ -64,7 +64,7 @@ def plan_text(raw: bytes) -> str:
             if key not in _SHOWN:
                 shown = value.tolist() if isinstance(value, np.ndarray) else value
                 lines.append(f"  .{key} {shown!r}")
-    lines.append(f"tracer {plan.tracer_ns}")
+    lines.append(f"tracer {[[int(ns) for ns in step] for step in plan.tracer_ns]}")
     code = plan.code if isinstance(plan.code, dict) else plan.code.stacks()
     lines += [f"code {k!r} {v!r}" for k, v in code.items()]
     for nid, name in enumerate(model.names):

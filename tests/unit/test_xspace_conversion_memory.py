@@ -59,7 +59,9 @@ def test_the_event_table_is_freed_by_reference_counts(no_cycle_collector: None) 
 def test_event_columns_are_as_narrow_as_their_values() -> None:
     table = event_table(xplane.decode_xspace(_space().bytes()))
     assert table.plane_kind.dtype == np.int8
-    assert {codes.dtype for codes in table.codes.values()} == {np.dtype(np.int32)}
+    # Text stat codes index the file's strings: int16 while there are fewer than 2^15.
+    assert len(table.cols.strings) < 2**15
+    assert {codes.dtype for codes in table.codes.values()} == {np.dtype(np.int16)}
     every = np.arange(len(table), dtype=np.int64)
     for name in ("correlation_id", "_r", "step_num", "program_id"):
         dense = table.ints[name]
@@ -132,3 +134,42 @@ def test_step_columns_share_one_zero_per_memory_column_until_the_memory_records(
         column = getattr(cols, name)
         assert len(column) == len(cols) and not column.any()
         assert column.strides == (0,) and not column.flags.writeable
+
+
+def test_text_codes_widen_to_int32_past_32766_strings() -> None:
+    b = _space()
+    b.event(b.host, b.line(b.host, 3, "extra"), "x", 2_000_000, 10, tf_op="dense/MatMul:MatMul")
+    narrow = event_table(xplane.decode_xspace(b.bytes()))
+    cols = xplane.decode_xspace(b.bytes())
+    cols.strings = cols.strings + [f"pad{i}" for i in range(2**15)]
+    table = event_table(cols)
+    assert {codes.dtype for codes in table.codes.values()} == {np.dtype(np.int32)}
+    assert table.text["tf_op"].count("dense/MatMul:MatMul") == 1
+    for name, codes in table.codes.items():
+        assert codes.tolist() == narrow.codes[name].tolist()
+
+
+def test_event_names_are_read_from_the_metadata() -> None:
+    cols = xplane.decode_xspace(_space().bytes())
+    table = event_table(cols)
+    expected = [cols.meta_name[m] if m >= 0 else "" for m in cols.event_meta.tolist()]
+    assert len(table.names) == len(expected)
+    assert [table.names[e] for e in range(len(table))] == expected
+    assert table.names[1:3] == expected[1:3] and table.names[-1] == expected[-1]
+    cols.event_meta[0] = -1
+    assert table.names[0] == ""
+
+
+def test_a_released_conversion_drops_the_event_stats_and_gives_the_same_plan() -> None:
+    raw = _space().bytes()
+    kept_cols, released_cols = xplane.decode_xspace(raw), xplane.decode_xspace(raw)
+    kept = xspace.plan_steps(kept_cols)
+    released = xspace.plan_steps(released_cols, release=True)
+    assert len(kept_cols.event_stats) > 0 and len(released_cols.event_stats) == 0
+    assert not released_cols.event_stat_at.any() and not released_cols.event_duration_ps.any()
+    assert len(released_cols.event_stat_at) == len(released_cols.event_line) + 1
+    assert released.numbers == kept.numbers and released.nodes == kept.nodes
+    for a, b in zip(kept.columns, released.columns, strict=True):
+        assert (a.name, a.label, a.devices) == (b.name, b.label, b.devices)
+        assert a.start.tolist() == b.start.tolist() and a.rel.tolist() == b.rel.tolist()
+        assert a.raw == b.raw

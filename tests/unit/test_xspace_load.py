@@ -110,9 +110,9 @@ def test_loading_decodes_only_the_event_stats_it_reads(monkeypatch: pytest.Monke
     seen = []
     real = xspace.plan_steps
 
-    def spy(cols):  # type: ignore[no-untyped-def]
+    def spy(cols, **kwargs):  # type: ignore[no-untyped-def]
         seen.append({cols.strings[k] for k in cols.event_stats.key.tolist()})
-        return real(cols)
+        return real(cols, **kwargs)
 
     monkeypatch.setattr(xspace_load, "plan_steps", spy)
     file = xspace_files.jax_file(MLP)

@@ -342,23 +342,28 @@ def _groups(cols: KernelEvents) -> Iterator[tuple[I64, tuple[int, ...]]]:
     input order, and the group's key (absent values as 0 with their flag false)."""
     if not len(cols.name):
         return
-    keys = np.stack(
-        [
-            cols.has_program.astype(np.int64),
-            np.where(cols.has_program, cols.program_id, 0),
-            _canonical(cols.hlo_module, cols.texts),
-            _canonical(cols.hlo_op, cols.texts),
-            cols.has_execution.astype(np.int64),
-            np.where(cols.has_execution, cols.execution, 0),
-            cols.device.astype(np.int64),
-        ]
-    )
+    keys = [
+        cols.has_program,
+        np.where(cols.has_program, cols.program_id, 0),
+        _canonical(cols.hlo_module, cols.texts),
+        _canonical(cols.hlo_op, cols.texts),
+        cols.has_execution,
+        np.where(cols.has_execution, cols.execution, 0),
+        cols.device,
+    ]
     order = np.lexsort(keys[::-1])
-    ordered = keys[:, order]
-    cuts = np.flatnonzero((ordered[:, 1:] != ordered[:, :-1]).any(axis=0)) + 1
-    bounds = [0, *cuts.tolist(), len(order)]
-    for low, high in zip(bounds[:-1], bounds[1:]):
-        yield order[low:high], tuple(int(v) for v in ordered[:, low].tolist())
+    # Group starts: where any key changes in that order (one key at a time, not
+    # a matrix of them all: this runs over every GPU event of a large file).
+    change = np.zeros(len(order) - 1, dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        change |= ordered[1:] != ordered[:-1]
+    del ordered
+    bounds = [0, *(np.flatnonzero(change) + 1).tolist(), len(order)]
+    starts = order[bounds[:-1]]
+    values = list(zip(*(key[starts].tolist() for key in keys), strict=True))
+    for low, high, value in zip(bounds[:-1], bounds[1:], values, strict=True):
+        yield order[low:high], tuple(int(v) for v in value)
 
 
 def _canonical(codes: I64, texts: list[str]) -> I64:

@@ -34,19 +34,27 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.devices import STEPS_DEVICE, host_device_of
+from tfprof_lite.base.heap import give_back_freed
+from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
-from tfprof_lite.model.xspace_events import EventTable, event_table
-from tfprof_lite.model.xspace_memory import add_memory
+from tfprof_lite.model.xspace_devices import bind_gpu_devices
+from tfprof_lite.model.xspace_events import (
+    EventTable,
+    distinct_codes,
+    event_table,
+    read_event_stats,
+)
+from tfprof_lite.model.xspace_memory import add_memory, memory_stats
+from tfprof_lite.model.xspace_memory_steps import StepMemory
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
-from tfprof_lite.model.xspace_steps import find_steps, host_programs, outermost
+from tfprof_lite.model.xspace_steps import find_steps, outermost, program_runs
 from tfprof_lite.model.xspace_xla import xla_events
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
@@ -68,13 +76,18 @@ _TRAILING_NUMBER = re.compile(r"[._]\d+$")
 # An eager iterator read (``next(iter(dataset))`` outside a tf.function) has no
 # "<name>:<type>" event, only the eager runtime's "EagerLocalExecute: <type>".
 _EAGER_INPUT = re.compile(r"EagerLocalExecute: (IteratorGetNext[A-Za-z0-9_]*)")
+#: Events from which a released conversion gives freed memory back between
+#: phases (smaller files free too little for it to matter).
+LARGE_EVENTS = 1 << 18
 
 
 class XSpaceSteps:
     """The steps of one XSpace as step columns, and the graph nodes they name.
 
     ``tracer_ns[i]``: the exact durations (ns) of step ``i``'s GPU tracer
-    records, in the order :meth:`ProfileModel.add_step` keeps them.
+    records, in the order :meth:`ProfileModel.add_step` keeps them (an array).
+    ``pending``: step index -> its memory records, joined into ``columns``
+    when they are first read (:func:`add_plan` joins one step at a time).
     """
 
     def __init__(
@@ -83,15 +96,44 @@ class XSpaceSteps:
         columns: list[StepColumns],
         nodes: list[NodeSpec],
         source: str,
-        tracer_ns: list[list[int]],
+        tracer_ns: list[I64],
         code: CodeSources,
+        pending: dict[int, StepMemory] | None = None,
     ) -> None:
         self.numbers = numbers
-        self.columns = columns
+        self._columns = columns
+        self.pending = pending or {}
         self.nodes = nodes
         self.source = source
         self.tracer_ns = tracer_ns
         self.code = code
+
+    @property
+    def columns(self) -> list[StepColumns]:
+        """Every step's columns, memory records included."""
+        for step, memory in self.pending.items():
+            self._columns[step] = memory.join(self._columns[step])
+        self.pending = {}
+        return self._columns
+
+    @columns.setter
+    def columns(self, value: list[StepColumns]) -> None:
+        self._columns, self.pending = value, {}
+
+    def take_steps(self) -> Iterator[tuple[int, StepColumns, I64]]:
+        """(number, columns, tracer durations) of each step, emptying the plan
+        first and joining each step's memory records only when it is taken."""
+        steps = list(zip(self.numbers, self._columns, self.tracer_ns, strict=False))
+        pending = self.pending
+        self._columns, self.tracer_ns, self.pending = [], [], {}
+        steps.reverse()
+        index = 0
+        while steps:
+            number, cols, exact = steps.pop()
+            memory = pending.pop(index, None)
+            index += 1
+            yield number, cols if memory is None else memory.join(cols), exact
+            del cols, exact, memory
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
@@ -159,7 +201,7 @@ class _Attribution:
     def launches_of(self, events: I64) -> I64:
         """The host launch event of each device event (by ``correlation_id``), or -1."""
         table = self.table
-        corr = table.ints["correlation_id"][events]
+        corr = table.ints.at("correlation_id", events)
         keys = self._corr
         if not len(keys):
             return np.full(len(events), -1, dtype=np.int64)
@@ -252,8 +294,8 @@ class _Attribution:
         """``node_of(text)`` of each code's text, once per code (-1 for absent)."""
         if not len(codes):
             return np.zeros(0, dtype=np.int64)
-        used, inverse = np.unique(codes, return_inverse=True)
         strings = self.table.cols.strings
+        used, inverse = distinct_codes(codes, len(strings))
         found = [node_of(strings[c]) if c >= 0 else -1 for c in used.tolist()]
         return np.asarray(found, dtype=np.int64)[inverse.reshape(-1)]
 
@@ -299,7 +341,7 @@ def _tf_ops(table: EventTable, host: I64, metas: I64) -> dict[int, tuple[str, st
     )
     if not len(host):
         return {}
-    used, inverse = np.unique(metas, return_inverse=True)
+    used, inverse = distinct_codes(metas, len(cols.meta_name))
     found = [
         _host_op_of(cols.meta_name[m], cols.meta_display_name[m], strict) if m >= 0 else None
         for m in used.tolist()
@@ -311,8 +353,10 @@ def _tf_ops(table: EventTable, host: I64, metas: I64) -> dict[int, tuple[str, st
 
 def _programs(table: EventTable, host: I64) -> dict[int, str]:
     """The outermost host executions of XLA programs -> the program (module) run."""
-    runs = host_programs(table, host)
-    return {e: runs[e] for e in outermost(table, list(runs))}
+    rows, which, modules = program_runs(table, host)
+    kept = outermost(table, rows)
+    module = which[np.searchsorted(rows, np.asarray(kept, dtype=np.int64))].tolist()
+    return {e: modules[m] for e, m in zip(kept, module, strict=True)}
 
 
 def _launch_index(table: EventTable, host: I64) -> tuple[I64, I64]:
@@ -320,7 +364,7 @@ def _launch_index(table: EventTable, host: I64) -> tuple[I64, I64]:
     each (the last one of a value)."""
     has = table.has_int["correlation_id"]
     events = host[has[host]]
-    corr = table.ints["correlation_id"][events]
+    corr = table.ints.at("correlation_id", events)
     order = np.argsort(corr, kind="stable")
     corr, events = corr[order], events[order]
     last = np.ones(len(corr), dtype=bool)
@@ -342,11 +386,30 @@ def _op_lines(
     return out
 
 
-def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
-    """The step columns of every step of ``cols`` and the graph nodes they name."""
-    table = event_table(cols)
+def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
+    """The step columns of every step of ``cols`` and the graph nodes they name.
+
+    ``release``: ``cols`` is the caller's no more: its event stats and
+    durations are dropped once read (:meth:`XSpaceColumns.drop_event_stats`,
+    :meth:`~XSpaceColumns.drop_event_durations`),
+    and for a large file the freed memory goes back to the system after each
+    phase, so that the next phase's peak does not stack on it.
+    """
+    # The allocator events' stats first: their temporaries then meet the
+    # decoded columns alone, not the table's stat columns too.
+    table = event_table(cols, stats=False)
+    settle = give_back_freed if release and len(table) >= LARGE_EVENTS else _nothing
+    if release:
+        cols.drop_event_durations()  # the table has the events' ends
+    found = memory_stats(table)
+    settle()
+    read_event_stats(table)
+    if release:
+        cols.drop_event_stats()
+    settle()
     roots = find_steps(table)
     attribution = _Attribution(table)
+    settle()
     device, launch = attribution.device, attribution.launch
     dev_steps = device_steps(table, roots, device, launch)
     attribution.type_nodes(attribution.node[dev_steps >= 0])
@@ -359,18 +422,28 @@ def plan_steps(cols: XSpaceColumns) -> XSpaceSteps:
     numbers = roots.numbers if roots.events else [0]
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
     steps = range(len(rows.bounds) - 1)
+    settle()
     columns = [rows.columns(step, cols.origin_ns) for step in steps]
     tracer = [rows.tracer_ns(step) for step in steps]
     # The steps' records are in their columns now: drop the table of them.
     del rows, dev_steps, device, launch, host_ops, names
+    settle()
     programs = set(attribution.programs.values())
     code = code_sources(table, attribution)
     # The memory records need the host ops and the events' times only.
     tf_ops = attribution.tf_ops
     del attribution
     table.drop_stats()
-    add_memory(table, tf_ops, roots.events, columns, nodes, programs)
-    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code)
+    settle()
+    pending: dict[int, StepMemory] = {}
+    add_memory(table, tf_ops, roots.events, columns, nodes, programs, found, settle, pending)
+    del found, table
+    settle()
+    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending)
+
+
+def _nothing() -> None:
+    """What :func:`plan_steps` does between phases for a small file."""
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
@@ -390,12 +463,11 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
     """
     if plan.nodes:
         model.add_graph(plan.nodes)
-    steps = list(zip(plan.numbers, plan.columns, plan.tracer_ns))
     if release:
-        plan.columns, plan.tracer_ns = [], []
-    steps.reverse()
-    while steps:
-        number, step_cols, exact = steps.pop()
+        steps: Iterable[tuple[int, StepColumns, I64]] = plan.take_steps()
+    else:
+        steps = zip(plan.numbers, plan.columns, plan.tracer_ns, strict=False)
+    for number, step_cols, exact in steps:
         if len(step_cols):
             execs = model.steps.get(number)
             before = len(execs.kernels) if execs is not None else 0
@@ -403,36 +475,8 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
             # The tracer records keep the file's nanoseconds (the columns hold µs).
             kernels = model.steps[number].kernels
             if len(kernels) == before + len(exact):
-                kernels.dur_ns[before:] = exact
+                kernels.dur_ns[before:] = exact.tolist()
         del step_cols, exact
-    _bind_gpu_devices(model)
+    bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
-
-
-_GPU_TRACER_RE = re.compile(r"/device:gpu:(\d+)/")
-
-
-def _bind_gpu_devices(model: ProfileModel) -> None:
-    """Bind each node recorded only on a GPU's tracer devices (an XLA kernel or copy
-    has no op record) to that GPU's canonical device, as TensorFlow binds a GPU op,
-    so the device views and the accelerator checker see it."""
-    gpu_of: dict[str, str | None] = {}
-    for number in model.sorted_steps():
-        for nid, devices in model.steps[number].devices.items():
-            if model.canonical_device[nid]:
-                continue
-            for device in devices:
-                if device not in gpu_of:
-                    found = _GPU_TRACER_RE.match(device)
-                    gpu_of[device] = (
-                        f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
-                        if found is not None
-                        else None
-                    )
-                dev = gpu_of[device]
-                if dev is not None:
-                    model.canonical_device[nid] = dev
-                    model.host_device[nid] = host_device_of(dev)
-                    model.op_types[nid].add(dev)
-                    break

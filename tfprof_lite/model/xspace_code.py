@@ -63,6 +63,8 @@ log = logging.getLogger("tfprof_lite")
 
 I64 = npt.NDArray[np.int64]
 
+#: Events whose open frames are looked up at once.
+_QUERIES = 1 << 16
 _PY_FRAME = re.compile(r"\$(?P<file>[^\s:]+):(?P<line>\d+) (?P<func>.+)")
 
 
@@ -170,21 +172,13 @@ class PythonStacks:
     parent is the last earlier one still open when it starts.
     """
 
-    def __init__(self, table: EventTable) -> None:
+    def __init__(
+        self, table: EventTable, traced: tuple[dict[int, CodeFrame], I64] | None = None
+    ) -> None:
+        """The tracer events of ``table`` (``traced``: its :func:`tracer_rows`,
+        when already found)."""
         cols = table.cols
-        host = table.host_events()
-        meta = cols.event_meta[host]
-        frame_of: dict[int, CodeFrame] = {}
-        present = np.zeros(len(cols.meta_name) + 1, dtype=bool)
-        present[meta + 1] = True  # -1: no metadata
-        for m in (np.flatnonzero(present) - 1).tolist():
-            name = cols.meta_name[m] if m >= 0 else ""
-            frame = python_frame(name) if name.startswith("$") else None
-            if frame is not None:
-                frame_of[m] = frame
-        traced = np.zeros(len(cols.meta_name) + 1, dtype=bool)  # index -1: no metadata
-        traced[list(frame_of)] = True
-        rows = host[traced[meta]]
+        frame_of, rows = tracer_rows(table) if traced is None else traced
         lines = cols.event_line[rows].astype(np.int64)
         starts, ends = table.start[rows], table.end[rows]
         order = np.lexsort((-ends, starts, lines))
@@ -223,16 +217,40 @@ class PythonStacks:
         return self.stack(at) if at >= 0 else []
 
 
+def _frames_by_meta(table: EventTable) -> dict[int, CodeFrame]:
+    """The frame of each host event metadata that is a Python tracer frame."""
+    cols = table.cols
+    meta = cols.event_meta[table.host_events()]
+    frame_of: dict[int, CodeFrame] = {}
+    present = np.zeros(len(cols.meta_name) + 1, dtype=bool)
+    present[meta + 1] = True  # -1: no metadata
+    for m in (np.flatnonzero(present) - 1).tolist():
+        name = cols.meta_name[m] if m >= 0 else ""
+        frame = python_frame(name) if name.startswith("$") else None
+        if frame is not None:
+            frame_of[m] = frame
+    return frame_of
+
+
+def tracer_rows(table: EventTable) -> tuple[dict[int, CodeFrame], I64]:
+    """The frame of each tracer event metadata, and the host tracer events' rows."""
+    frame_of = _frames_by_meta(table)
+    traced = np.zeros(len(table.cols.meta_name) + 1, dtype=bool)  # index -1: no metadata
+    traced[list(frame_of)] = True
+    host = table.host_events()
+    return frame_of, host[traced[table.cols.event_meta[host]]]
+
+
 # ------------------------------------------------------------------ per node
 
 
 def _launches(table: EventTable, events: I64) -> I64:
     """The host launch of each device event (the host event with its
     ``correlation_id``, the last one in row order), -1 when none."""
-    corr, has = table.ints["correlation_id"], table.has_int["correlation_id"]
+    has = table.has_int["correlation_id"]
     host = table.host_events()
     host = host[has[host]]
-    keys = corr[host]
+    keys = table.ints.at("correlation_id", host)
     order = np.lexsort((host, keys))
     keys, host = keys[order], host[order]
     last = np.ones(len(keys), dtype=bool)
@@ -240,7 +258,7 @@ def _launches(table: EventTable, events: I64) -> I64:
     keys, host = keys[last], host[last]
     if not len(keys):
         return np.full(len(events), -1, dtype=np.int64)
-    wanted = corr[events]
+    wanted = table.ints.at("correlation_id", events)
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     found = has[events] & (keys[at] == wanted)
     return np.where(found, host[at], -1)
@@ -258,13 +276,16 @@ def _python_stacks(
     into: dict[str, list[CodeFrame]],
 ) -> None:
     """Give each node of ``nodes`` (one per host event of ``events``, by start)
-    not in ``into`` the frames open when its first event with any started."""
-    lines = table.cols.event_line[events].astype(np.int64)
-    positions = python.positions(lines, table.start[events])
-    hit = np.flatnonzero(positions >= 0)
-    for i, at in zip(hit.tolist(), positions[hit].tolist()):
-        if nodes[i] not in into:
-            into[nodes[i]] = python.stack(at)
+    not in ``into`` the frames open when its first event with any started
+    (:data:`_QUERIES` events at a time: the lookup's temporaries stay small)."""
+    for low in range(0, len(events), _QUERIES):
+        part = events[low : low + _QUERIES]
+        lines = table.cols.event_line[part].astype(np.int64)
+        positions = python.positions(lines, table.start[part])
+        hit = np.flatnonzero(positions >= 0)
+        for i, at in zip((hit + low).tolist(), positions[hit].tolist()):
+            if nodes[i] not in into:
+                into[nodes[i]] = python.stack(at)
 
 
 @dataclass
@@ -326,7 +347,7 @@ def code_sources(table: EventTable, attribution: Any) -> CodeSources:
     its node, when present), ``xla`` (the HLO op of the device events that map
     to one, in columns), ``nodes`` and ``nodes_at`` (the node of device events).
     """
-    python = PythonStacks(table)
+    traced = tracer_rows(table)
     xla = attribution.xla
     # (return_index: a bare np.unique imports numpy.ma, some 20 ms)
     mapped_ops, _ = np.unique(xla.at[xla.at >= 0], return_index=True)
@@ -335,27 +356,30 @@ def code_sources(table: EventTable, attribution: Any) -> CodeSources:
         ops = xla.ops
         wanted = _wanted_protos(table, {ops[a].program_id for a in mapped_ops.tolist()})
         out.protos = _parsed_if_indexed(wanted, xla.index)
-    if not python and not out.protos:
+    if not len(traced[1]) and not out.protos:
         return out
     programs: dict[int, str] = getattr(attribution, "programs", {})
     out.programs = list(dict.fromkeys(programs.values()))
-    if python:
-        host_ops = {e: name for e, (name, _) in attribution.tf_ops.items()}
-        host_ops.update(programs)
-        events = _by_start(table, np.fromiter(host_ops, dtype=np.int64, count=len(host_ops)))
-        _python_stacks(
-            table, python, events, [host_ops[e] for e in events.tolist()], out.from_python
-        )
-        del host_ops, events
     device = _by_start(table, np.flatnonzero((table.plane_kind == PLANE_GPU) & ~table.derived))
     launches = _launches(table, device)
     node = attribution.nodes_at(device, launches)
     out.mapped = _mapped(device, node, xla, attribution.nodes)
-    if python:
-        launched = np.flatnonzero(launches >= 0)
-        names = attribution.nodes
-        _python_stacks(table, python, launches[launched],
-                       [names[n][0] for n in node[launched].tolist()], out.from_python)  # fmt: skip
+    if not len(traced[1]):
+        return out
+    launched = np.flatnonzero(launches >= 0)
+    launch_events, launch_nodes = launches[launched], node[launched]
+    del device, launches, node, launched
+    # The frames are looked up last: a large file's tracer index is not held
+    # next to the device events' lookups.
+    python = PythonStacks(table, traced)
+    host_ops = {e: name for e, (name, _) in attribution.tf_ops.items()}
+    host_ops.update(programs)
+    events = _by_start(table, np.fromiter(host_ops, dtype=np.int64, count=len(host_ops)))
+    _python_stacks(table, python, events, [host_ops[e] for e in events.tolist()], out.from_python)
+    del host_ops, events
+    names = attribution.nodes
+    _python_stacks(table, python, launch_events,
+                   [names[n][0] for n in launch_nodes.tolist()], out.from_python)  # fmt: skip
     return out
 
 
@@ -368,14 +392,19 @@ def _mapped(
         return []
     pos = np.minimum(np.searchsorted(xla.events, device), len(xla.events) - 1)
     op = np.where(xla.events[pos] == device, xla.at[pos], -1)
+    del pos
     hit = np.flatnonzero(op >= 0)
-    pairs = node[hit] * len(xla.ops) + op[hit]
-    _, first = np.unique(pairs, return_index=True)
-    first.sort()
     ops = xla.ops
     mapped: dict[tuple[str, str, str], None] = {}
-    for n, o in zip(node[hit[first]].tolist(), op[hit[first]].tolist()):
-        mapped[(nodes[n][0], ops[o].module, ops[o].scope)] = None
+    # By chunks of events: the distinct pairs of each in first-seen order, after
+    # those of the chunks before, are the distinct pairs of all in that order.
+    for low in range(0, len(hit), _QUERIES):
+        part = hit[low : low + _QUERIES]
+        pairs = node[part] * len(ops) + op[part]
+        _, first = np.unique(pairs, return_index=True)
+        first.sort()
+        for n, o in zip(node[part[first]].tolist(), op[part[first]].tolist()):
+            mapped.setdefault((nodes[n][0], ops[o].module, ops[o].scope), None)
     return list(mapped)
 
 

@@ -28,16 +28,32 @@ class LineIntervals:
         self.lines = lines[order]
         self.starts = starts[order]
         self.ends = ends[order]
-        # levels[k][i]: the latest end among events i - 2^k + 1 .. i (from 0 when shorter).
-        levels = [self.ends]
-        width = 1
+        # Level k, at i: the latest end among events i - 2^k + 1 .. i (from 0 when
+        # shorter). Only the even levels are kept (half the memory); an odd level
+        # is read from the even one below it (:meth:`_level`).
+        self.depth = 0  # the number of levels
+        kept = [self.ends]
+        last, width = self.ends, 1
         while width < len(self.ends):
-            last = levels[-1]
             higher = last.copy()
             higher[width:] = np.maximum(last[width:], last[:-width])
-            levels.append(higher)
-            width *= 2
-        self.levels = levels
+            self.depth += 1
+            if self.depth % 2 == 0:
+                kept.append(higher)
+            last, width = higher, width * 2
+        self.depth += 1
+        self.kept = kept
+
+    def _level(self, k: int, at: I64) -> I64:
+        """Level ``k`` at positions ``at`` (each >= 0)."""
+        below = self.kept[k // 2]
+        if k % 2 == 0:
+            return below[at]
+        half = 1 << (k - 1)
+        out = below[at]
+        far = at >= half
+        out[far] = np.maximum(out[far], below[at[far] - half])
+        return out
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -67,9 +83,9 @@ class LineIntervals:
         ends at or after its time; -1 when none."""
         at = at.copy()
         # Skip back over the events that ended before t, largest blocks first.
-        for k in range(len(self.levels) - 1, -1, -1):
+        for k in range(self.depth - 1, -1, -1):
             live = at >= 0
-            block = np.where(live, self.levels[k][np.maximum(at, 0)], 0)
+            block = np.where(live, self._level(k, np.maximum(at, 0)), 0)
             skip = live & (block < times)
             at[skip] -= 1 << k
         found = (at >= first) & (at >= 0)

@@ -160,9 +160,9 @@ def _model_from_columns(cols: XSpaceColumns, what: str) -> ProfileModel:
             f"{what}: the profile holds no events (planes: {planes}); "
             "was anything run while the profiler was on?"
         )
-    plan = plan_steps(cols)
-    # The columns are the caller's no more (see load_model): freed before the
-    # model takes the steps.
+    # The columns are the caller's no more (see load_model): their stats go
+    # once read, the rest before the model takes the steps.
+    plan = plan_steps(cols, release=True)
     del cols
     model = ProfileModel()
     add_plan(plan, model, release=True)

@@ -47,7 +47,12 @@ import numpy.typing as npt
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xspace_events import EventTable
 from tfprof_lite.model.xspace_intervals import LineIntervals
-from tfprof_lite.model.xspace_memory_steps import add_step_memory, concat_columns, take_rows
+from tfprof_lite.model.xspace_memory_steps import (
+    StepMemory,
+    add_step_memory,
+    concat_columns,
+    take_rows,
+)
 from tfprof_lite.model.xspace_steps import program_of, step_of
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import KIND_COMPRESSED, KIND_INT64, KIND_REF, KIND_STR, KIND_UINT64
@@ -58,10 +63,12 @@ __all__ = [
     "PROGRAM_TYPE",
     "MemoryColumns",
     "MemoryEvent",
+    "MemoryStats",
     "add_memory",
     "concat_columns",
     "memory_columns",
     "memory_events",
+    "memory_stats",
     "take_rows",
 ]
 
@@ -166,6 +173,38 @@ def _shape(text: Any) -> tuple[int, ...] | None:
         return None
 
 
+@dataclass
+class MemoryStats:
+    """The allocator events of the host planes by (start, row) (``rows``),
+    which are allocations, and their memory stats (see :func:`memory_stats`)."""
+
+    rows: I64
+    is_alloc: Bools
+    stats: dict[str, npt.NDArray[np.signedinteger[Any]]]
+
+
+def memory_stats(table: EventTable) -> MemoryStats:
+    """The allocator events of ``table`` and their memory stats, one column per
+    stat name: the value of the int stats (0 when absent), the ``strings`` index
+    of the text ones (-1 when absent); ``allocation_bytes``, ``bytes_allocated``
+    and ``bytes_reserved`` as what is read of them: ``bytes`` (allocated, else
+    requested) and ``in_use`` (allocated + reserved). Read while the file's
+    event stats are there; the rest of :func:`memory_columns` needs only the
+    table's times."""
+    rows, is_alloc = _memory_rows(table)
+    if not len(rows):
+        return MemoryStats(rows, is_alloc, {})
+    stats = _stat_columns(table, rows)
+    # Kept as what the records read: each event's bytes (allocated, else
+    # requested) and the allocator's bytes in use (allocated + reserved).
+    allocated = stats.pop("allocation_bytes")
+    stats["bytes"] = np.where(allocated != 0, allocated, stats["requested_bytes"])
+    del allocated
+    stats["in_use"] = stats.pop("bytes_allocated")
+    stats["in_use"] += stats.pop("bytes_reserved")
+    return MemoryStats(rows, is_alloc, stats)
+
+
 def _memory_rows(table: EventTable) -> tuple[I64, Bools]:
     """The allocator events of the host planes by (start, row), and which are allocations."""
     cols = table.cols
@@ -185,18 +224,19 @@ def _among(values: npt.NDArray[Any], wanted: Iterable[int]) -> npt.NDArray[np.bo
     return out
 
 
-def _stat_columns(table: EventTable, rows: I64) -> dict[str, I64]:
-    """The memory stats of events ``rows``, one column per stat name: the value
-    of the int stats (0 when absent), the ``strings`` index of the text ones
-    (-1 when absent); read from the stat columns at once."""
+def _stat_columns(table: EventTable, rows: I64) -> dict[str, npt.NDArray[np.signedinteger[Any]]]:
+    """The memory stats of events ``rows`` (see :func:`memory_stats`; text
+    columns int32), read from the stat columns at once."""
     cols = table.cols
     stats = cols.event_stats
-    position = np.full(len(table) + 1, -1, dtype=np.int64)
-    position[rows] = np.arange(len(rows))
-    out: dict[str, I64] = {}
+    position = np.full(len(table) + 1, -1, dtype=np.int32)
+    position[rows] = np.arange(len(rows), dtype=np.int32)
+    out: dict[str, npt.NDArray[np.signedinteger[Any]]] = {}
     for name in _INT_STATS + _TEXT_STATS:
         text = name in _TEXT_STATS
-        column = np.full(len(rows), -1 if text else 0, dtype=np.int64)
+        column: npt.NDArray[np.signedinteger[Any]] = np.full(
+            len(rows), -1 if text else 0, dtype=np.int32 if text else np.int64
+        )
         key = cols.key_of(name)
         if key >= 0:
             found = np.flatnonzero(stats.key == key)
@@ -207,14 +247,14 @@ def _stat_columns(table: EventTable, rows: I64) -> dict[str, I64]:
     return out
 
 
-def _texts(table: EventTable, column: I64) -> tuple[list[str], I64]:
+def _texts(table: EventTable, column: npt.NDArray[Any]) -> tuple[list[str], I64]:
     """The distinct texts of a text stat column ("" when absent) and each event's."""
     strings = table.cols.strings
     uniq, inverse = _distinct(column, len(strings))
     return [strings[i] if i >= 0 else "" for i in uniq.tolist()], inverse
 
 
-def _distinct(values: I64, size: int) -> tuple[I64, I64]:
+def _distinct(values: npt.NDArray[Any], size: int) -> tuple[I64, I64]:
     """The distinct values (each in -1 .. size - 1), sorted, and each value's
     index among them; by a presence table, without sorting."""
     present = np.zeros(size + 1, dtype=bool)
@@ -231,14 +271,25 @@ def _enclosing(
     on the line (see :class:`~tfprof_lite.model.xspace_intervals.LineIntervals`)."""
     cols = table.cols
     host = table.host_events()
-    near = host[_among(cols.event_line[host], np.flatnonzero(np.bincount(lines)).tolist())]
+    on_line = np.zeros(len(cols.line_name) + 1, dtype=bool)
+    on_line[lines] = True
+    near = host[on_line[cols.event_line[host]]]
     op_mask = np.zeros(len(table), dtype=bool)
     op_mask[np.fromiter(tf_ops, dtype=np.int64, count=len(tf_ops))] = True
     is_op = op_mask[near]
-    metas, inverse = _distinct(cols.event_meta[near[~is_op]].astype(np.int64), len(cols.meta_name))
-    modules = {m: program_of(cols.meta_name[m]) if m >= 0 else "" for m in metas.tolist()}
-    runs = np.asarray([bool(modules[m]) for m in metas.tolist()], dtype=bool)[inverse]
-    ops, programs = near[is_op], near[~is_op][runs]
+    del op_mask
+    # Which metadata run a program, decided once each (index + 1: -1 is none).
+    near_meta = cols.event_meta[near]
+    present = np.zeros(len(cols.meta_name) + 1, dtype=bool)
+    present[near_meta[~is_op] + 1] = True
+    modules = {
+        m: program_of(cols.meta_name[m]) if m >= 0 else ""
+        for m in (np.flatnonzero(present) - 1).tolist()
+    }
+    runs = np.zeros(len(cols.meta_name) + 1, dtype=bool)
+    runs[[m + 1 for m, module in modules.items() if module]] = True
+    ops, programs = near[is_op], near[~is_op & runs[near_meta + 1]]
+    del near, near_meta, is_op
     meta = cols.event_meta
     op_node = _around(table, ops, lines, times, lambda e: names(tf_ops[e][0]))
     program_node = _around(table, programs, lines, times, lambda e: names(modules[int(meta[e])]))
@@ -286,15 +337,22 @@ def _empty() -> MemoryColumns:
 
 
 def memory_columns(
-    table: EventTable, tf_ops: dict[int, tuple[str, str]], known: set[str]
+    table: EventTable,
+    tf_ops: dict[int, tuple[str, str]],
+    known: set[str],
+    found: MemoryStats | None = None,
 ) -> tuple[MemoryColumns, dict[str, str]]:
     """Every allocator event of the host planes by time, and the op type of each
     node they name that ``known`` (the graph's nodes) lacks, in the order the
-    events first name them."""
-    rows, is_alloc = _memory_rows(table)
+    events first name them (``found``: :func:`memory_stats` of ``table``, read
+    earlier, emptied of its stats here; None: read now)."""
+    if found is None:
+        found = memory_stats(table)
+    rows, is_alloc, stats = found.rows, found.is_alloc, found.stats
+    # Read once: the stat columns the result does not keep go with this call.
+    found.stats = {}
     if not len(rows):
         return _empty(), {}
-    stats = _stat_columns(table, rows)
     names = _Names()
     texts, inverse = _texts(table, stats["allocator_name"])
     allocators = list(dict.fromkeys(text or "unknown allocator" for text in texts))
@@ -336,18 +394,17 @@ def memory_columns(
     lost = ~is_alloc & (freed < 0) & ~np.asarray([bool(t) for t in tf_texts], dtype=bool)[tf_at]
     node[lost] = no_op[lost]
     new[lost] = _NEW_NO_OP
-    nbytes = np.where(stats["allocation_bytes"] != 0, stats["allocation_bytes"],
-                      stats["requested_bytes"])  # fmt: skip
+    nbytes = stats["bytes"]
     shape, shapes = _shapes(table, stats["shape"])
     mem = MemoryColumns(
         rows, times, allocator, np.where(is_alloc, nbytes, -nbytes),
-        stats["bytes_allocated"] + stats["bytes_reserved"], addr, node,
+        stats["in_use"], addr, node,
         stats["requested_bytes"], stats["data_type"], shape, allocators, names.names, shapes,
     )  # fmt: skip
     return mem, _new_nodes(node, new, (tf_kind, tf_at), names.names)
 
 
-def _shapes(table: EventTable, column: I64) -> tuple[I64, list[tuple[int, ...]]]:
+def _shapes(table: EventTable, column: npt.NDArray[Any]) -> tuple[I64, list[tuple[int, ...]]]:
     """Each event's shape (-1: none) among the distinct shapes of a shape column."""
     texts, at = _texts(table, column)
     parsed = [_shape(text) for text in texts]
@@ -395,6 +452,9 @@ def add_memory(
     columns: list[StepColumns],
     nodes: list[NodeSpec],
     host_nodes: set[str] | frozenset[str] = frozenset(),
+    found: MemoryStats | None = None,
+    settle: Callable[[], None] = lambda: None,
+    pending: dict[int, StepMemory] | None = None,
 ) -> MemoryColumns:
     """Add the allocator events of ``table`` to the step columns (in place) and the
     nodes they need to ``nodes``; returns the events (by time).
@@ -403,9 +463,15 @@ def add_memory(
     one :func:`~tfprof_lite.model.xspace_steps.step_of` gives its time.
     ``host_nodes`` are nodes other than the TF ops that have host records (XLA
     program executions): their memory goes on the host device, beside those.
+    ``found``: :func:`memory_stats` of ``table``, read earlier (None: now);
+    ``settle`` runs once the events' owners are found (the caller's chance to
+    give the memory that took back to the system); ``pending``: see
+    :func:`~tfprof_lite.model.xspace_memory_steps.add_step_memory`.
     """
     known = {spec.name for spec in nodes}
-    mem, new_nodes = memory_columns(table, tf_ops, known)
+    mem, new_nodes = memory_columns(table, tf_ops, known, found)
+    del found
+    settle()
     if not len(mem):
         return mem
     nodes.extend(NodeSpec(name=name, op=kind) for name, kind in new_nodes.items())
@@ -418,5 +484,5 @@ def add_memory(
         devices[code] = _HOST_DEVICE if on_host else _device_of(mem.allocators[mem.allocator[at]])
     root_rows = np.asarray(roots, dtype=np.int64)
     steps = step_of(table.start[root_rows], table.end[root_rows], mem.start_ps)
-    add_step_memory(columns, mem, steps, devices, table.cols.origin_ns)
+    add_step_memory(columns, mem, steps, devices, table.cols.origin_ns, pending)
     return mem

@@ -30,9 +30,11 @@ from tfprof_lite.proto.steps import StepColumns
 if TYPE_CHECKING:
     from tfprof_lite.model.xspace_memory import MemoryColumns
 
-__all__ = ["add_step_memory", "concat_columns", "micros", "take_rows"]
+__all__ = ["BATCH", "StepMemory", "add_step_memory", "concat_columns", "micros", "take_rows"]
 
 I64 = npt.NDArray[np.int64]
+#: Events whose steps :func:`add_step_memory` does at once (whole steps).
+BATCH = 1 << 16
 
 
 def micros(origin_ns: int, ps: I64) -> I64:
@@ -122,16 +124,64 @@ class _StepRows:
     devices: list[str]
 
 
+@dataclass
+class StepMemory:
+    """One step's memory records (``rows``) and which of its records stay
+    (``keep``: those the memory records do not replace)."""
+
+    keep: npt.NDArray[np.bool_]
+    rows: StepColumns
+
+    def join(self, cols: StepColumns) -> StepColumns:
+        """The step's columns ``cols`` with these records in place."""
+        return concat_columns(take_rows(cols, self.keep), self.rows)
+
+
 def add_step_memory(
-    columns: list[StepColumns], mem: MemoryColumns, steps: I64, devices: list[str], origin_ns: int
+    columns: list[StepColumns],
+    mem: MemoryColumns,
+    steps: I64,
+    devices: list[str],
+    origin_ns: int,
+    pending: dict[int, StepMemory] | None = None,
 ) -> None:
     """Put the memory records of the events into the columns of their step
     (``steps``: per event, -1 for none): per step, a node's record replaces
     its first record on its device (``devices``: per node code), or is new and
-    ``untimed``."""
+    ``untimed``. With ``pending``, each step's records go there instead, for
+    the caller to join when it takes the step (joined columns hold every
+    memory column in full: all steps' at once would be most of a large
+    file's steps again). The steps are done in batches of whole steps of
+    about :data:`BATCH` events: a step's records read its own events only, and
+    the per-event temporaries stay the size of a batch."""
     sel = np.flatnonzero((steps >= 0) & (steps < len(columns)))
     if not len(sel):
         return
+    # The events by step (by time within one: ``sel`` ascends), cut between steps.
+    sel = sel[np.argsort(steps[sel], kind="stable")]
+    step_of = steps[sel]
+    change = np.flatnonzero(step_of[1:] != step_of[:-1]) + 1
+    cuts, last = [0], 0
+    for at in change.tolist():
+        if at - last >= BATCH:
+            cuts.append(at)
+            last = at
+    cuts.append(len(sel))
+    del step_of, change
+    for low, high in zip(cuts[:-1], cuts[1:], strict=True):
+        _add_steps(columns, mem, sel[low:high], steps, devices, origin_ns, pending)
+
+
+def _add_steps(
+    columns: list[StepColumns],
+    mem: MemoryColumns,
+    sel: I64,
+    steps: I64,
+    devices: list[str],
+    origin_ns: int,
+    pending: dict[int, StepMemory] | None,
+) -> None:
+    """:func:`add_step_memory` of events ``sel`` (whole steps, by time in each)."""
     n_nodes = len(mem.nodes)
     pairs, first, rank = _first_order(steps[sel] * n_nodes + mem.node[sel])
     times = micros(origin_ns, mem.start_ps[sel])
@@ -161,7 +211,10 @@ def add_step_memory(
         memory.dev = np.asarray([rows.devices.index(p.device) for p in step_places], np.int32)
         keep = np.ones(len(columns[step]), dtype=bool)
         keep[[p.row for p in step_places if p.row >= 0]] = False
-        columns[step] = concat_columns(take_rows(columns[step], keep), memory)
+        if pending is None:
+            columns[step] = StepMemory(keep, memory).join(columns[step])
+        else:
+            pending[step] = StepMemory(keep, memory)
 
 
 def _row_range(cols: StepColumns, lo: int, hi: int) -> StepColumns:
@@ -214,17 +267,23 @@ def _records(
     outputs = _outputs(mem, sel, ev_row, out)
     records, offsets = allocation_records(times[order], delta)
     ends = np.append(starts[1:], len(order))
-    uses: list[list[AllocatorUse]] = [[] for _ in range(n_rows)]
-    for s, (row, allocator) in enumerate(zip(segs.row.tolist(), segs.allocator.tolist())):
-        uses[row].append(
-            AllocatorUse(
-                mem.allocators[allocator], int(seg_total[s]), int(seg_peak[s]), int(seg_live[s]),
-                int(seg_in_use[s]), records[offsets[starts[s]]:offsets[ends[s]]],
-            )
-        )  # fmt: skip
+    # Each row's allocator entries and outputs are made as its bytes are written
+    # (rows in order, their segments in order): no object per entry outlives its row.
+    seg_of_row = np.searchsorted(segs.row, np.arange(n_rows + 1)).tolist()
+    allocators = [mem.allocators[a] for a in segs.allocator.tolist()]
+    totals, peaks, lives = seg_total.tolist(), seg_peak.tolist(), seg_live.tolist()
+    in_use, begin, end = seg_in_use.tolist(), offsets[starts].tolist(), offsets[ends].tolist()
+
+    def uses(row: int) -> list[AllocatorUse]:
+        return [
+            AllocatorUse(allocators[s], totals[s], peaks[s], lives[s], in_use[s],
+                         records[begin[s] : end[s]])
+            for s in range(seg_of_row[row], seg_of_row[row + 1])
+        ]  # fmt: skip
+
     out.r_row = np.arange(n_rows, dtype=np.int32)
     out.raw = [
-        node_exec_stats(names[r], p.label, p.start, p.rel, uses[r], outputs[r])
+        node_exec_stats(names[r], p.label, p.start, p.rel, uses(r), outputs.of(r))
         for r, p in enumerate(places)
     ]
     out.untimed = np.asarray([p.row < 0 for p in places], dtype=bool)
@@ -237,11 +296,29 @@ def _row_sum(rows: I64, values: I64, n: int) -> I64:
     return out
 
 
-def _outputs(
-    mem: MemoryColumns, sel: I64, ev_row: I64, out: StepColumns
-) -> list[list[OutputTensor]]:
+class _Outputs:
+    """The outputs of each row in columns; :meth:`of` makes a row's objects."""
+
+    def __init__(self, mem: MemoryColumns, bounds: list[int], columns: list[I64]) -> None:
+        self.mem = mem
+        self.bounds = bounds
+        self.columns = columns
+
+    def of(self, row: int) -> list[OutputTensor]:
+        """Row ``row``'s outputs, by time."""
+        mem, low, high = self.mem, self.bounds[row], self.bounds[row + 1]
+        return [
+            OutputTensor(slot, dtype, mem.shapes[shape], requested, size,
+                         mem.allocators[allocator], addr)
+            for slot, dtype, shape, requested, size, allocator, addr in zip(
+                *(column[low:high].tolist() for column in self.columns), strict=True
+            )
+        ]  # fmt: skip
+
+
+def _outputs(mem: MemoryColumns, sel: I64, ev_row: I64, out: StepColumns) -> _Outputs:
     """The outputs (allocations naming a shape) of each row, by time, into ``out``'s
-    ``o_*`` columns; returns them per row."""
+    ``o_*`` columns; returns them by row."""
     shape, delta = mem.shape[sel], mem.delta[sel]
     pos = np.flatnonzero((delta > 0) & (shape >= 0))
     pos = pos[np.argsort(ev_row[pos], kind="stable")]
@@ -252,16 +329,11 @@ def _outputs(
     out.o_slot = slots.astype(np.int32)
     out.o_bytes = np.maximum(delta[pos], requested)
     out.o_ptr = addr.astype(np.uint64)
-    per_row: list[list[OutputTensor]] = [[] for _ in range(len(out.name))]
-    allocator, dtype = mem.allocator[sel][pos].tolist(), mem.dtype[sel][pos].tolist()
-    for i, row in enumerate(rows.tolist()):
-        per_row[row].append(
-            OutputTensor(
-                int(slots[i]), dtype[i], mem.shapes[int(shape[pos[i]])], int(requested[i]),
-                int(delta[pos[i]]), mem.allocators[allocator[i]], int(addr[i]),
-            )
-        )  # fmt: skip
-    return per_row
+    bounds = np.searchsorted(rows, np.arange(len(out.name) + 1)).tolist()
+    # Kept as arrays, read into Python a row at a time (as its bytes are written).
+    columns = [slots, mem.dtype[sel][pos], shape[pos], requested, delta[pos],
+               mem.allocator[sel][pos], addr]  # fmt: skip
+    return _Outputs(mem, bounds, columns)
 
 
 # ------------------------------------------------------------------ cutting and joining

@@ -13,14 +13,14 @@ step stats list them.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.devices import STEPS_DEVICE, is_tracer_device
-from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
+from tfprof_lite.model.xspace_events import EventTable, distinct_codes, gpu_ordinal
 from tfprof_lite.model.xspace_steps import StepRoots, step_of
 from tfprof_lite.proto.steps import StepColumns
 
@@ -63,34 +63,56 @@ class _Strings:
         return np.asarray([self.id(t) for t in texts], dtype=np.int64).reshape(len(texts))
 
 
+_FIELDS = ("step", "dev", "name", "label", "start", "end")
+#: The record fields that are small ids (step, string ids): int32 columns.
+_IDS = frozenset(_FIELDS[:4])
+
+
 class _Part:
     """Records in the order they are added: their step, device, name, label
-    (string ids) and start and end (ps)."""
+    (string ids, int32) and start and end (ps)."""
 
-    def __init__(self, step: I64, dev: I64, name: I64, label: I64, start: I64, end: I64) -> None:
-        self.step = step
-        self.dev = dev
-        self.name = name
-        self.label = label
+    def __init__(
+        self,
+        step: npt.NDArray[np.integer[Any]],
+        dev: npt.NDArray[np.integer[Any]],
+        name: npt.NDArray[np.integer[Any]],
+        label: npt.NDArray[np.integer[Any]],
+        start: I64,
+        end: I64,
+    ) -> None:
+        self.step = step.astype(np.int32, copy=False)
+        self.dev = dev.astype(np.int32, copy=False)
+        self.name = name.astype(np.int32, copy=False)
+        self.label = label.astype(np.int32, copy=False)
         self.start = start
         self.end = end
 
 
 def _concat(parts: list[_Part]) -> _Part:
-    return _Part(*(np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)
-                   for f in ("step", "dev", "name", "label", "start", "end")))  # fmt: skip
+    return _Part(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
 
 
-def _per_pair(a: I64, b: I64, make: Callable[[int, int], str], strings: _Strings) -> I64:
+def _per_pair(
+    a: npt.NDArray[np.integer[Any]],
+    b: npt.NDArray[np.integer[Any]],
+    make: Callable[[int, int], str],
+    strings: _Strings,
+) -> npt.NDArray[np.int32]:
     """The string id of ``make(a[i], b[i])``, made once per distinct pair."""
     if not len(a):
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int32)
     span = int(b.max()) + 2
     low = int(a.min())
-    key = (a - low) * span + (b + 1)
+    key = a.astype(np.int64)
+    key -= low
+    key *= span
+    key += b
+    key += 1
     used, inverse = np.unique(key, return_inverse=True)
+    del key
     made = [strings.id(make(int(k // span) + low, int(k % span) - 1)) for k in used.tolist()]
-    out: I64 = np.asarray(made, dtype=np.int64)[inverse.reshape(-1)]
+    out: npt.NDArray[np.int32] = np.asarray(made, dtype=np.int32)[inverse.reshape(-1)]
     return out
 
 
@@ -107,10 +129,11 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     events, steps = nodes.events[keep], steps[keep]
     node_ids = strings.ids(nodes.names)[nodes.node[keep]] if len(events) else steps
     texts = cols.strings
-    line = cols.event_line[events].astype(np.int64)
-    meta = cols.event_meta[events].astype(np.int64)
-    details = table.codes["kernel_details"][events].astype(np.int64)
-    copies = table.codes["memcpy_details"][events].astype(np.int64)
+    # Narrow columns (rows and codes): this runs over every GPU event.
+    line = cols.event_line[events]
+    meta = cols.event_meta[events]
+    details = table.codes["kernel_details"][events]
+    copies = table.codes["memcpy_details"][events]
     names = cols.meta_name
     ordinal = [gpu_ordinal(name) for name in cols.plane_name]
 
@@ -125,9 +148,9 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     memcpy_name = np.asarray([name.startswith("Memcpy") for name in names] + [False])
     copy = ~kernel & (_nonempty(copies, texts) | memcpy_name[meta])
     other = ~kernel & ~copy
-    first = np.empty(len(events), dtype=np.int64)
-    second = np.full(len(events), -1, dtype=np.int64)
-    label = np.empty(len(events), dtype=np.int64)
+    first = np.empty(len(events), dtype=np.int32)
+    second = np.full(len(events), -1, dtype=np.int32)
+    label = np.empty(len(events), dtype=np.int32)
     if kernel.any():
         ln, mt, dt = line[kernel], meta[kernel], details[kernel]
         first[kernel] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/stream:{int(cols.line_id[r])}",
@@ -152,14 +175,19 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
         first[other] = _per_pair(line[other], line[other], lambda r, _: f"{base(r)}/stream:",
                                  strings)  # fmt: skip
         label[other] = node_ids[other]
-    count = np.where(second >= 0, 2, 1)
-    at = np.repeat(np.arange(len(events)), count)
+    del line, meta, details, copies, kernel, copy, other
+    # Two records for an event with a second device, one for the others; each
+    # column made and narrowed in turn (this is the largest part of a big file).
+    at = np.repeat(np.arange(len(events), dtype=np.int32), np.where(second >= 0, 2, 1))
     is_second = np.zeros(len(at), dtype=bool)
     is_second[1:] = at[1:] == at[:-1]
+    dev = first[at]
+    dev[is_second] = second[at[is_second]]
+    del first, second, is_second
     return _Part(
-        step=steps[at],
-        dev=np.where(is_second, second[at], first[at]),
-        name=node_ids[at],
+        step=steps.astype(np.int32)[at],
+        dev=dev,
+        name=node_ids.astype(np.int32)[at],
         label=label[at],
         start=table.start[events][at],
         end=table.end[events][at],
@@ -170,7 +198,7 @@ def _nonempty(codes: I64, texts: list[str]) -> BoolArray:
     """Whether each code names a non-empty string (-1: absent)."""
     if not len(codes):
         return np.zeros(0, dtype=bool)
-    used, inverse = np.unique(codes, return_inverse=True)
+    used, inverse = distinct_codes(codes, len(texts))
     flags = np.asarray([c >= 0 and bool(texts[c]) for c in used.tolist()], dtype=bool)
     return flags[inverse.reshape(-1)]
 
@@ -205,7 +233,7 @@ class _LineStarts:
 
     def __init__(self, table: EventTable) -> None:
         self.table = table
-        self.starts: dict[int, list[int]] = {}
+        self.starts: dict[int, I64] = {}
 
     def first_between(self, root: int, low: int, high: int) -> int:
         """The first start in ``[low, high)`` on ``root``'s line, else ``high``."""
@@ -214,9 +242,9 @@ class _LineStarts:
         if starts is None:
             cols = self.table.cols
             lo, hi = int(cols.line_event_at[line]), int(cols.line_event_at[line + 1])
-            starts = self.starts[line] = sorted(self.table.start[lo:hi].tolist())
-        at = bisect.bisect_left(starts, low)
-        return starts[at] if at < len(starts) and starts[at] < high else high
+            starts = self.starts[line] = np.sort(self.table.start[lo:hi])
+        at = int(np.searchsorted(starts, low, side="left"))
+        return int(starts[at]) if at < len(starts) and starts[at] < high else high
 
 
 def _root_part(
@@ -308,7 +336,7 @@ class StepRows:
             has_step_stats=True,
         )
 
-    def tracer_ns(self, step: int) -> list[int]:
+    def tracer_ns(self, step: int) -> I64:
         """The durations (ns) of step ``step``'s GPU tracer records, in row order."""
         low, high = self.bounds[step], self.bounds[step + 1]
         if self._tracer is None:
@@ -317,7 +345,7 @@ class StepRows:
         tracer = self._tracer
         rows = self.rows
         hit = tracer[rows.dev[low:high]]
-        return list(((rows.end[low:high][hit] - rows.start[low:high][hit]) // 1000).tolist())
+        return (rows.end[low:high][hit] - rows.start[low:high][hit]) // 1000
 
 
 def _objects(strings: list[str]) -> npt.NDArray[np.object_]:
@@ -366,18 +394,40 @@ def step_rows(
         added = _concat([device, ops])
         root, _ = _root_part(table, roots, added, steps, strings)
         parts = [added, root]
-    rows = _concat(parts)
-    return _grouped(rows, steps, strings.values)
+        del added
+    del device, ops, root
+    return _grouped(parts, steps, strings.values)
 
 
-def _grouped(rows: _Part, steps: int, strings: list[str]) -> StepRows:
-    """``rows`` ordered by step, then device (first seen in the step first), then
-    the order they were added."""
-    seq = np.arange(len(rows.step), dtype=np.int64)
-    pair = rows.step * max(len(strings), 1) + rows.dev
-    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
-    order = np.lexsort((seq, first[inverse.reshape(-1)], rows.step))
-    ordered = _Part(*(getattr(rows, f)[order]
-                      for f in ("step", "dev", "name", "label", "start", "end")))  # fmt: skip
+def _grouped(parts: list[_Part], steps: int, strings: list[str]) -> StepRows:
+    """The records of ``parts`` (emptied as they are read) ordered by step, then
+    device (first seen in the step first), then the order they were added;
+    joined and ordered one field at a time."""
+    # Each record's (step, device) group, numbered without sorting the records:
+    # the devices used, then the pairs present, from tables of the codes present.
+    used, pair = distinct_codes(np.concatenate([p.dev for p in parts]), len(strings))
+    pair += np.concatenate([p.step for p in parts]).astype(np.int64) * len(used)
+    size = steps * len(used)
+    if size <= 4 * len(pair):
+        distinct, inverse = distinct_codes(pair, size)
+    else:  # many steps and devices, few records: sort them
+        distinct, inverse = np.unique(pair, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    del pair
+    first = np.full(len(distinct), len(inverse), dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(len(inverse)))
+    # The groups by step, then first record; the records by group, then record
+    # (a stable sort): sorting the few groups, not every record by three keys.
+    group_rank = np.empty(len(distinct), dtype=np.int64)
+    group_rank[np.lexsort((first, distinct // max(len(used), 1)))] = np.arange(len(distinct))
+    order = np.argsort(group_rank[inverse], kind="stable")
+    del distinct, first, inverse, group_rank
+    fields = {}
+    for name in _FIELDS:
+        fields[name] = np.concatenate([getattr(p, name) for p in parts])[order]
+        for p in parts:
+            setattr(p, name, None)
+    parts.clear()
+    ordered = _Part(**fields)
     bounds = np.searchsorted(ordered.step, np.arange(steps + 1)).tolist()
     return StepRows(ordered, bounds, strings)

@@ -29,11 +29,21 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.xspace_events import EventTable
+from tfprof_lite.model.xspace_events import EventTable, distinct_codes
 
-__all__ = ["StepRoots", "find_steps", "host_programs", "outermost", "program_of", "step_of"]
+__all__ = [
+    "StepRoots",
+    "find_steps",
+    "host_programs",
+    "outermost",
+    "program_of",
+    "program_runs",
+    "step_of",
+]
 
 I64 = npt.NDArray[np.int64]
+#: Rows read into Python at once by :func:`outermost`.
+_CHUNK = 1 << 16
 BoolArray = npt.NDArray[np.bool_]
 
 _KERAS = "multi_step_on_iterator"
@@ -57,22 +67,25 @@ class StepRoots:
         return len(self.events)
 
 
-def outermost(table: EventTable, rows: list[int]) -> list[int]:
-    """``rows`` by start, without those that start inside an earlier one."""
-    if not rows:
+def outermost(table: EventTable, rows: list[int] | I64) -> list[int]:
+    """``rows`` by start, without those that start inside an earlier one (read
+    :data:`_CHUNK` rows at a time: a large file runs programs by the million)."""
+    if not len(rows):
         return []
     at = np.asarray(rows, dtype=np.int64)
     starts, ends = table.start[at], table.end[at]
     order = np.lexsort((-ends, starts))
     kept: list[int] = []
     last_end = None
-    for row, start, end in zip(
-        at[order].tolist(), starts[order].tolist(), ends[order].tolist(), strict=True
-    ):
-        if last_end is not None and start < last_end:
-            continue
-        kept.append(row)
-        last_end = end
+    for low in range(0, len(order), _CHUNK):
+        part = order[low : low + _CHUNK]
+        for row, start, end in zip(
+            at[part].tolist(), starts[part].tolist(), ends[part].tolist(), strict=True
+        ):
+            if last_end is not None and start < last_end:
+                continue
+            kept.append(row)
+            last_end = end
     return kept
 
 
@@ -81,7 +94,7 @@ def _by_meta(table: EventTable, host: I64, test: Callable[[str], bool]) -> BoolA
     if not len(host):
         return np.zeros(0, dtype=bool)
     names = table.cols.meta_name
-    used, inverse = np.unique(table.cols.event_meta[host], return_inverse=True)
+    used, inverse = distinct_codes(table.cols.event_meta[host], len(names))
     flags = [test(names[m] if m >= 0 else "") for m in used.tolist()]
     return np.asarray(flags, dtype=bool)[inverse.reshape(-1)]
 
@@ -100,7 +113,7 @@ def _keras(table: EventTable, host: I64) -> list[int]:
     codes = table.codes["eager_op"][host]
     if len(host):
         strings = table.cols.strings
-        used, inverse = np.unique(codes, return_inverse=True)
+        used, inverse = distinct_codes(codes, len(strings))
         keras = [c >= 0 and strings[c].startswith(_KERAS_EAGER) for c in used.tolist()]
         eager = np.asarray(keras, dtype=bool)[inverse.reshape(-1)]
     calls = _named(table, host, _KERAS) | (_named(table, host, "EagerExecute") & eager)
@@ -120,24 +133,32 @@ def program_of(name: str) -> str:
 def host_programs(table: EventTable, host: I64) -> dict[int, str]:
     """Host event -> the XLA module it runs, for the host events that run one
     (:func:`program_of`, decided once per event metadata), by row."""
+    rows, which, modules = program_runs(table, host)
+    return {e: modules[i] for e, i in zip(rows.tolist(), which.tolist(), strict=True)}
+
+
+def program_runs(table: EventTable, host: I64) -> tuple[I64, I64, list[str]]:
+    """:func:`host_programs` in columns: the rows (of ``host``, ascending) that
+    run an XLA module, the index of each one's module, and the modules."""
     if not len(host):
-        return {}
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), []
     names = table.cols.meta_name
-    used, inverse = np.unique(table.cols.event_meta[host], return_inverse=True)
+    used, inverse = distinct_codes(table.cols.event_meta[host], len(names))
     modules = [program_of(names[m]) if m >= 0 else "" for m in used.tolist()]
     which = inverse.reshape(-1)
     runs = np.asarray([bool(m) for m in modules], dtype=bool)[which]
-    return {e: modules[i] for e, i in zip(host[runs].tolist(), which[runs].tolist(), strict=True)}
+    return host[runs], which[runs], modules
 
 
 def _programs(table: EventTable, host: I64) -> tuple[list[int], str]:
-    modules = host_programs(table, host)
-    if not modules:
+    rows, which, modules = program_runs(table, host)
+    if not len(rows):
         return [], ""
     # The program that runs most often, counted on its outermost executions.
-    counts = Counter(modules[e] for e in outermost(table, list(modules)))
+    kept = np.asarray(outermost(table, rows), dtype=np.int64)
+    counts = Counter(modules[i] for i in which[np.searchsorted(rows, kept)].tolist())
     best = max(sorted(counts), key=lambda m: counts[m])
-    return [e for e, m in modules.items() if m == best], best
+    return rows[[modules[i] == best for i in which.tolist()]].tolist(), best
 
 
 def _numbers(table: EventTable, roots: list[int]) -> list[int]:

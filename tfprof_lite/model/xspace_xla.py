@@ -17,7 +17,7 @@ import numpy.typing as npt
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.xla_kinds import HloOp
 from tfprof_lite.model.xla_ops import KernelEvents, XlaOpIndex
-from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
+from tfprof_lite.model.xspace_events import EventTable, distinct_codes, gpu_ordinal
 
 __all__ = ["XlaEvents", "hlo_protos", "xla_events", "xla_ops"]
 
@@ -82,7 +82,7 @@ def _nonempty(codes: I64, strings: list[str]) -> npt.NDArray[np.bool_]:
     """Whether each code names a non-empty string (-1: absent)."""
     if not len(codes):
         return np.zeros(0, dtype=bool)
-    used, inverse = np.unique(codes, return_inverse=True)
+    used, inverse = distinct_codes(codes, len(strings))
     flags = np.asarray([c >= 0 and bool(strings[c]) for c in used.tolist()], dtype=bool)
     return flags[inverse.reshape(-1)]
 
@@ -141,7 +141,7 @@ def xla_events(table: EventTable) -> XlaEvents:
         texts=strings,
         program_id=program_id,
         has_program=has_program,
-        execution=table.ints["correlation_id"][events],
+        execution=table.ints.at("correlation_id", events),
         has_execution=table.has_int["correlation_id"][events],
         start_ps=table.start[events],
         is_kernel=_nonempty(codes["kernel_details"][events].astype(np.int64), strings),

@@ -112,6 +112,11 @@ class StatColumns:
         return len(self.key)
 
 
+def _zeros(n: int) -> I64:
+    """``n`` zeros in no memory (a read-only view of one zero)."""
+    return np.broadcast_to(np.zeros(1, dtype=np.int64), (n,))
+
+
 @dataclass
 class XSpaceColumns:
     """One XSpace in columns (see the module docstring for every column)."""
@@ -221,6 +226,17 @@ class XSpaceColumns:
     def event_plane(self) -> I32:
         """Every event's plane row."""
         return self.line_plane[self.event_line] if len(self.event_line) else _i32()
+
+    def drop_event_stats(self) -> None:
+        """Let go of the event stats (for an owner that has read what it needs
+        of them): no event has a stat from here on."""
+        self.event_stats = StatColumns()
+        self.event_stat_at = _zeros(len(self.event_line) + 1)
+
+    def drop_event_durations(self) -> None:
+        """Let go of the event durations (as :meth:`drop_event_stats`): every
+        event lasts 0 from here on."""
+        self.event_duration_ps = _zeros(len(self.event_line))
 
     def key_of(self, name: str) -> int:
         """The ``strings`` index of ``name``, or -1 when no stat uses it."""
