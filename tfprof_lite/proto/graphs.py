@@ -7,7 +7,9 @@ produce equal columns: the pure-Python one walks a parsed message
 optional native one reads the bytes (:func:`native_graph_columns`,
 :func:`native_op_log_columns`, module ``tfprof_lite._native._graphdecode``);
 :func:`native_graph_names` checks the bytes the same way but decodes names and
-ops only, the other columns pending until :meth:`GraphColumns.with_details`;
+ops only, the other columns pending until :meth:`GraphColumns.with_details`
+decodes those asked for (the native ``graph_details``, which leaves out the
+checks ``native_graph_check`` made already);
 :func:`native_graph_check` checks them and decodes nothing (the node count).
 ``TFPROF_LITE_PURE_PYTHON=1`` keeps the native one out; it declines (returns
 None) on anything outside the plain subset it reads, and the caller then parses
@@ -42,6 +44,7 @@ __all__ = [
     "DETAILS",
     "GraphColumns",
     "OpLogColumns",
+    "details_mask",
     "graph_columns_from_message",
     "native_graph_check",
     "native_graph_columns",
@@ -79,19 +82,29 @@ class GraphColumns:
     str_attrs: list[dict[str, str]] = field(default_factory=list)
     pending: bytes | None = None
 
-    def with_details(self) -> GraphColumns:
-        """These columns with every column decoded (``self`` when none is pending)."""
+    def with_details(self, columns: tuple[str, ...] = DETAILS) -> GraphColumns:
+        """These columns with the detail ``columns`` decoded (``self`` when none
+        is pending; the other detail columns stay empty)."""
         if self.pending is None:
             return self
         module = _native()
-        parts = module.graph(self.pending) if module is not None else None
+        parts = module.graph_details(self.pending, details_mask(columns)) if module else None
         if parts is not None:
-            return GraphColumns(*parts[:8])
+            out = GraphColumns(self.names, self.ops)
+            for name, values in zip(DETAILS, parts, strict=True):
+                if values is not None:
+                    setattr(out, name, values)
+            return out
         # Not reached: the native decoder took these bytes for names and ops, and
         # it accepts or declines the same bytes in both modes.
         from tfprof_lite.proto.messages import GraphDef
 
         return graph_columns_from_message(GraphDef.FromString(self.pending))
+
+
+def details_mask(columns: tuple[str, ...]) -> int:
+    """The native decoder's mask of detail ``columns`` (bit i: ``DETAILS[i]``)."""
+    return sum(1 << DETAILS.index(name) for name in set(columns))
 
 
 @dataclass
