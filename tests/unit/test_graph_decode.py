@@ -365,9 +365,10 @@ def _names_agree(raw: bytes) -> bool:
     return full is not None
 
 
-#: Masks of ``graph_details``: every column, each group of node_details.GROUPS,
-#: single columns, none.
-_MASKS = (63, 27, 36, 1, 2, 8, 16, 32, 0)
+#: Masks of ``graph_details``: every detail column, each group of
+#: node_details.GROUPS, names and ops (bit 6) alone and with more, single
+#: columns, none.
+_MASKS = (63, 27, 36, 64, 91, 127, 1, 2, 8, 16, 32, 0)
 
 
 def _details_agree(module: Any, raw: bytes, full: tuple[Any, ...]) -> None:
@@ -376,8 +377,9 @@ def _details_agree(module: Any, raw: bytes, full: tuple[Any, ...]) -> None:
     for mask in _MASKS:
         got = module.graph_details(raw, mask)
         assert got is not None, (mask, raw.hex())
-        for bit, column in enumerate(got):
+        for bit, column in enumerate(got[2:]):
             assert column == (full[2 + bit] if mask >> bit & 1 else None), (mask, bit)
+        assert got[:2] == (full[:2] if mask & 64 else (None, None)), mask
 
 
 def test_details_mask_matches_node_detail_groups() -> None:
@@ -398,6 +400,9 @@ def test_details_decode_builds_only_the_columns_asked_for() -> None:
     some = pending.with_details(("attrs", "shapes"))
     assert some.attrs == full.attrs and some.shapes == full.shapes != []
     assert some.inputs == some.output_shapes == some.str_attrs == []
+    names = graphs.checked_graph_names(raw)
+    assert names is not None and (names.names, names.ops) == (full.names, full.ops)
+    assert names.pending == raw and names.inputs == []
 
 
 def test_names_mode_checks_what_the_full_decoder_checks() -> None:

@@ -27,9 +27,10 @@
  *   declines on the same bytes, so that all of the decoding can wait for the
  *   first read of the model.
  * graph_details(data: bytes, mask: int) -> tuple | None
- *   (inputs, src_output, attrs, shapes, output_shapes, str_attrs): the columns
- *   of graph() whose bit (1 << position in this tuple) is set in ``mask``,
- *   None for the others, of bytes graph_check() took. It builds only those
+ *   (names, ops, inputs, src_output, attrs, shapes, output_shapes, str_attrs):
+ *   the columns of graph() asked for in ``mask`` (bit i: the detail column i,
+ *   inputs .. str_attrs; bit 6: names and ops), None for the others, of bytes
+ *   graph_check() took. It builds only those
  *   columns and leaves out the checks of everything else (attribute values,
  *   the fields not read, the columns not built): it reads the nodes' wire
  *   structure safely and declines on anything it does not take, but on bytes
@@ -378,7 +379,9 @@ enum {
     COL_OUTPUT_SHAPES = 16,
     COL_STR_ATTRS = 32,
     COL_ALL = 63,
-    N_DETAILS = 6
+    COL_NAMES = 64, /* graph_details(): names and ops */
+    /* the columns read from the attr map */
+    COL_FROM_ATTRS = COL_ATTRS | COL_SHAPES | COL_OUTPUT_SHAPES | COL_STR_ATTRS
 };
 
 typedef struct {
@@ -947,14 +950,18 @@ static int node_fields(Graph *g, Span body, NodeSpans *ns, PyObject *attrs) {
             break;
         case 3:
             TRY(read_str(&p, body.end, wire, &s));
-            TRY(wire_buf_put(&g->spans, &s, sizeof s));
+            if (!g->details || (g->mask & (COL_INPUTS | COL_SRC_OUTPUT))) {
+                TRY(wire_buf_put(&g->spans, &s, sizeof s));
+            }
             break;
         case 4:
             TRY(read_str(&p, body.end, wire, &s));
             break;
         case 5:
             TRY(read_span(&p, body.end, wire, &s));
-            TRY(attr_entry(g, s, attrs, ns));
+            if (!g->details || (g->mask & COL_FROM_ATTRS)) {
+                TRY(attr_entry(g, s, attrs, ns));
+            }
             break;
         case 6:
             TRY(read_span(&p, body.end, wire, &s));
@@ -1109,9 +1116,9 @@ static PyObject *graph_result(Graph *g, PyObject **cols[], int want) {
     size_t ncols = want == WANT_ALL ? 8 : want == WANT_NAMES ? 2 : 0, at, i;
     PyObject *result, *wrapped;
     if (want == WANT_DETAILS) {
-        result = PyTuple_New(N_DETAILS);
-        for (i = 0; result != NULL && i < N_DETAILS; i++) {
-            PyObject *column = *cols[2 + i] ? *cols[2 + i] : Py_None;
+        result = PyTuple_New(8);
+        for (i = 0; result != NULL && i < 8; i++) {
+            PyObject *column = *cols[i] ? *cols[i] : Py_None;
             Py_INCREF(column);
             PyTuple_SetItem(result, (Py_ssize_t)i, column);
         }
@@ -1149,7 +1156,7 @@ static PyObject *decode_graph(PyObject *arg, int want, unsigned mask) {
         return NULL;
     }
     memset(&g, 0, sizeof g);
-    g.names_ops = want == WANT_ALL || want == WANT_NAMES;
+    g.names_ops = want == WANT_ALL || want == WANT_NAMES || (want == WANT_DETAILS && (mask & COL_NAMES));
     g.mask = want == WANT_ALL ? COL_ALL : want == WANT_DETAILS ? mask & COL_ALL : 0;
     g.details = want == WANT_DETAILS;
     for (i = 0; i < 8; i++) {
@@ -1556,9 +1563,9 @@ static PyMethodDef methods[] = {
      "graph_check(data: bytes) -> tuple | None: a GraphDef's node count, every field "
      "checked as graph() does; None when declined."},
     {"graph_details", graph_details, METH_VARARGS,
-     "graph_details(data: bytes, mask: int) -> tuple | None: the detail columns of ``mask`` "
-     "(bit i: column i of inputs, src_output, attrs, shapes, output_shapes, str_attrs; the "
-     "others None) of a GraphDef graph_check() took; None when declined."},
+     "graph_details(data: bytes, mask: int) -> tuple | None: the columns of ``mask`` (bit i: "
+     "column i of inputs, src_output, attrs, shapes, output_shapes, str_attrs; bit 6: names "
+     "and ops; the others None) of a GraphDef graph_check() took; None when declined."},
     {"op_log", op_log, METH_O,
      "op_log(data: bytes) -> tuple | None: an OpLogProto's entry columns; None when declined."},
     {"op_type_sets", op_type_sets, METH_O,
