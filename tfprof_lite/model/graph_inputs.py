@@ -11,10 +11,14 @@ them at once:
   serialized, as TensorFlow's ``Profiler`` does), every field checked by
   :func:`~tfprof_lite.proto.graphs.native_graph_check`; one it declines is
   decoded at construction, as before;
-* an op log given as a message is copied (later changes to the caller's
-  message are not seen, as when it was read at once) and serialized and
-  decoded on first read: a message of the right type always decodes; op log
-  bytes are decoded (checked) at construction and merged on first read.
+* an op log given as a message is serialized (later changes to the caller's
+  message are not seen, as when it was read at once) and decoded on first
+  read: a message of the right type always decodes; op log bytes are decoded
+  (checked) at construction and merged on first read. Serializing at
+  construction costs less in all than copying the message then
+  (``CopyFrom``) and serializing the copy on first read, which would save
+  construction a third of that work but add all of the copy to the first view
+  (see ``benchmarks/README.md``, construction).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from tfprof_lite.model import decode
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import graphs
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import message_copy, parse, wire_bytes
+from tfprof_lite.proto.codec import message_bytes, parse, wire_bytes
 
 __all__ = ["PendingInputs", "graph_columns", "op_log_columns"]
 
@@ -85,6 +89,15 @@ def _checked_graph(graph: Any) -> graphs.GraphColumns | bytes | None:
     return raw
 
 
+def _serialized_log_columns(raw: bytes) -> graphs.OpLogColumns:
+    """The columns of an op log message serialized at construction (its bytes
+    parse; no input-kind check, as for the message itself)."""
+    cols = graphs.native_op_log_columns(raw)
+    if cols is None:
+        cols = graphs.op_log_columns_from_message(pb.OpLogProto.FromString(raw))
+    return cols
+
+
 class PendingInputs:
     """A GraphDef and an op log checked now, added to a model by :meth:`feed`
     (see the module docstring).
@@ -95,8 +108,10 @@ class PendingInputs:
     """
 
     def __init__(self, graph: Any, op_log: Any) -> None:
-        log: Any = message_copy(pb.OpLogProto, op_log, "op_log")
-        self._log = op_log_columns(op_log) if log is None else log
+        log = message_bytes(pb.OpLogProto, op_log, "op_log")
+        self._log: graphs.OpLogColumns | bytes | None = (
+            op_log_columns(op_log) if log is None else log
+        )
         self._graph = _checked_graph(graph)
         self._lock = threading.Lock()
         self._fed = False
@@ -111,8 +126,8 @@ class PendingInputs:
             if isinstance(graph, bytes):
                 cols = graphs.checked_graph_names(graph)  # None only if turned off since
                 graph = cols if cols is not None else graph_columns(graph)
-            if log is not None and not isinstance(log, graphs.OpLogColumns):
-                log = op_log_columns(log)
+            if isinstance(log, bytes):
+                log = _serialized_log_columns(log)
             if graph is not None:
                 model.add_graph_columns(graph)
             if log is not None:
