@@ -23,7 +23,6 @@ from tests.mutations import attr_values
 from tests.unit.test_graph_decode import _MODEL_COLUMNS, _hand_graph, _hand_log
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.ingest import Ingest
-from tfprof_lite.model.graph_inputs import PendingInputs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import messages as pb
 
@@ -92,8 +91,8 @@ def test_messages_changed_after_construction_are_not_seen() -> None:
 
 
 def test_the_same_message_object_twice() -> None:
-    """The op log is read at construction: a profiler built from the same op log
-    message as another one, changed in between, keeps the state it was given."""
+    """The op log is copied: a profiler built from the same op log message as
+    another one, changed in between, keeps the state it was given."""
     graph, log = CASES["code"]()
     graph_msg, log_msg = _messages(graph, log)
     first = tfprof_lite.Profiler(graph_msg, log_msg)
@@ -101,27 +100,6 @@ def test_the_same_message_object_twice() -> None:
     second = tfprof_lite.Profiler(graph_msg, log_msg)
     assert _model_state_of(first.model) == _at_once(graph, log)
     assert _model_state_of(second.model) == _at_once(graph, b"")
-
-
-@pytest.mark.parametrize("pure", [False, True])
-def test_op_log_message_serialized_at_construction(
-    pure: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An op log message is kept as its bytes (no copy of the message, decoded on
-    first read); those bytes are not held to the input-kind check of op log
-    bytes (a message of the right type is taken as it is)."""
-    if pure:
-        monkeypatch.setenv("TFPROF_LITE_PURE_PYTHON", "1")
-    graph, log = CASES["hand"]()
-    log_msg = pb.OpLogProto.FromString(log)
-    ingest = Ingest()
-    pending = PendingInputs(pb.GraphDef.FromString(graph), log_msg)
-    assert pending._log == log_msg.SerializeToString()
-    pending.feed(ingest.model)
-    assert _model_state_of(ingest.model) == _at_once(graph, log)
-    empty = PendingInputs(None, pb.OpLogProto())
-    assert empty._log == b""
-    empty.feed(ProfileModel())
 
 
 def _bad_inputs() -> list[tuple[str, Any, Any]]:

@@ -11,14 +11,10 @@ them at once:
   serialized, as TensorFlow's ``Profiler`` does), every field checked by
   :func:`~tfprof_lite.proto.graphs.native_graph_check`; one it declines is
   decoded at construction, as before;
-* an op log given as a message is serialized (later changes to the caller's
-  message are not seen, as when it was read at once) and decoded on first
-  read: a message of the right type always decodes; op log bytes are decoded
-  (checked) at construction and merged on first read. Serializing at
-  construction costs less in all than copying the message then
-  (``CopyFrom``) and serializing the copy on first read, which would save
-  construction a third of that work but add all of the copy to the first view
-  (see ``benchmarks/README.md``, construction).
+* an op log given as a message is copied (later changes to the caller's
+  message are not seen, as when it was read at once) and serialized and
+  decoded on first read: a message of the right type always decodes; op log
+  bytes are decoded (checked) at construction and merged on first read.
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ from tfprof_lite.model import decode
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import graphs
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.codec import message_bytes, parse, wire_bytes
+from tfprof_lite.proto.codec import message_copy, parse, wire_bytes
 
 __all__ = ["PendingInputs", "graph_columns", "op_log_columns"]
 
@@ -89,15 +85,6 @@ def _checked_graph(graph: Any) -> graphs.GraphColumns | bytes | None:
     return raw
 
 
-def _serialized_log_columns(raw: bytes) -> graphs.OpLogColumns:
-    """The columns of an op log message serialized at construction (its bytes
-    parse; no input-kind check, as for the message itself)."""
-    cols = graphs.native_op_log_columns(raw)
-    if cols is None:
-        cols = graphs.op_log_columns_from_message(pb.OpLogProto.FromString(raw))
-    return cols
-
-
 class PendingInputs:
     """A GraphDef and an op log checked now, added to a model by :meth:`feed`
     (see the module docstring).
@@ -108,10 +95,8 @@ class PendingInputs:
     """
 
     def __init__(self, graph: Any, op_log: Any) -> None:
-        log = message_bytes(pb.OpLogProto, op_log, "op_log")
-        self._log: graphs.OpLogColumns | bytes | None = (
-            op_log_columns(op_log) if log is None else log
-        )
+        log: Any = message_copy(pb.OpLogProto, op_log, "op_log")
+        self._log = op_log_columns(op_log) if log is None else log
         self._graph = _checked_graph(graph)
         self._lock = threading.Lock()
         self._fed = False
@@ -126,8 +111,8 @@ class PendingInputs:
             if isinstance(graph, bytes):
                 cols = graphs.checked_graph_names(graph)  # None only if turned off since
                 graph = cols if cols is not None else graph_columns(graph)
-            if isinstance(log, bytes):
-                log = _serialized_log_columns(log)
+            if log is not None and not isinstance(log, graphs.OpLogColumns):
+                log = op_log_columns(log)
             if graph is not None:
                 model.add_graph_columns(graph)
             if log is not None:

@@ -27,7 +27,7 @@ from google.protobuf.message import DecodeError, Message
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.proto import kinds
 
-__all__ = ["message_bytes", "parse", "wire_bytes"]
+__all__ = ["message_copy", "parse", "wire_bytes"]
 
 _M = TypeVar("_M")
 
@@ -111,17 +111,21 @@ def _parse_into(message: Any, raw: bytes | bytearray) -> None:
         message.ParseFromString(bytes(raw))
 
 
-def message_bytes(cls: type[Any], data: object, what: str) -> bytes | None:
-    """The wire bytes of ``data``, serialized now, when it is a protobuf message
-    named like ``cls`` (ours or TensorFlow's); None for bytes and anything else.
-    Later changes to ``data`` do not reach them, as when it is read at once.
+def message_copy(cls: type[Any], data: object, what: str) -> Any | None:
+    """A copy of ``data``, taken now, when it is a protobuf message named like
+    ``cls`` (ours or TensorFlow's), of ``data``'s own class; None for bytes and
+    anything else. Later changes to ``data`` do not reach the copy, which may be
+    read (serialized) later, as :func:`wire_bytes` would have read ``data`` now.
 
     Raises:
         InvalidInputError: ``data`` is a protobuf message of another type.
     """
     if not isinstance(data, Message):
         return None
-    return _serialized(data, cls.DESCRIPTOR.name, what)
+    _check_type(data, cls.DESCRIPTOR.name, what)
+    copy = type(data)()
+    copy.CopyFrom(data)
+    return copy
 
 
 def _serialized(data: object, expected: str, what: str) -> bytes:
