@@ -40,8 +40,8 @@ _V = TypeVar("_V")
 
 #: Detail columns decoded together: the first read of one decodes its group
 #: (the views read the first four, for parameter counts and the input shapes of
-#: the returned messages; attributes are read by the advisor, saved profiles
-#: and FLOPs of new nodes).
+#: the returned messages; the attributes are read by the advisor, the memory
+#: analysis and saved profiles).
 GROUPS = (("inputs", "src_output", "shapes", "output_shapes"), ("attrs", "str_attrs"))
 _GROUP_OF = {name: group for group in GROUPS for name in group}
 
