@@ -18,7 +18,7 @@ of the shared machine does not fall on one side only:
     included, on both sides;
   * ``view``: ``messages`` plus the first view (the scope view of FLOPs, no
     output: TF's ``Profile(b"scope", ...)``, ours ``profile_name_scope``), so
-    that work left for the first read is counted;
+    that work left for the first read is counted (target 0.25);
   * ``bytes``: both fed the serialized bytes (``NewProfiler(graph, op_log)``
     and ``Profiler(graph_bytes, op_log_bytes)``; what ``bench_scale.py`` times).
 
@@ -55,6 +55,8 @@ from collections.abc import Callable
 from typing import Any
 
 TARGET_GRAPHDEF = 0.2
+#: Construction plus the first scope view (issue 22, item 7).
+TARGET_VIEW = 0.25
 TARGET_LIVE = 0.25
 SIDES = ("tf", "ours")
 
@@ -254,7 +256,7 @@ def make_rows(graphdef: list[dict], live: list[dict]) -> list[dict[str, Any]]:
         ("GraphDef + OpLogProto messages, 1st call", graphdef, "first", TARGET_GRAPHDEF),
         ("GraphDef + OpLogProto messages, best", graphdef, "messages", TARGET_GRAPHDEF),
         ("GraphDef + OpLogProto bytes, best", graphdef, "bytes", TARGET_GRAPHDEF),
-        ("messages + 1st scope view, best", graphdef, "view", TARGET_GRAPHDEF),
+        ("messages + 1st scope view, best", graphdef, "view", TARGET_VIEW),
         ("live tf.Graph, 1st profiler", live, "live", TARGET_LIVE),
         ("live tf.Graph, 1st profiler + 1st add_step", live, "live_step1", TARGET_LIVE),
         ("live tf.Graph, 1st add_step", live, "step1", TARGET_LIVE),

@@ -361,7 +361,48 @@ def _names_agree(raw: bytes) -> bool:
     if full is not None:
         assert (lean[0], lean[1], lean[2]) == (full[0], full[1], full[8])
         assert check == (len(full[0]), full[8])
+        _details_agree(module, raw, full)
     return full is not None
+
+
+#: Masks of ``graph_details``: every detail column, each group of
+#: node_details.GROUPS, names and ops (bit 6) alone and with more, single
+#: columns, none.
+_MASKS = (63, 27, 36, 64, 91, 127, 1, 2, 8, 16, 32, 0)
+
+
+def _details_agree(module: Any, raw: bytes, full: tuple[Any, ...]) -> None:
+    """``graph_details`` on bytes ``graph`` took: each masked column equal to
+    ``graph``'s, the others None."""
+    for mask in _MASKS:
+        got = module.graph_details(raw, mask)
+        assert got is not None, (mask, raw.hex())
+        for bit, column in enumerate(got[2:]):
+            assert column == (full[2 + bit] if mask >> bit & 1 else None), (mask, bit)
+        assert got[:2] == (full[:2] if mask & 64 else (None, None)), mask
+
+
+def test_details_mask_matches_node_detail_groups() -> None:
+    """The group masks of ``_MASKS`` are node_details.GROUPS."""
+    from tfprof_lite.model.node_details import GROUPS
+
+    assert [graphs.details_mask(group) for group in GROUPS] == [27, 36]
+    assert graphs.details_mask(graphs.DETAILS) == 63
+
+
+def test_details_decode_builds_only_the_columns_asked_for() -> None:
+    """``GraphColumns.with_details(columns)``: those columns as ``graph`` decodes
+    them, the others left empty."""
+    raw = _hand_graph().SerializeToString()
+    full = graphs.native_graph_columns(raw)
+    pending = graphs.native_graph_names(raw)
+    assert full is not None and pending is not None
+    some = pending.with_details(("attrs", "shapes"))
+    assert some.attrs == full.attrs and some.shapes == full.shapes != []
+    assert some.inputs == some.output_shapes == some.str_attrs == []
+    names = graphs.checked_graph_names(raw)
+    assert names is not None and (names.names, names.ops) == (full.names, full.ops)
+    assert names.pending == raw and names.inputs == []
 
 
 def test_names_mode_checks_what_the_full_decoder_checks() -> None:
@@ -569,8 +610,8 @@ def test_native_op_log_merge_refuses_bad_columns() -> None:
 
 def test_profiler_decodes_node_details_on_first_read() -> None:
     """A GraphDef given as bytes: names and ops at construction, the other
-    columns (inputs .. string attributes) when one is first read, equal to the
-    columns decoded at once; nodes added in between keep their places."""
+    columns (inputs .. string attributes) when one of their group is first read,
+    equal to the columns decoded at once; nodes added in between keep their places."""
     raw = _hand_graph().SerializeToString()
     model = tfprof_lite.Profiler(raw).model
     assert model.pending_details and model._inputs == [] and model._attrs == []
@@ -580,8 +621,11 @@ def test_profiler_decodes_node_details_on_first_read() -> None:
     full = graphs.native_graph_columns(raw)
     assert full is not None
     n = len(full.names)
-    assert model.inputs[:n] != [] and not model.pending_details
     kept = [0, 1, 2, 3, 5, 6]  # the repeated name "a" (row 4) is left out
+    assert model.inputs[:n] != [] and model.pending_details
+    # the views' group is decoded, the attributes wait for their first read
+    assert None not in model._output_shapes and set(model._attrs[: len(kept)]) == {None}
+    assert model.str_attrs[:n] != [] and not model.pending_details
     for name in graphs.DETAILS:
         column = getattr(model, name)
         assert len(column) == len(model.names) == len(kept) + 2
@@ -592,14 +636,18 @@ def test_profiler_decodes_node_details_on_first_read() -> None:
 
 
 def test_detail_columns_written_before_read() -> None:
-    """Setting a detail column while details are pending decodes them first, so the
-    value set is what stays."""
+    """Setting a detail column while details are pending decodes its group first,
+    so the value set is what stays, also when the other group is decoded later."""
     model = tfprof_lite.Profiler(_hand_graph().SerializeToString()).model
     assert model.pending_details
     replaced = [{} for _ in model.names]
     model.str_attrs = replaced
-    assert model.str_attrs is replaced and not model.pending_details
+    assert model.str_attrs is replaced and not model.pending_details.waiting("attrs")
+    assert model.pending_details.waiting("inputs")
     assert model.inputs[1] == {0: "a", 1: "a", 2: "a", 3: "a", 4: "a"}
+    assert model.str_attrs is replaced and not model.pending_details
+    full = graphs.native_graph_columns(_hand_graph().SerializeToString())
+    assert full is not None and model.attrs[:4] == full.attrs[:4] != [{}] * 4
 
 
 def test_details_read_in_another_thread_while_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -619,13 +667,13 @@ def test_details_read_in_another_thread_while_decoding(monkeypatch: pytest.Monke
     decode = GraphColumns.with_details
     threads: list[threading.Thread] = []
 
-    def slow_decode(cols: GraphColumns) -> GraphColumns:
+    def slow_decode(cols: GraphColumns, *columns: Any) -> GraphColumns:
         thread = threading.Thread(target=reader)
         threads.append(thread)
         thread.start()
         started.wait(5)
         time.sleep(0.05)  # the reader runs now, while this decode is under way
-        return decode(cols)
+        return decode(cols, *columns)
 
     monkeypatch.setattr(GraphColumns, "with_details", slow_decode)
     first = list(model.inputs)

@@ -212,6 +212,28 @@ def test_sanitized_graph_decoder(libasan: str, tmp_path: Path) -> None:
         assert lines == [_call_line(getattr(regular, name)(d)) for name, d in calls]
 
 
+def test_sanitized_graph_details(libasan: str, tmp_path: Path) -> None:
+    """``graph_details`` with each mask on the graph decoder's inputs: no report,
+    and the same results as the regular build."""
+    from tests.unit.test_graph_decode import _MASKS
+    from tfprof_lite.proto import graphs
+
+    raws = [data for name, data in _graph_calls() if name == "graph"]
+    calls = [("graph_details", (raw, _MASKS[i % len(_MASKS)])) for i, raw in enumerate(raws)]
+    lines = _sanitized_lines(libasan, tmp_path, "_graphdecode", ARGS_CHILD, calls)
+    assert len(lines) == len(calls) and 0 < lines.count("-") < len(calls)
+    regular = graphs._native()
+    if regular is not None:
+        assert lines == [_args_line(regular.graph_details(*args)) for _, args in calls]
+
+
+def _args_line(result: Any) -> str:
+    """ARGS_CHILD's line for ``result``."""
+    import hashlib
+
+    return "-" if result is None else hashlib.sha256(pickle.dumps(result)).hexdigest()
+
+
 ARGS_CHILD = textwrap.dedent(
     """
     import hashlib, importlib, pickle, sys

@@ -26,6 +26,16 @@
  *   (node count, wrapped): graph_names() without the names and ops; it
  *   declines on the same bytes, so that all of the decoding can wait for the
  *   first read of the model.
+ * graph_details(data: bytes, mask: int) -> tuple | None
+ *   (names, ops, inputs, src_output, attrs, shapes, output_shapes, str_attrs):
+ *   the columns of graph() asked for in ``mask`` (bit i: the detail column i,
+ *   inputs .. str_attrs; bit 6: names and ops), None for the others, of bytes
+ *   graph_check() took. It builds only those
+ *   columns and leaves out the checks of everything else (attribute values,
+ *   the fields not read, the columns not built): it reads the nodes' wire
+ *   structure safely and declines on anything it does not take, but on bytes
+ *   graph_check() declines it may also return columns. Repeated producer
+ *   names of the inputs share one str (also in graph()).
  * op_log(data: bytes) -> tuple | None
  *   (names, float_ops, types, trace_ids, traces, id_to_string): per entry its
  *   name, FLOPs, extra types (tuple) and the index of its call stack in
@@ -348,16 +358,31 @@ typedef struct {
     Table types;            /* distinct experimental_type bytes checked by protobuf */
     WireBuf wrapped;        /* each distinct value as a GraphDef node's attribute,
                                and the fields not read (see unread_field) */
-    PyObject *shared;       /* dict: _output_shapes bytes -> decoded dict */
+    Table outs;             /* distinct _output_shapes bytes -> decoded dict */
     PyObject *zero;
     Table strings;          /* op types and attribute names */
+    Table producers;        /* input producer names, one str per distinct name */
     WireBuf spans;          /* scratch: Span per input */
-    int lean;               /* LEAN_NAMES: names and ops only, the rest checked,
-                               not built; LEAN_CHECK: nothing built */
+    int names_ops;          /* build the names and ops columns */
+    unsigned mask;          /* the detail columns built (COL_*) */
+    int details;            /* graph_details(): bytes graph_check() took, so the
+                               checks of the columns not built are left out */
     Py_ssize_t count;       /* nodes read */
 } Graph;
 
-enum { LEAN_NAMES = 1, LEAN_CHECK = 2 };
+/* The detail columns, in the order of the tuple graph_details() returns. */
+enum {
+    COL_INPUTS = 1,
+    COL_SRC_OUTPUT = 2,
+    COL_ATTRS = 4,
+    COL_SHAPES = 8,
+    COL_OUTPUT_SHAPES = 16,
+    COL_STR_ATTRS = 32,
+    COL_ALL = 63,
+    COL_NAMES = 64, /* graph_details(): names and ops */
+    /* the columns read from the attr map */
+    COL_FROM_ATTRS = COL_ATTRS | COL_SHAPES | COL_OUTPUT_SHAPES | COL_STR_ATTRS
+};
 
 typedef struct {
     Span name, op, shape, out_shapes, data_format;
@@ -492,7 +517,7 @@ static Slot *attr_value(Graph *g, Span value) {
     }
     s->used = 1;
     g->values.count++;
-    if (attr_plain(value)) {
+    if (g->details || attr_plain(value)) {
         return s;
     }
     entry = 1 + varint_size(n) + n;
@@ -728,43 +753,49 @@ static int input_name(Span s, Span *name) {
     return OK;
 }
 
+/* The inputs and src_output columns of a node (those in the mask; the input
+ * texts are checked either way). */
 static int node_inputs(Graph *g, const Span *spans, size_t n) {
-    PyObject *inputs, *src_output;
+    PyObject *inputs = NULL, *src_output = NULL;
     size_t i;
-    int rc;
-    if (g->lean) {
-        Span name;
-        for (i = 0; i < n; i++) {
-            TRY(input_name(spans[i], &name));
-        }
-        return OK;
+    int rc = OK;
+    if ((g->mask & COL_INPUTS) && (inputs = PyDict_New()) == NULL) {
+        rc = FAIL;
     }
-    inputs = PyDict_New();
-    src_output = PyDict_New();
-    rc = inputs && src_output ? OK : FAIL;
+    if (rc == OK && (g->mask & COL_SRC_OUTPUT) && (src_output = PyDict_New()) == NULL) {
+        rc = FAIL;
+    }
     for (i = 0; rc == OK && i < n; i++) {
         Span name;
         PyObject *text, *pos;
         rc = input_name(spans[i], &name);
-        if (rc != OK) {
+        if (rc != OK || (inputs == NULL && src_output == NULL)) {
+            continue;
+        }
+        text = table_text(&g->producers, name);
+        if (text == NULL) {
+            rc = FAIL;
             break;
         }
-        text = wire_text(name);
-        pos = PyLong_FromSsize_t((Py_ssize_t)i);
-        if (text == NULL || pos == NULL || PyDict_SetItem(inputs, pos, text) != 0 ||
-            PyDict_SetItem(src_output, text, g->zero) != 0) {
+        if (inputs != NULL) {
+            pos = PyLong_FromSsize_t((Py_ssize_t)i);
+            if (pos == NULL || PyDict_SetItem(inputs, pos, text) != 0) {
+                rc = FAIL;
+            }
+            Py_XDECREF(pos);
+        }
+        if (rc == OK && src_output != NULL && PyDict_SetItem(src_output, text, g->zero) != 0) {
             rc = FAIL;
         }
-        Py_XDECREF(text);
-        Py_XDECREF(pos);
+        Py_DECREF(text);
     }
-    if (rc == OK) {
+    if (rc == OK && inputs != NULL) {
         rc = list_add(g->inputs, inputs);
         inputs = NULL;
-        if (rc == OK) {
-            rc = list_add(g->src_output, src_output);
-            src_output = NULL;
-        }
+    }
+    if (rc == OK && src_output != NULL) {
+        rc = list_add(g->src_output, src_output);
+        src_output = NULL;
     }
     Py_XDECREF(inputs);
     Py_XDECREF(src_output);
@@ -799,7 +830,10 @@ static int attr_entry(Graph *g, Span entry, PyObject *attrs, NodeSpans *ns) {
         ns->data_format = value;
         ns->has_data_format = 1;
     }
-    if (g->lean) {
+    if (!(g->mask & COL_ATTRS)) {
+        if (g->details) {
+            return OK;
+        }
         return attr_plain(value) || attr_value(g, value) != NULL ? OK : FAIL;
     }
     k = table_text(&g->strings, key);
@@ -807,91 +841,98 @@ static int attr_entry(Graph *g, Span entry, PyObject *attrs, NodeSpans *ns) {
     return dict_put(attrs, k, v);
 }
 
-/* The checks of node_derived without its columns (lean decoding). */
-static int node_checked(NodeSpans *ns) {
-    uint32_t number;
-    Span body;
-    if (ns->has_shape) {
-        TRY(attr_single(ns->shape, &number, &body));
-        if (number == 7) {
-            if (body.p == NULL) {
-                return DECLINE;
-            }
-            TRY(shape_dims(body, NULL));
-        }
+/* A new reference to the decoded ``_output_shapes`` value ``value`` in *out,
+ * NULL when it has no shapes; equal values share one dict. */
+static int shared_shapes(Graph *g, Span value, PyObject **out) {
+    Slot *s = table_find(&g->outs, value);
+    *out = NULL;
+    if (s == NULL) {
+        return FAIL;
     }
-    if (ns->has_out_shapes) {
-        TRY(output_shapes(ns->out_shapes, NULL));
-    }
-    if (ns->has_data_format) {
-        TRY(attr_single(ns->data_format, &number, &body));
-        if (number == 2 && body.p == NULL) {
-            return DECLINE;
+    if (!s->used) {
+        int rc = output_shapes(value, &s->obj);
+        if (rc != OK) {
+            Py_CLEAR(s->obj);
+            return rc;
         }
+        s->used = 1;
+        g->outs.count++;
+    }
+    if (PyDict_Size(s->obj) > 0) {
+        Py_INCREF(s->obj);
+        *out = s->obj;
     }
     return OK;
 }
 
-/* The derived columns: shape, output shapes (shared by equal values), str attrs. */
-static int node_derived(Graph *g, NodeSpans *ns, PyObject *attrs) {
-    PyObject *shape = Py_None, *shapes = NULL, *str_attrs;
+/* The ``shape`` column (if in the mask; checked unless ``details``). */
+static int node_shape(Graph *g, NodeSpans *ns) {
+    PyObject *shape = NULL;
+    int build = (g->mask & COL_SHAPES) != 0;
     uint32_t number;
     Span body;
-    if (ns->has_shape) {
+    if (ns->has_shape && (build || !g->details)) {
         TRY(attr_single(ns->shape, &number, &body));
         if (number == 7) {
             if (body.p == NULL) {
                 return DECLINE;
             }
-            TRY(shape_dims(body, &shape));
-        } else {
-            Py_INCREF(shape);
+            TRY(shape_dims(body, build ? &shape : NULL));
         }
-    } else {
+    }
+    if (!build) {
+        return OK;
+    }
+    if (shape == NULL) {
+        shape = Py_None;
         Py_INCREF(shape);
     }
-    TRY(list_add(g->shapes, shape));
-    if (ns->has_out_shapes) {
-        PyObject *key = PyDict_GetItemString(attrs, "_output_shapes"); /* borrowed */
-        shapes = key ? PyDict_GetItem(g->shared, key) : NULL;
-        if (shapes != NULL) {
-            Py_INCREF(shapes);
-        } else {
-            int rc = output_shapes(ns->out_shapes, &shapes);
-            if (rc != OK) {
-                Py_XDECREF(shapes);
-                return rc;
-            }
-            if (key == NULL || PyDict_SetItem(g->shared, key, shapes) != 0) {
-                Py_DECREF(shapes);
-                return FAIL;
-            }
-        }
-        if (PyDict_Size(shapes) == 0) {
-            Py_DECREF(shapes);
-            shapes = NULL;
-        }
+    return list_add(g->shapes, shape);
+}
+
+/* The ``output_shapes`` column (if in the mask; checked unless ``details``). */
+static int node_output_shapes(Graph *g, NodeSpans *ns) {
+    PyObject *shapes = NULL;
+    if (!(g->mask & COL_OUTPUT_SHAPES)) {
+        return ns->has_out_shapes && !g->details ? output_shapes(ns->out_shapes, NULL) : OK;
     }
-    TRY(list_add(g->output_shapes, shapes ? shapes : PyDict_New()));
-    str_attrs = PyDict_New();
-    if (str_attrs == NULL) {
+    if (ns->has_out_shapes) {
+        TRY(shared_shapes(g, ns->out_shapes, &shapes));
+    }
+    return list_add(g->output_shapes, shapes ? shapes : PyDict_New());
+}
+
+/* The ``str_attrs`` column (if in the mask; checked unless ``details``). */
+static int node_str_attrs(Graph *g, NodeSpans *ns) {
+    PyObject *str_attrs = NULL;
+    uint32_t number;
+    Span body;
+    int rc = OK;
+    if ((g->mask & COL_STR_ATTRS) && (str_attrs = PyDict_New()) == NULL) {
         return FAIL;
     }
-    if (ns->has_data_format) {
-        int rc = attr_single(ns->data_format, &number, &body);
-        if (rc == OK && number == 2 && body.p != NULL) {
+    if (ns->has_data_format && (str_attrs != NULL || !g->details)) {
+        rc = attr_single(ns->data_format, &number, &body);
+        if (rc == OK && number == 2 && body.p == NULL) {
+            rc = DECLINE;
+        } else if (rc == OK && number == 2 && str_attrs != NULL) {
             PyObject *text = PyUnicode_DecodeUTF8((const char *)body.p,
                                                   (Py_ssize_t)(body.end - body.p), "replace");
             rc = dict_put(str_attrs, PyUnicode_FromString("data_format"), text);
-        } else if (rc == OK && number == 2) {
-            rc = DECLINE;
-        }
-        if (rc != OK) {
-            Py_DECREF(str_attrs);
-            return rc;
         }
     }
-    return list_add(g->str_attrs, str_attrs);
+    if (rc != OK) {
+        Py_XDECREF(str_attrs);
+        return rc;
+    }
+    return str_attrs != NULL ? list_add(g->str_attrs, str_attrs) : OK;
+}
+
+/* The derived columns: shape, output shapes (shared by equal values), str attrs. */
+static int node_derived(Graph *g, NodeSpans *ns) {
+    TRY(node_shape(g, ns));
+    TRY(node_output_shapes(g, ns));
+    return node_str_attrs(g, ns);
 }
 
 static int node_fields(Graph *g, Span body, NodeSpans *ns, PyObject *attrs) {
@@ -909,22 +950,30 @@ static int node_fields(Graph *g, Span body, NodeSpans *ns, PyObject *attrs) {
             break;
         case 3:
             TRY(read_str(&p, body.end, wire, &s));
-            TRY(wire_buf_put(&g->spans, &s, sizeof s));
+            if (!g->details || (g->mask & (COL_INPUTS | COL_SRC_OUTPUT))) {
+                TRY(wire_buf_put(&g->spans, &s, sizeof s));
+            }
             break;
         case 4:
             TRY(read_str(&p, body.end, wire, &s));
             break;
         case 5:
             TRY(read_span(&p, body.end, wire, &s));
-            TRY(attr_entry(g, s, attrs, ns));
+            if (!g->details || (g->mask & COL_FROM_ATTRS)) {
+                TRY(attr_entry(g, s, attrs, ns));
+            }
             break;
         case 6:
             TRY(read_span(&p, body.end, wire, &s));
-            TRY(unread_field(g, 0x0A, 0x32, s));
+            if (!g->details) {
+                TRY(unread_field(g, 0x0A, 0x32, s));
+            }
             break;
         case 7:
             TRY(read_span(&p, body.end, wire, &s));
-            TRY(node_type(g, s));
+            if (!g->details) {
+                TRY(node_type(g, s));
+            }
             break;
         default:
             return DECLINE;
@@ -937,14 +986,14 @@ static int graph_node(Graph *g, Span body) {
     NodeSpans ns;
     PyObject *attrs = NULL;
     int rc;
-    if (!g->lean && (attrs = PyDict_New()) == NULL) {
+    if ((g->mask & COL_ATTRS) && (attrs = PyDict_New()) == NULL) {
         return FAIL;
     }
     memset(&ns, 0, sizeof ns);
     g->spans.len = 0;
     rc = node_fields(g, body, &ns, attrs);
     g->count++;
-    if (rc == OK && g->lean != LEAN_CHECK) {
+    if (rc == OK && g->names_ops) {
         rc = list_add(g->names, wire_text(ns.name));
         if (rc == OK) {
             rc = list_add(g->ops, table_text(&g->strings, ns.op));
@@ -953,16 +1002,13 @@ static int graph_node(Graph *g, Span body) {
     if (rc == OK) {
         rc = node_inputs(g, (const Span *)g->spans.data, g->spans.len / sizeof(Span));
     }
-    if (g->lean) {
-        return rc == OK ? node_checked(&ns) : rc;
-    }
     if (rc == OK) {
-        rc = node_derived(g, &ns, attrs);
+        rc = node_derived(g, &ns);
     }
-    if (rc == OK) {
+    if (rc == OK && attrs != NULL) {
         return list_add(g->attrs, attrs);
     }
-    Py_DECREF(attrs);
+    Py_XDECREF(attrs);
     return rc;
 }
 
@@ -1001,12 +1047,14 @@ static int graph_walk(Graph *g, Span data) {
             TRY(versions(s));
         } else if (number == 2) {
             TRY(read_span(&p, data.end, wire, &s));
-            if (!message_plain(s, &LIBRARY)) {
+            if (!g->details && !message_plain(s, &LIBRARY)) {
                 TRY(unread_field(g, 0, 0x12, s));
             }
         } else if (number == 5) {
             TRY(read_span(&p, data.end, wire, &s));
-            TRY(unread_field(g, 0, 0x2A, s));
+            if (!g->details) {
+                TRY(unread_field(g, 0, 0x2A, s));
+            }
         } else {
             return DECLINE;
         }
@@ -1058,54 +1106,82 @@ static void drop_lists(PyObject **cols[], size_t n) {
     }
 }
 
-/* graph() (all eight columns), graph_names() (``lean`` LEAN_NAMES: names and
-   ops) or graph_check() (LEAN_CHECK: the node count in place of columns). */
-static PyObject *decode_graph(PyObject *arg, int lean) {
+/* What decode_graph() returns: graph(), graph_names(), graph_check() or
+   graph_details(). */
+enum { WANT_ALL, WANT_NAMES, WANT_CHECK, WANT_DETAILS };
+
+/* The result of a walk that succeeded (see the module comment); the columns
+   built are moved out of ``cols``. */
+static PyObject *graph_result(Graph *g, PyObject **cols[], int want) {
+    size_t ncols = want == WANT_ALL ? 8 : want == WANT_NAMES ? 2 : 0, at, i;
+    PyObject *result, *wrapped;
+    if (want == WANT_DETAILS) {
+        result = PyTuple_New(8);
+        for (i = 0; result != NULL && i < 8; i++) {
+            PyObject *column = *cols[i] ? *cols[i] : Py_None;
+            Py_INCREF(column);
+            PyTuple_SetItem(result, (Py_ssize_t)i, column);
+        }
+        return result;
+    }
+    at = ncols ? ncols : 1; /* the place of ``wrapped`` */
+    result = columns_tuple(cols, ncols, at + 1);
+    if (result != NULL && !ncols) {
+        PyObject *count = PyLong_FromSsize_t(g->count);
+        if (count == NULL || PyTuple_SetItem(result, 0, count) != 0) {
+            Py_CLEAR(result);
+        }
+    }
+    if (result != NULL) {
+        wrapped = PyBytes_FromStringAndSize(g->wrapped.data ? g->wrapped.data : "",
+                                            (Py_ssize_t)g->wrapped.len);
+        if (wrapped == NULL || PyTuple_SetItem(result, (Py_ssize_t)at, wrapped) != 0) {
+            Py_CLEAR(result);
+        }
+    }
+    return result;
+}
+
+/* Decode ``arg`` as ``want`` says (the detail columns of ``mask`` for
+   graph_details()). */
+static PyObject *decode_graph(PyObject *arg, int want, unsigned mask) {
     Graph g;
     Span data;
     PyObject **cols[] = {&g.names, &g.ops,    &g.inputs,        &g.src_output,
                          &g.attrs, &g.shapes, &g.output_shapes, &g.str_attrs};
-    size_t ncols = lean == LEAN_CHECK ? 0 : lean ? 2 : 8;
     PyObject *result = NULL;
-    int rc;
+    size_t i;
+    int rc = OK;
     if (input_span(arg, &data) != OK) {
         return NULL;
     }
     memset(&g, 0, sizeof g);
-    g.lean = lean;
-    rc = new_lists(cols, ncols);
-    g.shared = PyDict_New();
+    g.names_ops = want == WANT_ALL || want == WANT_NAMES || (want == WANT_DETAILS && (mask & COL_NAMES));
+    g.mask = want == WANT_ALL ? COL_ALL : want == WANT_DETAILS ? mask & COL_ALL : 0;
+    g.details = want == WANT_DETAILS;
+    for (i = 0; i < 8; i++) {
+        if (i < 2 ? g.names_ops : (int)((g.mask >> (i - 2)) & 1u)) {
+            rc = new_lists(&cols[i], 1) != OK ? FAIL : rc;
+        }
+    }
     g.zero = PyLong_FromLong(0);
-    if (rc == OK && g.shared && g.zero) {
+    if (rc == OK && g.zero) {
         rc = graph_walk(&g, data);
     } else {
         rc = FAIL;
     }
     if (rc == OK) {
-        size_t at = ncols ? ncols : 1; /* the place of ``wrapped`` */
-        result = columns_tuple(cols, ncols, at + 1);
-        if (result != NULL && !ncols) {
-            PyObject *count = PyLong_FromSsize_t(g.count);
-            if (count == NULL || PyTuple_SetItem(result, 0, count) != 0) {
-                Py_CLEAR(result);
-            }
-        }
-        if (result != NULL) {
-            PyObject *wrapped = PyBytes_FromStringAndSize(g.wrapped.data ? g.wrapped.data : "",
-                                                          (Py_ssize_t)g.wrapped.len);
-            if (wrapped == NULL || PyTuple_SetItem(result, (Py_ssize_t)at, wrapped) != 0) {
-                Py_CLEAR(result);
-            }
-        }
+        result = graph_result(&g, cols, want);
     } else if (rc == DECLINE) {
         result = Py_None;
         Py_INCREF(result);
     }
-    drop_lists(cols, ncols);
+    drop_lists(cols, 8);
     table_free(&g.values);
     table_free(&g.types);
+    table_free(&g.outs);
+    table_free(&g.producers);
     wire_buf_free(&g.wrapped);
-    Py_XDECREF(g.shared);
     Py_XDECREF(g.zero);
     table_free(&g.strings);
     wire_buf_free(&g.spans);
@@ -1114,17 +1190,27 @@ static PyObject *decode_graph(PyObject *arg, int lean) {
 
 static PyObject *graph(PyObject *self, PyObject *arg) {
     (void)self;
-    return decode_graph(arg, 0);
+    return decode_graph(arg, WANT_ALL, 0);
 }
 
 static PyObject *graph_names(PyObject *self, PyObject *arg) {
     (void)self;
-    return decode_graph(arg, LEAN_NAMES);
+    return decode_graph(arg, WANT_NAMES, 0);
 }
 
 static PyObject *graph_check(PyObject *self, PyObject *arg) {
     (void)self;
-    return decode_graph(arg, LEAN_CHECK);
+    return decode_graph(arg, WANT_CHECK, 0);
+}
+
+static PyObject *graph_details(PyObject *self, PyObject *args) {
+    PyObject *data;
+    unsigned int mask;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OI", &data, &mask)) {
+        return NULL;
+    }
+    return decode_graph(data, WANT_DETAILS, mask);
 }
 
 /* ------------------------------------------------------------------ op log */
@@ -1476,6 +1562,10 @@ static PyMethodDef methods[] = {
     {"graph_check", graph_check, METH_O,
      "graph_check(data: bytes) -> tuple | None: a GraphDef's node count, every field "
      "checked as graph() does; None when declined."},
+    {"graph_details", graph_details, METH_VARARGS,
+     "graph_details(data: bytes, mask: int) -> tuple | None: the columns of ``mask`` (bit i: "
+     "column i of inputs, src_output, attrs, shapes, output_shapes, str_attrs; bit 6: names "
+     "and ops; the others None) of a GraphDef graph_check() took; None when declined."},
     {"op_log", op_log, METH_O,
      "op_log(data: bytes) -> tuple | None: an OpLogProto's entry columns; None when declined."},
     {"op_type_sets", op_type_sets, METH_O,

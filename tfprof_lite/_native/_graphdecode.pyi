@@ -13,6 +13,12 @@ def graph_check(data: bytes) -> tuple[Any, ...] | None:
     """A GraphDef's node count (every field checked as ``graph`` does) and its
     distinct AttrValue bytes; None when declined."""
 
+def graph_details(data: bytes, mask: int) -> tuple[Any, ...] | None:
+    """The columns of ``mask`` (bit i: column i of inputs, src_output, attrs,
+    shapes, output_shapes, str_attrs; bit 6: names and ops; None for the others)
+    of a GraphDef ``graph_check`` took, as (names, ops, inputs, ..); None when
+    declined."""
+
 def op_log(data: bytes) -> tuple[Any, ...] | None:
     """An OpLogProto's entry columns, distinct call stacks and strings; None when declined."""
 

@@ -116,7 +116,7 @@ class PendingInputs:
                 return
             graph, log = self._graph, self._log
             if isinstance(graph, bytes):
-                cols = graphs.native_graph_names(graph)  # None only if turned off since
+                cols = graphs.checked_graph_names(graph)  # None only if turned off since
                 graph = cols if cols is not None else graph_columns(graph)
             if log is not None and not isinstance(log, graphs.OpLogColumns):
                 log = op_log_columns(log)

@@ -8,8 +8,10 @@ decode them on their first read. A GraphDef the native decoder took is added
 with names and ops only (:func:`tfprof_lite.proto.graphs.native_graph_names`
 checks every field, so bad bytes still fail at construction): the detail lists
 stop short of its nodes and :class:`PendingDetails` keeps its bytes until one of
-the lists is first read, then decodes all of them in one go. Reads and writes
-go through :class:`DetailColumn`, so consumers see plain, complete lists.
+the lists is first read, then decodes that list's group (:data:`GROUPS`: the
+columns the views read, or the attributes) in one pass that builds only those
+columns. Reads and writes go through :class:`DetailColumn`, so consumers see
+plain, complete lists.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
+    "GROUPS",
     "DetailColumn",
     "OpTypesColumn",
     "PendingDetails",
@@ -35,52 +38,82 @@ __all__ = [
 _V = TypeVar("_V")
 
 
+#: Detail columns decoded together: the first read of one decodes its group
+#: (the views read the first four, for parameter counts and the input shapes of
+#: the returned messages; the attributes are read by the advisor, the memory
+#: analysis and saved profiles).
+GROUPS = (("inputs", "src_output", "shapes", "output_shapes"), ("attrs", "str_attrs"))
+_GROUP_OF = {name: group for group in GROUPS for name in group}
+
+
 class PendingDetails:
-    """Node ranges of a model whose detail columns are not decoded yet."""
+    """Node ranges of a model whose detail columns (all or some) are not decoded yet."""
 
     def __init__(self) -> None:
-        #: (first node id, rows the model kept or None for all, GraphDef bytes)
-        self.segments: list[tuple[int, list[int] | None, bytes]] = []
+        #: (first node id, rows the model kept or None for all, GraphDef bytes,
+        #: the detail columns still pending for these nodes)
+        self.segments: list[tuple[int, list[int] | None, bytes, frozenset[str]]] = []
 
     def __bool__(self) -> bool:
         return bool(self.segments)
 
     def add(self, base: int, keep: list[int] | None, raw: bytes) -> None:
         """Nodes ``base ..`` are the nodes ``keep`` (all when None) of GraphDef ``raw``."""
-        self.segments.append((base, keep, raw))
+        self.segments.append((base, keep, raw, frozenset(DETAILS)))
+
+    def waiting(self, name: str) -> bool:
+        """Whether detail column ``name`` has nodes not decoded yet."""
+        return any(name in segment[3] for segment in self.segments)
 
     def pad(self, model: ProfileModel, n: int) -> None:
-        """Placeholders in ``model``'s detail lists up to node ``n`` (they stop at
-        the first pending node until then)."""
+        """Placeholders in ``model``'s detail lists up to node ``n`` (a list stops
+        at the first node pending in it until then)."""
         if self.segments:
             for name in DETAILS:
                 column = getattr(model, "_" + name)
                 column.extend([None] * (n - len(column)))
 
-    def decode(self, model: ProfileModel) -> None:
-        """Decode the pending nodes' details into ``model``'s detail lists (one
-        thread at a time: readers in other threads wait for complete lists)."""
+    def decode(self, model: ProfileModel, name: str | None = None) -> None:
+        """Decode the pending nodes' details of column ``name``'s group (every
+        column when None) into ``model``'s detail lists (one thread at a time:
+        readers in other threads wait for complete lists)."""
+        columns = DETAILS if name is None else _GROUP_OF[name]
         with model.lazy_lock:
-            if self.segments:
-                self._decode(model)
+            if any(segment[3].intersection(columns) for segment in self.segments):
+                self._decode(model, columns)
 
-    def _decode(self, model: ProfileModel) -> None:
+    def _decode(self, model: ProfileModel, columns: tuple[str, ...]) -> None:
         self.pad(model, len(model.names))
-        columns = {name: getattr(model, "_" + name) for name in DETAILS}
+        left = []
         collecting = gc.isenabled()
         gc.disable()  # many small containers, none of them garbage
         try:
-            for base, keep, raw in self.segments:
-                full = GraphColumns(pending=raw).with_details()
-                for name in DETAILS:
-                    values: list[Any] = getattr(full, name)
-                    if keep is not None:
-                        values = [values[i] for i in keep]
-                    columns[name][base : base + len(values)] = values
-            self.segments = []  # only now: readers that do not wait see none pending
+            for base, keep, raw, pending in self.segments:
+                wanted = tuple(name for name in columns if name in pending)
+                if wanted:
+                    _fill(model, base, keep, GraphColumns(pending=raw).with_details(wanted), wanted)
+                    pending = pending.difference(wanted)
+                if pending:
+                    left.append((base, keep, raw, pending))
+            self.segments = left  # only now: readers that do not wait see these done
         finally:
             if collecting:
                 gc.enable()
+
+
+def _fill(
+    model: ProfileModel,
+    base: int,
+    keep: list[int] | None,
+    full: GraphColumns,
+    columns: tuple[str, ...],
+) -> None:
+    """Columns ``columns`` of ``full`` (rows ``keep``) into ``model``'s lists from node ``base``."""
+    for name in columns:
+        values: list[Any] = getattr(full, name)
+        if keep is not None:
+            values = [values[i] for i in keep]
+        getattr(model, "_" + name)[base : base + len(values)] = values
 
 
 class DetailColumn(Generic[_V]):
@@ -88,6 +121,7 @@ class DetailColumn(Generic[_V]):
     (the list itself lives in the model's ``_<name>`` attribute)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
         self._slot = "_" + name
 
     @overload
@@ -99,13 +133,15 @@ class DetailColumn(Generic[_V]):
     def __get__(self, model: ProfileModel | None, owner: type) -> Any:
         if model is None:
             return self
-        if model.pending_details:
-            model.pending_details.decode(model)
+        pending = model.pending_details
+        if pending and pending.waiting(self._name):
+            pending.decode(model, self._name)
         return getattr(model, self._slot)
 
     def __set__(self, model: ProfileModel, value: list[_V]) -> None:
-        if model.pending_details:
-            model.pending_details.decode(model)
+        pending = model.pending_details
+        if pending and pending.waiting(self._name):
+            pending.decode(model, self._name)
         setattr(model, self._slot, value)
 
 

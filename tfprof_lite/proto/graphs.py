@@ -7,8 +7,11 @@ produce equal columns: the pure-Python one walks a parsed message
 optional native one reads the bytes (:func:`native_graph_columns`,
 :func:`native_op_log_columns`, module ``tfprof_lite._native._graphdecode``);
 :func:`native_graph_names` checks the bytes the same way but decodes names and
-ops only, the other columns pending until :meth:`GraphColumns.with_details`;
-:func:`native_graph_check` checks them and decodes nothing (the node count).
+ops only, the other columns pending until :meth:`GraphColumns.with_details`
+decodes those asked for (the native ``graph_details``, which leaves out the
+checks ``native_graph_check`` made already);
+:func:`native_graph_check` checks them and decodes nothing (the node count),
+and :func:`checked_graph_names` decodes names and ops of bytes it took.
 ``TFPROF_LITE_PURE_PYTHON=1`` keeps the native one out; it declines (returns
 None) on anything outside the plain subset it reads, and the caller then parses
 the bytes with protobuf, so errors are the same on both paths.
@@ -42,6 +45,8 @@ __all__ = [
     "DETAILS",
     "GraphColumns",
     "OpLogColumns",
+    "checked_graph_names",
+    "details_mask",
     "graph_columns_from_message",
     "native_graph_check",
     "native_graph_columns",
@@ -79,19 +84,33 @@ class GraphColumns:
     str_attrs: list[dict[str, str]] = field(default_factory=list)
     pending: bytes | None = None
 
-    def with_details(self) -> GraphColumns:
-        """These columns with every column decoded (``self`` when none is pending)."""
+    def with_details(self, columns: tuple[str, ...] = DETAILS) -> GraphColumns:
+        """These columns with the detail ``columns`` decoded (``self`` when none
+        is pending; the other detail columns stay empty)."""
         if self.pending is None:
             return self
         module = _native()
-        parts = module.graph(self.pending) if module is not None else None
+        parts = module.graph_details(self.pending, details_mask(columns)) if module else None
         if parts is not None:
-            return GraphColumns(*parts[:8])
+            out = GraphColumns(self.names, self.ops)
+            for name, values in zip(DETAILS, parts[2:], strict=True):
+                if values is not None:
+                    setattr(out, name, values)
+            return out
         # Not reached: the native decoder took these bytes for names and ops, and
         # it accepts or declines the same bytes in both modes.
         from tfprof_lite.proto.messages import GraphDef
 
         return graph_columns_from_message(GraphDef.FromString(self.pending))
+
+
+#: The bit of ``graph_details``'s mask for names and ops.
+_NAMES_BIT = 1 << len(DETAILS)
+
+
+def details_mask(columns: tuple[str, ...]) -> int:
+    """The native decoder's mask of detail ``columns`` (bit i: ``DETAILS[i]``)."""
+    return sum(1 << DETAILS.index(name) for name in set(columns))
 
 
 @dataclass
@@ -269,6 +288,20 @@ def native_graph_names(raw: bytes) -> GraphColumns | None:
     parts = module.graph_names(raw)
     if parts is None or (parts[2] and not _values_parse(parts[2])):
         return None
+    return GraphColumns(parts[0], parts[1], pending=raw)
+
+
+def checked_graph_names(raw: bytes) -> GraphColumns | None:
+    """Names and ops of serialized GraphDef ``raw`` that :func:`native_graph_check`
+    took, the other columns pending, as :func:`native_graph_names` gives them
+    but without checking the bytes again; None when the native decoder is not
+    built or is turned off."""
+    module = _native()
+    if module is None or pure_forced():
+        return None
+    parts = module.graph_details(raw, _NAMES_BIT)
+    if parts is None:  # not reached for bytes native_graph_check took
+        return native_graph_names(raw)
     return GraphColumns(parts[0], parts[1], pending=raw)
 
 
