@@ -120,7 +120,7 @@ def _bad_inputs() -> list[tuple[str, Any, Any]]:
     ]
 
 
-@pytest.mark.parametrize("what,graph,log", _bad_inputs(), ids=lambda x: str(x)[:30])
+@pytest.mark.parametrize("what,graph,log", [pytest.param(*c, id=c[0]) for c in _bad_inputs()])
 @pytest.mark.parametrize("pure", [False, True])
 def test_bad_input_fails_in_the_constructor(
     what: str, graph: Any, log: Any, pure: bool, monkeypatch: pytest.MonkeyPatch
