@@ -46,28 +46,6 @@ typedef struct {
 
 #define MAKE(c, kind, ...) TUPLE_MAKE((c)->cls[kind], __VA_ARGS__)
 
-static int read_i64(Ptr *pp, Ptr end, uint32_t wire, int64_t *out) {
-    uint64_t v;
-    TRY(read_u64(pp, end, wire, &v));
-    *out = wire_i64(v);
-    return OK;
-}
-
-static int read_i32(Ptr *pp, Ptr end, uint32_t wire, int64_t *out) {
-    uint64_t v;
-    TRY(read_u64(pp, end, wire, &v));
-    *out = wire_i32(v);
-    return OK;
-}
-
-/* A singular message field: its span; a second occurrence declines. */
-static int read_once(Ptr *pp, Ptr end, uint32_t wire, Span *out) {
-    if (out->p != NULL) {
-        return DECLINE;
-    }
-    return read_span(pp, end, wire, out);
-}
-
 /* The int64 values of ``b`` as a tuple of ints. */
 static PyObject *ints_tuple(const WireBuf *b) {
     const int64_t *v = (const int64_t *)(void *)b->data;
@@ -460,7 +438,7 @@ static PyObject *hlodecode_decode(PyObject *self, PyObject *args) {
     Py_ssize_t len;
     Ctx c;
     Span all;
-    int rc, i;
+    int rc;
     (void)self;
     if (!PyArg_ParseTuple(args, "O!O!:decode", &PyBytes_Type, &data, &PyTuple_Type, &classes)) {
         return NULL;
@@ -469,12 +447,8 @@ static PyObject *hlodecode_decode(PyObject *self, PyObject *args) {
         return NULL;
     }
     memset(&c, 0, sizeof c);
-    if (PyTuple_Size(classes) != K_COUNT) {
-        PyErr_SetString(PyExc_TypeError, "decode() takes the nine HLO tuple classes");
+    if (tuple_classes(classes, c.cls, K_COUNT, "nine HLO tuple classes") < 0) {
         return NULL;
-    }
-    for (i = 0; i < K_COUNT; i++) {
-        c.cls[i] = PyTuple_GetItem(classes, i);
     }
     all.p = (Ptr)buf;
     all.end = all.p + len;
@@ -482,14 +456,7 @@ static PyObject *hlodecode_decode(PyObject *self, PyObject *args) {
     wire_buf_free(&c.ints);
     wire_buf_free(&c.operands);
     wire_buf_free(&c.called);
-    if (rc == FAIL) {
-        return NULL;
-    }
-    if (rc != OK) {
-        Py_XDECREF(result);
-        Py_RETURN_NONE;
-    }
-    return result;
+    return decoded(rc, result);
 }
 
 static PyMethodDef hlodecode_methods[] = {

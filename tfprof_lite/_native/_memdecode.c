@@ -37,21 +37,6 @@ typedef struct {
     PyObject *shapes;
 } Ctx;
 
-static int read_i64(Ptr *pp, Ptr end, uint32_t wire, int64_t *out) {
-    uint64_t v;
-    TRY(read_u64(pp, end, wire, &v));
-    *out = wire_i64(v);
-    return OK;
-}
-
-/* A singular message field read here: its span; a second occurrence declines. */
-static int read_once(Ptr *pp, Ptr end, uint32_t wire, Span *out) {
-    if (out->p != NULL) {
-        return DECLINE;
-    }
-    return read_span(pp, end, wire, out);
-}
-
 /* A message whose fields 1..n are varints (int64, int32, uint32, bool, enum)
    and whose fields ``strings`` (a bit per field number) are strings; ``v``
    receives the varints as read (NULL: only checked). Other fields are skipped. */
@@ -311,7 +296,7 @@ static PyObject *memdecode_decode(PyObject *self, PyObject *args) {
     Py_ssize_t len;
     Ctx c;
     Span all;
-    int rc, i;
+    int rc;
     (void)self;
     memset(&c, 0, sizeof c);
     if (!PyArg_ParseTuple(args, "O!O!O!:decode", &PyBytes_Type, &data, &PyTuple_Type, &classes,
@@ -321,24 +306,13 @@ static PyObject *memdecode_decode(PyObject *self, PyObject *args) {
     if (PyBytes_AsStringAndSize(data, &buf, &len) < 0) {
         return NULL;
     }
-    if (PyTuple_Size(classes) != K_COUNT) {
-        PyErr_SetString(PyExc_TypeError, "decode() takes the three memory record classes");
+    if (tuple_classes(classes, c.cls, K_COUNT, "three memory record classes") < 0) {
         return NULL;
-    }
-    for (i = 0; i < K_COUNT; i++) {
-        c.cls[i] = PyTuple_GetItem(classes, i);
     }
     all.p = (Ptr)buf;
     all.end = all.p + len;
     rc = decode_node(&c, all, &result);
-    if (rc == FAIL) {
-        return NULL;
-    }
-    if (rc != OK) {
-        Py_XDECREF(result);
-        Py_RETURN_NONE;
-    }
-    return result;
+    return decoded(rc, result);
 }
 
 static PyMethodDef memdecode_methods[] = {

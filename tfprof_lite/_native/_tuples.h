@@ -117,4 +117,57 @@ static inline PyObject *int_of(int64_t v) { return PyLong_FromLongLong((long lon
 /* Status of building ``*out`` (NULL: a failure with an exception set). */
 #define BUILT(out) ((out) != NULL ? OK : FAIL)
 
+/* Varint fields read as protobuf reads int64 and int32 fields. */
+static inline int read_i64(Ptr *pp, Ptr end, uint32_t wire, int64_t *out) {
+    uint64_t v;
+    TRY(read_u64(pp, end, wire, &v));
+    *out = wire_i64(v);
+    return OK;
+}
+
+static inline int read_i32(Ptr *pp, Ptr end, uint32_t wire, int64_t *out) {
+    uint64_t v;
+    TRY(read_u64(pp, end, wire, &v));
+    *out = wire_i32(v);
+    return OK;
+}
+
+/* A singular message field read here: its span; a second occurrence declines
+   (protobuf would merge the two). */
+static inline int read_once(Ptr *pp, Ptr end, uint32_t wire, Span *out) {
+    if (out->p != NULL) {
+        return DECLINE;
+    }
+    return read_span(pp, end, wire, out);
+}
+
+/* The ``n`` classes of the tuple ``classes`` into ``cls`` (borrowed); -1 with a
+   TypeError naming ``what`` when it holds another number of them. */
+static inline int tuple_classes(PyObject *classes, PyObject **cls, Py_ssize_t n,
+                                const char *what) {
+    Py_ssize_t i;
+    if (PyTuple_Size(classes) != n) {
+        PyErr_Format(PyExc_TypeError, "decode() takes the %s", what);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        cls[i] = PyTuple_GetItem(classes, i);
+    }
+    return 0;
+}
+
+/* What a decode function returns for a decoder's status: ``result`` (OK),
+   None (declined; ``result`` released) or NULL (an exception is set). */
+static inline PyObject *decoded(int rc, PyObject *result) {
+    if (rc == FAIL) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    if (rc != OK) {
+        Py_XDECREF(result);
+        Py_RETURN_NONE;
+    }
+    return result;
+}
+
 #endif /* TFPROF_LITE_TUPLES_H */
