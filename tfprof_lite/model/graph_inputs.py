@@ -20,6 +20,7 @@ them at once:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from tfprof_lite.model.profile import ProfileModel
@@ -44,6 +45,21 @@ def _parse(kind: str, data: Any, what: str) -> Any:
     return parse(getattr(pb, kind), data, what)
 
 
+def _taken(graph: Any, native: Callable[[bytes], Any]) -> tuple[bytes, Any] | graphs.GraphColumns:
+    """``graph``'s bytes and what ``native`` (a native GraphDef walk that checks
+    every field; None when it declines) made of them, or, when it declines, the
+    graph's columns decoded by protobuf. A small graph given as bytes is also
+    parsed by protobuf, for its input-kind check."""
+    raw = wire_bytes("GraphDef", graph, "graph")
+    result = native(raw) if raw is not None else None
+    if raw is None or result is None:
+        return graphs.graph_columns_from_message(_parse("GraphDef", graph, "graph"))
+    count = len(result.names) if isinstance(result, graphs.GraphColumns) else result
+    if count < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):
+        _parse("GraphDef", raw, "graph")
+    return raw, result
+
+
 def graph_columns(graph: Any) -> graphs.GraphColumns | None:
     """A GraphDef (bytes or message, ours or TensorFlow's) as node columns, or None.
 
@@ -53,14 +69,9 @@ def graph_columns(graph: Any) -> graphs.GraphColumns | None:
     """
     if graph is None:
         return None
-    raw = wire_bytes("GraphDef", graph, "graph")
     # Names and ops now, the other columns when first read (every field checked now).
-    cols = graphs.native_graph_names(raw) if raw is not None else None
-    if cols is None:
-        return graphs.graph_columns_from_message(_parse("GraphDef", graph, "graph"))
-    if len(cols.names) < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):
-        _parse("GraphDef", raw, "graph")
-    return cols
+    taken = _taken(graph, graphs.native_graph_names)
+    return taken if isinstance(taken, graphs.GraphColumns) else taken[1]
 
 
 def op_log_columns(op_log: Any) -> graphs.OpLogColumns | None:
@@ -83,13 +94,8 @@ def _checked_graph(graph: Any) -> graphs.GraphColumns | bytes | None:
     else its columns (decoded now, failing as :func:`graph_columns` does)."""
     if graph is None:
         return None
-    raw = wire_bytes("GraphDef", graph, "graph")
-    count = graphs.native_graph_check(raw) if raw is not None else None
-    if count is None:
-        return graphs.graph_columns_from_message(_parse("GraphDef", graph, "graph"))
-    if count < _KIND_CHECK_NODES and isinstance(graph, (bytes, bytearray, memoryview)):
-        _parse("GraphDef", raw, "graph")
-    return raw
+    taken = _taken(graph, graphs.native_graph_check)
+    return taken if isinstance(taken, graphs.GraphColumns) else taken[0]
 
 
 class PendingInputs:
