@@ -11,7 +11,15 @@ import random
 import struct
 from typing import Any, Callable, Optional
 
-from tests.fuzz.wire_tree import I32, I64, MessageIndex, apply_edits, encode_varint, read_varint
+from tests.fuzz.wire_tree import (
+    I32,
+    I64,
+    MessageIndex,
+    apply_edits,
+    encode_varint,
+    index_message,
+    read_varint,
+)
 
 __all__ = ["EXTREME_INTS", "INTERESTING_STRINGS", "mutate"]
 
@@ -343,3 +351,26 @@ def mutate(
                 notes.append(note)
                 break
     return data, notes
+
+
+def mutation_outcomes(
+    rng: random.Random,
+    seeds: list[bytes],
+    descriptor: Any,
+    count: int,
+    outcome: Callable[[bytes], str],
+) -> dict[str, int]:
+    """How often ``outcome`` (which asserts what it checks) returns each value on
+    ``count`` mutations of every seed (a message of ``descriptor``'s type, the
+    other seeds its splice donors); a failed assertion names the edits and input."""
+    counts: dict[str, int] = {}
+    for seed in seeds:
+        index = index_message(seed, descriptor)
+        for _ in range(count):
+            data, notes = mutate(rng, seed, index, seeds)
+            try:
+                result = outcome(data)
+            except AssertionError as err:
+                raise AssertionError(f"{notes}: {err} (input {data.hex()})") from None
+            counts[result] = counts.get(result, 0) + 1
+    return counts

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.fuzz.mutate import mutate
-from tests.fuzz.wire_tree import index_message
+from tests.fuzz.mutate import mutation_outcomes
 from tests.stepcols import skip_or_fail
 from tests.xspace_files import jax_cases, jax_file
 from tfprof_lite._native import PURE_PYTHON_ENV, load
@@ -217,14 +216,6 @@ def test_mutated_modules_agree() -> None:
     rng = random.Random(23)
     protos = sorted(_jax_protos(), key=len)
     seeds = [full_module(), protos[0], protos[len(protos) // 2], protos[3 * len(protos) // 4]]
-    counts = {"decoded": 0, "declined": 0}
-    for seed in seeds:
-        index = index_message(seed, hlo.HloProto.DESCRIPTOR)
-        for _ in range(MUTATIONS):
-            data, notes = mutate(rng, seed, index, seeds)
-            try:
-                counts[agrees(data)] += 1
-            except AssertionError as err:
-                raise AssertionError(f"{notes}: {err} (input {data.hex()})") from None
-    assert counts["decoded"] > len(seeds) * MUTATIONS // 10, counts
-    assert counts["declined"] > len(seeds) * MUTATIONS // 10, counts
+    counts = mutation_outcomes(rng, seeds, hlo.HloProto.DESCRIPTOR, MUTATIONS, agrees)
+    assert counts.get("decoded", 0) > len(seeds) * MUTATIONS // 10, counts
+    assert counts.get("declined", 0) > len(seeds) * MUTATIONS // 10, counts

@@ -16,6 +16,7 @@ import click
 import pytest
 
 import tfprof_lite
+from tests.xspace_data import JAX_CASES, jax_file
 from tfprof_lite.cli import _REGISTRY, COMMANDS, cli
 
 #: Packages that neither ``import tfprof_lite`` nor ``--help`` may load.
@@ -185,8 +186,6 @@ def _under(modules: set[str], packages: tuple[str, ...]) -> list[str]:
 
 
 def test_overview_of_an_xspace_loads_only_what_it_uses() -> None:
-    from tests.xspace_data import JAX_CASES, jax_file
-
     modules = _command_modules(["overview", str(jax_file(JAX_CASES[0]))])
     assert "tfprof_lite.analysis.overview" in modules  # the command did run
     assert _under(modules, _NOT_FOR_AN_XSPACE_OVERVIEW) == []
@@ -200,7 +199,6 @@ def test_overview_and_report_of_an_xspace_load_no_protobuf(
     """The native decoders read the XSpace, its HLO programs and the memory
     records: protobuf (some 20 ms to import with our message classes) is left
     out, and the report's advisor section builds no AdviceProto."""
-    from tests.xspace_data import jax_file
     from tfprof_lite._native import PURE_PYTHON_ENV, load
 
     monkeypatch.delenv(PURE_PYTHON_ENV, raising=False)
@@ -215,8 +213,6 @@ def test_overview_and_report_of_an_xspace_load_no_protobuf(
 
 
 def test_report_of_an_xspace_loads_no_cluster_code_nor_package_metadata(tmp_path: Path) -> None:
-    from tests.xspace_data import JAX_CASES, jax_file
-
     out = tmp_path / "r.html"
     modules = _command_modules(["report", str(jax_file(JAX_CASES[0])), "-o", str(out)])
     assert out.stat().st_size > 0
@@ -318,8 +314,6 @@ def test_numpy_is_imported_with_one_blas_thread(
     """A command imports NumPy with ``OPENBLAS_NUM_THREADS=1`` (its BLAS threads
     would only spin) and then restores the environment; a value the user set
     is left alone."""
-    from tests.xspace_data import JAX_CASES, jax_file
-
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     if preset is None:
         monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
@@ -355,3 +349,15 @@ def test_commands_said_to_need_no_numpy_are_those_that_import_none() -> None:
         if out.strip() == "False":
             without.add(name)
     assert without == set(_WITHOUT_NUMPY)
+
+
+@pytest.mark.parametrize("case", JAX_CASES)
+def test_report_and_overview_of_an_xspace_leave_numpy_ma_out(case: str, tmp_path: Path) -> None:
+    """The overview and the HTML report of an XSpace never import ``numpy.ma``
+    (some 20 ms): a bare ``np.unique(x)`` imports it on its first call,
+    ``return_index`` does not."""
+    path = str(jax_file(case))
+    report = _command_modules(["report", path, "-o", str(tmp_path / "r.html")])
+    assert "numpy.ma" not in report
+    assert (tmp_path / "r.html").stat().st_size > 0
+    assert "numpy.ma" not in _command_modules(["overview", path, "--json"])

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.fuzz.mutate import mutate
-from tests.fuzz.wire_tree import index_message
+from tests.fuzz.mutate import mutation_outcomes
 from tests.stepcols import skip_or_fail
 from tests.xspace_files import jax_cases, jax_file
 from tfprof_lite import Profiler
@@ -168,14 +167,6 @@ def test_mutated_records_agree() -> None:
     rng = random.Random(23)
     records = sorted(_records(), key=len)
     seeds = [full_record(), records[0], records[len(records) // 2], records[-1]]
-    counts = {"decoded": 0, "declined": 0}
-    for seed in seeds:
-        index = index_message(seed, pb.NodeExecStats.DESCRIPTOR)
-        for _ in range(MUTATIONS):
-            data, notes = mutate(rng, seed, index, seeds)
-            try:
-                counts[agrees(data)] += 1
-            except AssertionError as err:
-                raise AssertionError(f"{notes}: {err} (input {data.hex()})") from None
-    assert counts["decoded"] > len(seeds) * MUTATIONS // 10, counts
-    assert counts["declined"] > len(seeds) * MUTATIONS // 20, counts
+    counts = mutation_outcomes(rng, seeds, pb.NodeExecStats.DESCRIPTOR, MUTATIONS, agrees)
+    assert counts.get("decoded", 0) > len(seeds) * MUTATIONS // 10, counts
+    assert counts.get("declined", 0) > len(seeds) * MUTATIONS // 20, counts
