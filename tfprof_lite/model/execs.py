@@ -312,19 +312,23 @@ class StepExecs:
         """node -> the devices it ran on in the step (every present node, in
         first-seen order)."""
 
-        def build() -> dict[int, set[str]]:
-            out: dict[int, set[str]] = {}
-            names = self.device_names
-            for nid, code in zip(self.pairs["node"].tolist(), self.pairs["dev"].tolist()):
-                devs = out.get(nid)
-                if devs is None:
-                    devs = out[nid] = set()
-                if code >= 0:
-                    devs.add(names[code])
-            return out
-
-        result: dict[int, set[str]] = self._cached("devices", build)
+        result: dict[int, set[str]] = self._cached("devices", self.device_sets)
         return result
+
+    def device_sets(self, skip: list[str] | None = None) -> dict[int, set[str]]:
+        """:attr:`devices` built afresh (not cached), leaving out the nodes whose
+        entry in ``skip`` (indexed by node id) is non-empty."""
+        out: dict[int, set[str]] = {}
+        names = self.device_names
+        for nid, code in zip(self.pairs["node"].tolist(), self.pairs["dev"].tolist()):
+            if skip is not None and skip[nid]:
+                continue
+            devs = out.get(nid)
+            if devs is None:
+                devs = out[nid] = set()
+            if code >= 0:
+                devs.add(names[code])
+        return out
 
     def used_devices(self) -> list[str]:
         """Each device string the step's nodes ran on once (those of :attr:`devices`,

@@ -51,14 +51,4 @@ def bind_gpu_devices(model: ProfileModel) -> None:
 
 def _unbound_devices(execs: StepExecs, canonical: list[str]) -> dict[int, set[str]]:
     """``execs.devices`` of the nodes without a canonical device (same order)."""
-    out: dict[int, set[str]] = {}
-    names = execs.device_names
-    for nid, code in zip(execs.pairs["node"].tolist(), execs.pairs["dev"].tolist()):
-        if canonical[nid]:
-            continue
-        devs = out.get(nid)
-        if devs is None:
-            devs = out[nid] = set()
-        if code >= 0:
-            devs.add(names[code])
-    return out
+    return execs.device_sets(skip=canonical)
