@@ -99,7 +99,7 @@ def _files(paths: list[str]) -> Iterator[tuple[str, Path]]:
         path = Path(given)
         found = sorted(path.rglob("*.xplane.pb")) if path.is_dir() else [path]
         for file in found:
-            name = "_".join(file.resolve().parts[-5:]).replace(".xplane.pb", "")
+            name = "_".join(file.resolve().parts[1:][-5:]).replace(".xplane.pb", "")  # no root
             yield name, file
 
 
