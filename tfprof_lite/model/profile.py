@@ -113,6 +113,8 @@ class ProfileModel(DeferredTraces):
         #: How the steps were found, for profiles read from XSpace files
         #: ("step markers (train)", "inferred: ..."); empty otherwise.
         self.steps_source = ""
+        #: An XSpace's XLA programs and their ops' times (None for other inputs).
+        self.xla_programs: Any = None
         self.covered: set[int] = set()
         self.graph_version = 0
         self.data_version = 0

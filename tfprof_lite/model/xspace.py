@@ -43,6 +43,7 @@ import numpy.typing as npt
 from tfprof_lite.base.heap import give_back_freed
 from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.records import NodeSpec
+from tfprof_lite.model.xla_programs import XlaPrograms, xla_programs
 from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
 from tfprof_lite.model.xspace_devices import bind_gpu_devices
 from tfprof_lite.model.xspace_events import (
@@ -99,8 +100,10 @@ class XSpaceSteps:
         tracer_ns: list[I64],
         code: CodeSources,
         pending: dict[int, StepMemory] | None = None,
+        xla: XlaPrograms | None = None,
     ) -> None:
         self.numbers = numbers
+        self.xla = xla
         self._columns = columns
         self.pending = pending or {}
         self.nodes = nodes
@@ -430,6 +433,7 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     settle()
     programs = set(attribution.programs.values())
     code = code_sources(table, attribution)
+    xla = xla_programs(table)
     # The memory records need the host ops and the events' times only.
     tf_ops = attribution.tf_ops
     del attribution
@@ -439,7 +443,7 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     add_memory(table, tf_ops, roots.events, columns, nodes, programs, found, settle, pending)
     del found, table
     settle()
-    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending)
+    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending, xla)
 
 
 def _nothing() -> None:
@@ -480,3 +484,4 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
     bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
+    model.xla_programs = plan.xla

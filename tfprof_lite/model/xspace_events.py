@@ -5,7 +5,7 @@ what the conversion asks of every event, in columns: its plane kind (host,
 GPU), start and end in ps from the file's origin, its name, and the values of
 the few stats the conversion reads (``correlation_id``, ``tf_op``, ``hlo_op``,
 ``hlo_module``, ``kernel_details``, ``memcpy_details``, ``_r``, ``step_num``,
-``eager_op``, ``program_id``), looked up once for all events by stat name.
+``eager_op``, ``program_id``, ``run_id``), looked up once for all events by stat name.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ DERIVED_LINES = frozenset(
 
 _GPU_PLANE = re.compile(r"/device:GPU:(\d+)")
 _TEXT_STATS = ("tf_op", "hlo_op", "hlo_module", "kernel_details", "memcpy_details", "eager_op")
-_INT_STATS = ("correlation_id", "_r", "step_num", "program_id")
+_INT_STATS = ("correlation_id", "_r", "step_num", "program_id", "run_id")
 #: Int stats kept as a column per event; the others are kept as (event, value)
 #: pairs of the events that have them. None: even ``correlation_id`` is on
 #: under a third of a large GPU file's events (launches and GPU events).

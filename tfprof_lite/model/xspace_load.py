@@ -43,7 +43,7 @@ EVENT_STATS = frozenset(
     {
         # xspace_events
         "tf_op", "hlo_op", "hlo_module", "kernel_details", "memcpy_details", "eager_op",
-        "correlation_id", "_r", "step_num", "program_id",
+        "correlation_id", "_r", "step_num", "program_id", "run_id",
         # xspace_memory
         "allocation_bytes", "requested_bytes", "addr", "bytes_allocated", "bytes_reserved",
         "data_type", "allocator_name", "shape",

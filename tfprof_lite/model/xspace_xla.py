@@ -112,7 +112,15 @@ class XlaEvents:
 
 
 def xla_events(table: EventTable) -> XlaEvents:
-    """The HLO instruction of each GPU event that maps to one (see :func:`xla_ops`)."""
+    """The HLO instruction of each GPU event that maps to one (see :func:`xla_ops`);
+    worked out once per table."""
+    found: XlaEvents | None = table.memo.get("xla_events")
+    if found is None:
+        found = table.memo["xla_events"] = _xla_events(table)
+    return found
+
+
+def _xla_events(table: EventTable) -> XlaEvents:
     none = XlaEvents(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
     protos = hlo_protos(table)
     if not protos:

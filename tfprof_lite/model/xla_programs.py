@@ -1,0 +1,303 @@
+"""The compiled XLA programs of a profile and the time each of their instructions ran.
+
+What the XLA program tools (op profile, roofline, memory viewer:
+:mod:`tfprof_lite.xla.program`) read of an XSpace, kept on the model as
+:class:`XlaPrograms` (``ProfileModel.xla_programs``; ``None`` for a profile
+without HLO programs). Built once when the file is opened, from every event in
+the window, whether or not it falls inside a step:
+
+* ``programs``: each program of the ``/host:metadata`` plane (its
+  ``program_id``, module name and serialized ``HloProto``, parsed only when a
+  tool asks).
+* ``ops``: one row per (program, instruction, device) that ran, in columns:
+  ``occurrences``, ``time_ps`` (wall time of its events) and ``self_ps`` (less
+  the time of other XLA op events nested in them on the same thread, as a
+  CPU ``while`` holds its body's ops). On a GPU the events are the kernels and
+  copies :class:`~tfprof_lite.model.xla_ops.XlaOpIndex` maps to an instruction
+  (command buffers included); an occurrence is one launch (the events of one
+  ``correlation_id``). On a CPU (JAX, TF with XLA on the host) they are the
+  host events with an ``hlo_op`` stat; each is one occurrence.
+* ``runs``: per program, how often it ran: the distinct ``run_id`` of its host
+  op events where they have one, else the most common occurrence count of its
+  instructions.
+* ``devices``: each GPU plane's capabilities (its stats: clock, SM count,
+  memory bandwidth, compute capability...), for peak FLOP rates.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
+from tfprof_lite.model.xspace_xla import hlo_protos, xla_events
+from tfprof_lite.proto.hlo_module import read_hlo_module
+from tfprof_lite.proto.xplane import XSpaceColumns
+
+__all__ = ["DeviceCaps", "OpTimes", "ProgramRecord", "XlaPrograms", "programs_of", "xla_programs"]
+
+I64 = npt.NDArray[np.int64]
+
+_CAPS = {
+    "clock_rate": "clock_khz",
+    "core_count": "cores",
+    "memory_bandwidth": "memory_bandwidth",
+    "memory_size": "memory_size",
+    "compute_cap_major": "cc_major",
+    "compute_cap_minor": "cc_minor",
+    "peak_teraflops_per_second": "peak_tflops",
+    "peak_hbm_bw_gigabytes_per_second": "peak_hbm_gbps",
+}
+
+
+@dataclass(frozen=True)
+class ProgramRecord:
+    """One compiled program: ``program_id`` (None when the file gives none),
+    its module name and its serialized ``HloProto``."""
+
+    program_id: int | None
+    module: str
+    hlo: bytes
+
+
+@dataclass(frozen=True)
+class DeviceCaps:
+    """A device plane's capabilities (0 / ``""`` where the file does not say).
+
+    ``clock_khz``, ``cores`` (SMs), ``memory_bandwidth`` (bytes/s), ``memory_size``
+    (bytes), ``cc_major``/``cc_minor`` (CUDA compute capability), and the plane's
+    own ``peak_tflops`` / ``peak_hbm_gbps`` when the profiler wrote them.
+    """
+
+    plane: str
+    ordinal: int
+    model: str = ""
+    vendor: str = ""
+    clock_khz: float = 0.0
+    cores: int = 0
+    memory_bandwidth: float = 0.0
+    memory_size: int = 0
+    cc_major: int = 0
+    cc_minor: int = 0
+    peak_tflops: float = 0.0
+    peak_hbm_gbps: float = 0.0
+
+
+@dataclass
+class OpTimes:
+    """Per (program, instruction, device) timing rows, in parallel columns.
+
+    ``program``: the row in :attr:`XlaPrograms.programs`; ``device``: the GPU
+    ordinal, -1 for the host.
+    """
+
+    program: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    name: list[str] = field(default_factory=list)
+    device: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    occurrences: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    time_ps: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    self_ps: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.name)
+
+
+@dataclass
+class XlaPrograms:
+    """The programs of a profile, the time of their instructions and the devices
+    they ran on (see the module docstring)."""
+
+    programs: list[ProgramRecord]
+    ops: OpTimes
+    runs: I64
+    devices: list[DeviceCaps]
+    window_ps: int = 0
+
+    def program_time_ps(self) -> I64:
+        """Per program, the self time of its instructions summed (its kernel time
+        on a GPU)."""
+        out = np.zeros(len(self.programs), dtype=np.int64)
+        np.add.at(out, self.ops.program, self.ops.self_ps)
+        return out
+
+
+# One row of timing input: (program row, instruction, device, execution or -1,
+# start ps, end ps, line, run id or None).
+_Row = tuple[int, str, int, int, int, int, int, "int | None"]
+
+
+def xla_programs(table: EventTable) -> XlaPrograms | None:
+    """The programs of ``table``'s file and their instructions' times, or None
+    when the file holds no HLO program."""
+    protos = hlo_protos(table)
+    if not protos:
+        return None
+    programs = [_record(table, program_id, data) for program_id, data in protos]
+    row_of: dict[int | None, int] = {}
+    by_module: dict[str, int] = {}
+    for row, record in enumerate(programs):
+        row_of[record.program_id] = row
+        by_module.setdefault(record.module, row)
+    rows = _device_rows(table, row_of) + _host_rows(table, row_of, by_module)
+    ops, run_ids = _aggregate(rows)
+    runs = _runs(ops, run_ids, len(programs))
+    cols = table.cols
+    extent = int(table.end.max() - table.start.min()) if len(table) else 0
+    devices = [_caps(cols, p) for p, name in enumerate(cols.plane_name) if gpu_ordinal(name) >= 0]
+    return XlaPrograms(programs, ops, runs, devices, extent)
+
+
+def _record(table: EventTable, program_id: int | None, data: bytes) -> ProgramRecord:
+    try:
+        name = str(read_hlo_module(data).name)
+    except InvalidInputError:  # the tools say so when they parse it
+        name = ""
+    return ProgramRecord(program_id, name, data)
+
+
+def _device_rows(table: EventTable, row_of: dict[int | None, int]) -> list[_Row]:
+    found = xla_events(table)
+    hit = found.at >= 0
+    events, at = found.events[hit], found.at[hit]
+    if not len(events):
+        return []
+    execution = table.ints.at("correlation_id", events)
+    has_exec = table.has_int["correlation_id"][events]
+    cols = table.cols
+    lines = cols.event_line[events]
+    ordinal = np.asarray([gpu_ordinal(n) for n in cols.plane_name], dtype=np.int64)
+    device = ordinal[cols.line_plane[lines]]
+    out: list[_Row] = []
+    ops = found.ops
+    for e, a, x, has, d, line in zip(
+        events.tolist(), at.tolist(), execution.tolist(), has_exec.tolist(),
+        device.tolist(), lines.tolist(), strict=True,
+    ):  # fmt: skip
+        op = ops[a]
+        program = row_of.get(op.program_id)
+        if program is None:
+            continue
+        start, end = int(table.start[e]), int(table.end[e])
+        out.append((program, op.name, d, x if has else -1 - e, start, end, line, None))
+    return out
+
+
+def _host_rows(
+    table: EventTable, row_of: dict[int | None, int], by_module: dict[str, int]
+) -> list[_Row]:
+    host = table.host_events()
+    if not len(host) or "hlo_op" not in table.codes:
+        return []
+    codes = table.codes["hlo_op"][host].astype(np.int64)
+    events = host[codes >= 0]
+    if not len(events):
+        return []
+    strings = table.cols.strings
+    op_codes = table.codes["hlo_op"][events].astype(np.int64).tolist()
+    module_codes = table.codes["hlo_module"][events].astype(np.int64).tolist()
+    program_id = table.ints.at("program_id", events).tolist()
+    has_program = table.has_int["program_id"][events].tolist()
+    run = table.ints.at("run_id", events).tolist() if "run_id" in table.has_int else None
+    has_run = table.has_int["run_id"][events].tolist() if run is not None else None
+    lines = table.cols.event_line[events].tolist()
+    out: list[_Row] = []
+    for i, e in enumerate(events.tolist()):
+        program = row_of.get(program_id[i]) if has_program[i] else None
+        if program is None and module_codes[i] >= 0:
+            program = by_module.get(strings[module_codes[i]])
+        if program is None:
+            continue
+        run_id = run[i] if run is not None and has_run is not None and has_run[i] else None
+        start, end = int(table.start[e]), int(table.end[e])
+        out.append((program, strings[op_codes[i]], -1, -1 - e, start, end, lines[i], run_id))
+    return out
+
+
+def _self_times(rows: list[_Row]) -> list[int]:
+    """Each row's time less the rows nested directly inside it on its line."""
+    self_ps = [end - start for _, _, _, _, start, end, _, _ in rows]
+    order = sorted(range(len(rows)), key=lambda i: (rows[i][6], rows[i][4], -rows[i][5]))
+    stack: list[int] = []
+    line = None
+    for i in order:
+        start, end, at_line = rows[i][4], rows[i][5], rows[i][6]
+        if at_line != line:
+            stack, line = [], at_line
+        while stack and rows[stack[-1]][5] <= start:
+            stack.pop()
+        if stack and end <= rows[stack[-1]][5]:
+            self_ps[stack[-1]] -= end - start
+        stack.append(i)
+    return self_ps
+
+
+def _aggregate(rows: list[_Row]) -> tuple[OpTimes, dict[int, set[int]]]:
+    self_ps = _self_times(rows)
+    keys: dict[tuple[int, str, int], int] = {}
+    time: list[int] = []
+    selves: list[int] = []
+    executions: list[set[int]] = []
+    run_ids: dict[int, set[int]] = {}
+    for (program, name, device, execution, start, end, _, run), own in zip(
+        rows, self_ps, strict=True
+    ):
+        key = (program, name, device)
+        at = keys.get(key)
+        if at is None:
+            at = keys[key] = len(time)
+            time.append(0)
+            selves.append(0)
+            executions.append(set())
+        time[at] += end - start
+        selves[at] += own
+        executions[at].add(execution)
+        if run is not None:
+            run_ids.setdefault(program, set()).add(run)
+    ops = OpTimes(
+        program=np.asarray([k[0] for k in keys], dtype=np.int64),
+        name=[k[1] for k in keys],
+        device=np.asarray([k[2] for k in keys], dtype=np.int64),
+        occurrences=np.asarray([len(x) for x in executions], dtype=np.int64),
+        time_ps=np.asarray(time, dtype=np.int64),
+        self_ps=np.asarray(selves, dtype=np.int64),
+    )
+    return ops, run_ids
+
+
+def _runs(ops: OpTimes, run_ids: dict[int, set[int]], count: int) -> I64:
+    out = np.zeros(count, dtype=np.int64)
+    counts: dict[int, Counter[int]] = {}
+    for program, occurrences in zip(ops.program.tolist(), ops.occurrences.tolist(), strict=True):
+        counts.setdefault(program, Counter())[occurrences] += 1
+    for program, seen in counts.items():
+        ids = run_ids.get(program)
+        out[program] = len(ids) if ids else seen.most_common(1)[0][0]
+    return out
+
+
+def _caps(cols: XSpaceColumns, plane: int) -> DeviceCaps:
+    stats = cols.plane_stat_dict(plane)
+    values: dict[str, object] = {}
+    for stat, name in _CAPS.items():
+        value = stats.get(stat)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[name] = value
+    name = cols.plane_name[plane]
+    return DeviceCaps(
+        plane=name,
+        ordinal=gpu_ordinal(name),
+        model=str(stats.get("gpu_device_name", "") or ""),
+        vendor=str(stats.get("device_vendor", "") or ""),
+        **values,  # type: ignore[arg-type]
+    )
+
+
+def programs_of(model: object) -> XlaPrograms | None:
+    """The :class:`XlaPrograms` a loaded model holds (``ProfileModel.xla_programs``),
+    or None: the profile has no XLA programs (not an XSpace, or none in it)."""
+    found = getattr(model, "xla_programs", None)
+    return found if isinstance(found, XlaPrograms) else None
