@@ -19,7 +19,8 @@ the window, whether or not it falls inside a step:
   host events with an ``hlo_op`` stat; each is one occurrence.
 * ``runs``: per program, how often it ran: the distinct ``run_id`` of its host
   op events where they have one, else the most common occurrence count of its
-  instructions.
+  instructions (a ``run_id`` of -1, as TensorFlow's XLA launches give, is
+  no id).
 * ``devices``: each GPU plane's capabilities (its stats: clock, SM count,
   memory bandwidth, compute capability...), for peak FLOP rates.
 """
@@ -212,6 +213,8 @@ def _host_rows(
         if program is None:
             continue
         run_id = run[i] if run is not None and has_run is not None and has_run[i] else None
+        if run_id == -1:  # TF's XLA launches say -1: not recorded
+            run_id = None
         start, end = int(table.start[e]), int(table.end[e])
         out.append((program, strings[op_codes[i]], -1, -1 - e, start, end, lines[i], run_id))
     return out
