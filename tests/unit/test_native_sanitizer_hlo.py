@@ -4,10 +4,12 @@ As :mod:`tests.unit.test_native_sanitizer` does for the step decoder:
 ``_hlodecode.c`` and ``_memdecode.c`` are compiled with gcc's sanitizers and run
 in a child Python with ``libasan`` preloaded, on the inputs of their tests (real
 programs and records of the JAX captures, hand-made ones with every field),
-truncations and seeded mutations. Any sanitizer report, crash or non-zero exit
-fails; every result (the named tuples, or a decline) must equal the regular
-build's, also when the tuples are made through ``tuple.__new__`` (the way taken
-on CPython 3.14 and later, ``-DTUPLES_VIA_NEW``).
+truncations and seeded mutations; the HLO decoder through both its entry points
+(``decode``: the module, ``decode_program``: the whole program with its buffer
+assignment). Any sanitizer report, crash or non-zero exit fails; every result
+(the named tuples, or a decline) must equal the regular build's, also when the
+tuples are made through ``tuple.__new__`` (the way taken on CPython 3.14 and
+later, ``-DTUPLES_VIA_NEW``).
 """
 
 from __future__ import annotations
@@ -34,18 +36,21 @@ NATIVE = Path(__file__).resolve().parents[2] / "tfprof_lite" / "_native"
 MUTATIONS = 400
 
 #: The child: the tuple classes rebuilt from (name, fields), then every input
-#: decoded twice; one digest of the result's repr per input (``-``: declined).
+#: decoded twice by each function named in argv[4]; one digest of the result's
+#: repr per input and function (``-``: declined).
 CHILD = textwrap.dedent(
     """
     import collections, hashlib, importlib, pickle, sys
     sys.path.insert(0, sys.argv[1])
-    decode = importlib.import_module(sys.argv[2]).decode
+    module = importlib.import_module(sys.argv[2])
     specs, inputs = pickle.load(open(sys.argv[3], "rb"))
     classes = tuple(collections.namedtuple(name, fields) for name, fields in specs)
     for data in inputs:
-        for _ in range(2):
-            result = decode(data, classes) if len(classes) > 3 else decode(data, classes, {})
-        print("-" if result is None else hashlib.sha256(repr(result).encode()).hexdigest())
+        for name in sys.argv[4].split(","):
+            decode = getattr(module, name)
+            for _ in range(2):
+                result = decode(data, classes) if len(classes) > 3 else decode(data, classes, {})
+            print("-" if result is None else hashlib.sha256(repr(result).encode()).hexdigest())
     """
 )
 
@@ -65,7 +70,7 @@ def _inputs(seeds: list[bytes], index_of: Any) -> list[bytes]:
 
 
 def _check(libasan: str, tmp_path: Path, name: str, classes: tuple[type, ...],
-           inputs: list[bytes], *defines: str) -> None:  # fmt: skip
+           inputs: list[bytes], *defines: str, functions: str = "decode") -> None:  # fmt: skip
     regular = load(name)
     if regular is None:
         pytest.skip(f"{name} is not built")
@@ -73,12 +78,14 @@ def _check(libasan: str, tmp_path: Path, name: str, classes: tuple[type, ...],
     specs = [(cls.__name__, cls._fields) for cls in classes]  # type: ignore[attr-defined]
     data_file = tmp_path / "inputs.pickle"
     data_file.write_bytes(pickle.dumps((specs, inputs)))
-    done = _run_child(libasan, CHILD, [str(module.parent), name, str(data_file)])
+    done = _run_child(libasan, CHILD, [str(module.parent), name, str(data_file), functions])
     assert problems(done) == [], done.stderr[-3000:]
-    if len(classes) > 3:
-        expected = [_digest(regular.decode(d, classes)) for d in inputs]
-    else:
-        expected = [_digest(regular.decode(d, classes, {})) for d in inputs]
+    expected = []
+    for d in inputs:
+        for function in functions.split(","):
+            decode = getattr(regular, function)
+            found = decode(d, classes) if len(classes) > 3 else decode(d, classes, {})
+            expected.append(_digest(found))
     assert done.stdout.split() == expected
     assert "-" in expected and len(set(expected)) > len(inputs) // 10
 
@@ -88,13 +95,14 @@ def test_hlo_decoder_under_sanitizers(
     libasan: str, tmp_path: Path, defines: tuple[str, ...]
 ) -> None:
     from tests.fuzz.wire_tree import index_message
-    from tests.unit.test_hlo_native import _jax_protos, full_module
+    from tests.hlo_cases import full_program, jax_protos
     from tfprof_lite.proto import hlo
 
-    protos = sorted(_jax_protos(), key=len)
-    seeds = [full_module(), protos[0], protos[len(protos) // 2], protos[-1]]
+    protos = sorted(jax_protos(), key=len)
+    seeds = [full_program(), protos[0], protos[len(protos) // 2], protos[-1]]
     inputs = _inputs(seeds[:3], lambda d: index_message(d, hlo.HloProto.DESCRIPTOR))
-    _check(libasan, tmp_path, "_hlodecode", hlo_module.CLASSES, [*inputs, seeds[-1]], *defines)
+    _check(libasan, tmp_path, "_hlodecode", hlo_module.CLASSES, [*inputs, seeds[-1]], *defines,
+           functions="decode,decode_program")  # fmt: skip
 
 
 def test_memory_decoder_under_sanitizers(libasan: str, tmp_path: Path) -> None:

@@ -1,58 +1,60 @@
-"""Message classes for an XLA program as the program tools read it.
+"""An XLA program as the program tools read it: its whole ``HloProto``.
 
-Contract: :data:`HloProto` (and the classes it contains) are built from
-``xla_program.proto`` in the package's private descriptor pool (see
-:mod:`tfprof_lite.proto.messages`), proto package ``tfprof_lite.xla_program``:
-XLA's field numbers, with the instructions' shapes, dimension numbers, windows
-and the buffer assignment that :mod:`tfprof_lite.proto.hlo` leaves out. They
-parse the serialized ``HloProto`` that XLA's profiler stores in the ``Hlo Proto``
-stat of an XSpace's ``/host:metadata`` plane, and the ``*.hlo.pb`` /
-``*.hlo_proto.pb`` files of ``--xla_dump_hlo_as_proto``. :func:`parse_program`
-returns the message or raises :class:`~tfprof_lite.errors.InvalidInputError`
-naming the program.
+Contract: :func:`parse_program` reads serialized ``HloProto`` bytes (the ``Hlo
+Proto`` stat of an XSpace's ``/host:metadata`` plane, or a ``*.hlo.pb`` /
+``*.hlo_proto.pb`` file of ``--xla_dump_hlo_as_proto``): the module with its
+instructions' shapes, windows and dimension numbers, and its buffer assignment.
+It returns the native decoder's :class:`~tfprof_lite.proto.hlo_module.HloProgram`
+(named tuples, :func:`tfprof_lite.proto.hlo_module.native_program`) when the
+extension is built, not turned off and accepts the bytes; else protobuf's
+message of ``hlo.proto``'s ``HloProto`` (:mod:`tfprof_lite.proto.hlo`, whose
+classes are re-exported here). Both have the same attribute names and values
+(a repeated field is a tuple or a repeated container, an absent message its
+defaults), so a reader uses plain attribute reads, never protobuf's methods.
+Bytes that are not an ``HloProto`` raise
+:class:`~tfprof_lite.errors.InvalidInputError` naming the program (``what``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf.message import DecodeError
+from tfprof_lite.proto.hlo_module import native_program
 
-from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.proto.messages import _cls
+__all__ = ["parse_program"]
 
-__all__ = [
-    "BufferAssignmentProto",
-    "HloComputationProto",
-    "HloInstructionProto",
-    "HloModuleProto",
-    "HloProto",
-    "ShapeProto",
-    "parse_program",
-]
-
-_PKG = "tfprof_lite.xla_program."
-
-HloProto: Any = _cls(_PKG + "HloProto")
-HloModuleProto: Any = _cls(_PKG + "HloModuleProto")
-HloComputationProto: Any = _cls(_PKG + "HloComputationProto")
-HloInstructionProto: Any = _cls(_PKG + "HloInstructionProto")
-ShapeProto: Any = _cls(_PKG + "ShapeProto")
-BufferAssignmentProto: Any = _cls(_PKG + "BufferAssignmentProto")
+#: The message classes of :mod:`tfprof_lite.proto.hlo` also reachable here.
+_MESSAGES = frozenset(
+    {
+        "BufferAssignmentProto",
+        "HloComputationProto",
+        "HloInstructionProto",
+        "HloModuleProto",
+        "HloProto",
+        "ShapeProto",
+    }
+)
 
 
 def parse_program(data: bytes, what: str = "HLO proto") -> Any:
-    """Parse serialized ``HloProto`` bytes (a module and its buffer assignment).
+    """Read serialized ``HloProto`` bytes (a module and its buffer assignment).
 
     Raises:
         InvalidInputError: the bytes are not an ``HloProto`` (``what`` names them).
     """
-    msg = HloProto()
-    try:
-        msg.ParseFromString(bytes(data))
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        raise InvalidInputError(
-            f"{what}: not a serialized XLA HloProto ({exc}); "
-            "pass the 'Hlo Proto' bytes of the /host:metadata plane"
-        ) from None
-    return msg
+    found = native_program(data)
+    if found is not None:
+        return found
+    from tfprof_lite.proto.hlo import parse_hlo_proto
+
+    return parse_hlo_proto(data, what)
+
+
+def __getattr__(name: str) -> Any:
+    """The message classes of :mod:`tfprof_lite.proto.hlo` (imported when asked
+    for, so that a native parse imports no protobuf)."""
+    if name in _MESSAGES:
+        from tfprof_lite.proto import hlo
+
+        return getattr(hlo, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
