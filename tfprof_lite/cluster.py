@@ -24,7 +24,8 @@ What a path may be (:func:`load_inputs`):
 * a single ProfileProto or RunMetadata file (step 0 for a RunMetadata), or an
   XSpace (``*.xplane.pb``);
 * a TensorBoard logdir or profiler run directory: one input per host's XSpace
-  of its newest run (``docs/xspace.md``).
+  of its newest run (``docs/xspace.md``); so is, when none of the above is in
+  it, a folder with logdirs a few levels below it (Keras' ``LOGDIR/train``).
 
 RunMetadata files are read when the merge asks for them (twice: a scan, then
 the merge itself), never all at once. RunMetadata inputs keep the
@@ -166,7 +167,7 @@ def load_task(path: str) -> list[TaskInput]:
             return [_from_run_metas(path, {0: path})]
         del data
         return [TaskInput(model=Profiler.load(path).model, label=path)]
-    from tfprof_lite.model import xspace_load
+    from tfprof_lite.model import xspace_load, xspace_runs
 
     if xspace_load.is_xspace_dir(path):  # a logdir or run directory: one task per host
         return xspace_tasks(xspace_load.xspace_hosts(path))
@@ -181,6 +182,8 @@ def load_task(path: str) -> list[TaskInput]:
     if profiles:
         newest = os.path.join(path, profiles[max(profiles)])
         return [TaskInput(model=Profiler.load(newest).model, label=path)]
+    if xspace_runs.find_runs(path):  # logdirs below it (Keras' LOGDIR/train)
+        return xspace_tasks(xspace_load.xspace_hosts(path))
     raise InvalidInputError(
         f"{path}: no task.<tag>.json, run_meta_<step> or profile_<step> files in this directory"
     )

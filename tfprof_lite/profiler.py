@@ -194,7 +194,8 @@ class Profiler:
         ``source`` is a ``profile_<step>`` file (ProfileProto), an XSpace
         (``*.xplane.pb``, written by TensorFlow 2, Keras or JAX; told apart by
         content), a run directory (``plugins/profile/<run>/``), a TensorBoard
-        logdir (its newest run, or ``run``), or the bytes of one file. The
+        logdir or a folder with logdirs a few levels below it (Keras'
+        ``LOGDIR/train``; the newest run, or ``run``), or the bytes of one file. The
         steps of an XSpace are found as ``docs/xspace.md`` says;
         ``prof.model.steps_source`` says how.
 
@@ -207,8 +208,9 @@ class Profiler:
 
         Raises:
             InvalidInputError: the file is missing, not a regular file, over the
-                size limit, empty, neither a ProfileProto nor an XSpace; a
-                directory without profiles; several hosts and no ``host``.
+                size limit, empty, a Chrome trace (JSON), neither a ProfileProto
+                nor an XSpace; a directory without profiles; several hosts and
+                no ``host``.
             InvalidOptionError: ``max_input_size`` is not a size.
         """
         from tfprof_lite.model import xspace_load
@@ -223,6 +225,11 @@ class Profiler:
             source = read_input(what, "a saved profile", max_input_size)
             if not source:
                 raise InvalidInputError(f"{what}: the file is empty, expected a ProfileProto")
+            from tfprof_lite.model.trace_json import chrome_trace_error
+
+            trace = chrome_trace_error(what, memoryview(source)[: 1 << 16])
+            if trace is not None:  # JAX's <host>.trace.json.gz, a timeline: say what to pass
+                raise trace
         # Protobuf and the saved-profile reader only past the XSpace paths above.
         from tfprof_lite.model import profile_io
         from tfprof_lite.proto import messages as pb

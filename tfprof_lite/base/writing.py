@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+from tfprof_lite.base.shown import shown
 from tfprof_lite.errors import TfprofLiteError
 
 __all__ = [
@@ -167,6 +168,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | bytearray) ->
 
 
 def write_stdout(text: str) -> None:
-    """Print ``text`` as is (no newline added) and flush."""
-    sys.stdout.write(text)
+    """Print ``text`` as is (no newline added) and flush; a file name in it that is
+    not UTF-8 is written with ``\\xNN`` escapes (:func:`~tfprof_lite.base.shown.shown`)."""
+    sys.stdout.write(shown(text))
     sys.stdout.flush()

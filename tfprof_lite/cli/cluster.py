@@ -20,6 +20,7 @@ import json
 import click
 
 from tfprof_lite.analysis.cluster import cluster_report
+from tfprof_lite.base.shown import shown
 from tfprof_lite.base.writing import check_output_path, write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import MERGE_HELP, same_task_error
@@ -89,7 +90,7 @@ def cluster_command(
         with Spinner(f"writing {trace}"):
             write_trace(cluster, trace)
         # stderr: stdout holds the report (JSON with --json)
-        click.echo(f"Wrote {trace} (the merged Chrome trace); {_OPEN_HINT}", err=True)
+        click.echo(f"Wrote {shown(trace)} (the merged Chrome trace); {_OPEN_HINT}", err=True)
     if as_json:
         write_stdout(json.dumps(report.to_dict(), indent=1) + "\n")
     else:

@@ -22,7 +22,10 @@ Contract:
   ``--no-color`` on the group win, then ``NO_COLOR`` in the environment, then
   whether the stream is a terminal. :func:`style` applies click styles only then.
 * :func:`error_line` is the one line every error prints (``tfprof-lite: error:
-  ...``), for the commands and the shell alike.
+  ...``), for the commands and the shell alike; a file name in it that is not
+  UTF-8 is written with ``\\xNN`` escapes (:func:`~tfprof_lite.base.shown.shown`).
+* A command whose ``PROFILE`` argument is a :class:`ProfileArgument` says in its
+  help what PROFILE may be (:data:`PROFILE_HELP`).
 * :func:`write_report` prints a tfprof text report, with the banners, headings and
   legend line highlighted when colour is on; piped output is byte-identical to
   tfprof's.
@@ -44,6 +47,7 @@ from tfprof_lite.base.reading import (
     input_size_limit,
     max_input_size,
 )
+from tfprof_lite.base.shown import shown
 from tfprof_lite.base.units import format_size
 from tfprof_lite.errors import InvalidOptionError, UsageError
 from tfprof_lite.options.names import OPTION_NAMES
@@ -56,7 +60,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ERROR_PREFIX",
+    "PROFILE_HELP",
     "TFPROF_OPTIONS_HELP",
+    "ProfileArgument",
     "TfprofCommand",
     "cli_defaults",
     "error_line",
@@ -90,8 +96,9 @@ ERROR_PREFIX = "tfprof-lite: error:"
 
 def error_line(message: str, color: bool = False) -> str:
     """The one line (no newline) an error prints: :data:`ERROR_PREFIX` and the
-    message with its lines joined by ``; ``."""
-    line = "; ".join(part.strip() for part in message.strip().splitlines()) or "failed"
+    message with its lines joined by ``; `` (file names that are not UTF-8
+    written with ``\\xNN``, :func:`~tfprof_lite.base.shown.shown`)."""
+    line = "; ".join(part.strip() for part in shown(message).strip().splitlines()) or "failed"
     prefix = click.style(ERROR_PREFIX, fg="red", bold=True) if color else ERROR_PREFIX
     return f"{prefix} {line}"
 
@@ -202,6 +209,21 @@ def split_tfprof_args(
     return tfprof, rest
 
 
+#: What PROFILE may be: every command that reads one says it in its help.
+PROFILE_HELP = (
+    "PROFILE is a saved profile (profile_<step>, written by tfprof_lite or "
+    "TensorFlow), a directory of them (the newest, or -step N's), an XSpace "
+    "(*.xplane.pb, from TF2, Keras or JAX), a run folder "
+    "(LOGDIR/plugins/profile/<run>/), or a TensorBoard logdir (Keras' "
+    "TensorBoard(log_dir=...), JAX's trace dir; the newest run, or --run NAME's)."
+)
+
+
+class ProfileArgument(click.Argument):
+    """The ``PROFILE`` argument: a :class:`TfprofCommand` that has it says in its
+    help what PROFILE may be (:data:`PROFILE_HELP`)."""
+
+
 class TfprofCommand(click.Command):
     """A click command that also accepts tfprof's query options (see the module doc).
 
@@ -216,6 +238,14 @@ class TfprofCommand(click.Command):
         if takes_query_options:
             kwargs.setdefault("epilog", TFPROF_OPTIONS_HELP)
         super().__init__(*args, **kwargs)
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command's help, then what PROFILE may be when it takes one."""
+        super().format_help_text(ctx, formatter)
+        if any(isinstance(param, ProfileArgument) for param in self.params):
+            formatter.write_paragraph()
+            with formatter.indentation():
+                formatter.write_text(PROFILE_HELP)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Takes the tfprof options out of ``args``, then lets click parse the rest."""
@@ -321,5 +351,5 @@ def _color_report(text: str) -> str:
 def write_report(text: str) -> None:
     """Prints a tfprof text report to stdout, highlighted when colour is on."""
     out = _color_report(text) if use_color(sys.stdout) else text
-    sys.stdout.write(out)
+    sys.stdout.write(shown(out))
     sys.stdout.flush()

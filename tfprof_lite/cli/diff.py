@@ -30,6 +30,7 @@ from tfprof_lite.analysis.diff import (
     render_text,
     to_json,
 )
+from tfprof_lite.base.shown import shown
 from tfprof_lite.cli.common import TfprofCommand, query_options, use_color
 from tfprof_lite.cli.inputs import InputSpec, load_profiler
 from tfprof_lite.errors import UsageError
@@ -144,8 +145,8 @@ def diff_command(
     model_a = load_profiler(InputSpec(profile=before), step_a).model
     model_b = model_a if after is None else load_profiler(InputSpec(profile=after), step_b).model
     result = diff_profiles(
-        Side(model_a, before, step_a),
-        Side(model_b, after or before, step_b),
+        Side(model_a, shown(before), step_a),  # the names are for display only
+        Side(model_b, shown(after or before), step_b),
         chosen,
         opts,
         min_change,

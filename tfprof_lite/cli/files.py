@@ -4,9 +4,10 @@
 or protobuf text format (a ``.pbtxt``-like suffix, :data:`TEXT_SUFFIXES`, or a
 file that does not parse as binary but does as text). Every failure is one
 :class:`~tfprof_lite.errors.InvalidInputError` line that starts with the file
-name: missing, unreadable, empty, not UTF-8 text, corrupt or truncated, or
-another message kind (naming the kind it looks like and where it goes on the
-command line).
+name: missing, unreadable, empty, not UTF-8 text, corrupt or truncated, a
+Chrome trace (JSON; :mod:`tfprof_lite.model.trace_json` names what to pass
+instead), or another message kind (naming the kind it looks like and where it
+goes on the command line).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from tfprof_lite.base.reading import read_input
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.model.trace_json import chrome_trace_error
 
 __all__ = ["TEXT_SUFFIXES", "blank", "is_text_path", "parse_file", "read_file"]
 
@@ -24,6 +26,7 @@ __all__ = ["TEXT_SUFFIXES", "blank", "is_text_path", "parse_file", "read_file"]
 TEXT_SUFFIXES = (".pbtxt", ".pbtext", ".prototxt", ".textproto", ".txtpb", ".txt")
 _NON_BLANK = re.compile(rb"\S")
 _UTF8_CHUNK = 1 << 20
+_TRACE_HEAD = 1 << 16
 
 
 def read_file(path: str, what: str = "a file") -> bytes:
@@ -135,6 +138,9 @@ def parse_file(cls: Any, path: str, data: bytes | bytearray | None = None) -> An
         data = read_file(path, _a(name))
     if blank(data):
         raise InvalidInputError(f"{path}: the file is empty, expected {_a(name)}")
+    trace = chrome_trace_error(path, memoryview(data)[:_TRACE_HEAD])
+    if trace is not None:
+        raise trace
     if is_text_path(path):
         try:
             message = _parse_text(cls, data, path)

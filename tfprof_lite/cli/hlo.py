@@ -35,6 +35,7 @@ from pathlib import Path
 import click
 
 from tfprof_lite.base.reading import require_regular_file
+from tfprof_lite.base.shown import shown
 from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand, style
 from tfprof_lite.cli.progress import Spinner
@@ -281,7 +282,7 @@ def hlo_command(
             None if all_nodes else max_nodes, focus, radius, collapse_fusions, not keep_styles
         )
         _draw(dump, path, fmt, shrink)
-    click.echo(f"Wrote {style(str(path), sys.stdout, bold=True)} ({_describe(dump)})")
+    click.echo(f"Wrote {style(shown(path), sys.stdout, bold=True)} ({_describe(dump)})")
 
 
 HLO_COMMANDS: dict[str, click.Command] = {"hlo": hlo_command}

@@ -16,6 +16,14 @@ Contract:
   (or when they do not parse as binary but do as text), protobuf text format.
 * A directory means its newest ``profile_<step>`` file (highest step), or
   ``profile_<step>`` for the ``-step``/``--step`` option when one is given.
+* The profilers' own outputs (an XSpace ``*.xplane.pb``, a run folder
+  ``plugins/profile/<run>/``, a TensorBoard logdir, or a folder with logdirs a
+  few levels below it, as Keras' ``TensorBoard(log_dir=...)`` writes) are read
+  by :mod:`tfprof_lite.cli.xspace_inputs`; a run chosen among several is named
+  in one note on stderr. A Chrome trace (JAX's ``*.trace.json.gz``, any
+  ``.json``/``.json.gz`` trace) is refused with one line naming the
+  ``*.xplane.pb`` to pass instead. The help of every command says what PROFILE
+  may be (:data:`~tfprof_lite.cli.common.PROFILE_HELP`).
 * Several PROFILEs (files or directories, one or more tasks each) are the tasks
   of one distributed run: they are merged (:func:`tfprof_lite.cluster.merge`,
   ``docs/cluster.md``) into one profile whose nodes keep their task; with
@@ -26,8 +34,9 @@ Contract:
 * :func:`load_profiler` returns a :class:`~tfprof_lite.profiler.Profiler`. Every
   failure is an :class:`~tfprof_lite.errors.InvalidInputError` (exit 1) whose one-line
   message starts with the file name and says what is wrong (missing, unreadable,
-  empty, corrupt or truncated, or another message type, naming the type it looks
-  like and the option it belongs to); a wrong combination of inputs is a
+  empty, corrupt or truncated, a Chrome trace, or another message type, naming
+  the type it looks like and the option it belongs to); a wrong combination of
+  inputs is a
   :class:`~tfprof_lite.errors.UsageError` (exit 2).
 * Loading shows a :class:`~tfprof_lite.cli.progress.Spinner` on a terminal's stderr.
 * :func:`require_step` is the shared check that a step asked for with ``-step N`` /
@@ -38,19 +47,31 @@ Contract:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from tfprof_lite.base.shown import shown
+from tfprof_lite.cli.common import ProfileArgument
 from tfprof_lite.cli.files import TEXT_SUFFIXES, blank, is_text_path, parse_file, read_file
 from tfprof_lite.cli.progress import Spinner
+from tfprof_lite.cli.xspace_inputs import (
+    PROFILE_FILE,
+    is_xspace,
+    load_programs,
+    load_records,
+    load_xspace,
+    refuse_chrome_traces,
+)
 from tfprof_lite.errors import InvalidInputError, SameTaskError, UsageError
+from tfprof_lite.model.xspace_runs import MAX_DEPTH
 
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
+    from tfprof_lite.model.xla_programs import XlaPrograms
+    from tfprof_lite.model.xla_records import ProgramRecord
     from tfprof_lite.profiler import Profiler
 
 # The facade, the protobuf messages and the cluster model are imported where they
@@ -63,6 +84,8 @@ __all__ = [
     "InputSpec",
     "input_options",
     "load_profiler",
+    "load_program_records",
+    "load_xla_programs",
     "parse_file",
     "read_file",
     "require_step",
@@ -71,7 +94,6 @@ __all__ = [
     "source_name",
 ]
 
-_PROFILE_FILE = re.compile(r"profile_(\d+)")
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BY_NAME_KEY = "tfprof_lite.by_name"
 _MERGE_KEY = "tfprof_lite.merge_same_task"
@@ -136,7 +158,8 @@ class InputSpec:
             raise UsageError("give either PROFILE or --graph/--run-meta/--op-log, not both")
         if not self.profile and not (self.graph or self.run_meta):
             raise UsageError(
-                "missing PROFILE (a profile_<step> file or a directory of them) "
+                "missing PROFILE (a profile_<step> file or a directory of them, an "
+                "XSpace *.xplane.pb, a run folder or a TensorBoard logdir) "
                 "or --graph GRAPHDEF --run-meta RM1,RM2"
             )
 
@@ -183,7 +206,7 @@ def input_options(func: _F) -> _F:
     """Adds ``[PROFILE]...``, ``--graph``, ``--run-meta``, ``--op-log``, ``--by-name``
     and ``--merge`` (kept in ``ctx.meta`` for :meth:`InputSpec.from_params`) to a command."""
     decorators = (
-        click.argument("profile", nargs=-1, metavar="[PROFILE]..."),
+        click.argument("profile", nargs=-1, metavar="[PROFILE]...", cls=ProfileArgument),
         click.option(
             "--graph",
             "--graph-path",
@@ -225,7 +248,8 @@ def input_options(func: _F) -> _F:
             metavar="NAME",
             expose_value=False,
             callback=_remember(_RUN_KEY),
-            help="With a TensorBoard logdir: the profiler run to read (default: newest).",
+            help="With a TensorBoard logdir: the profiler run to read (default: the "
+            "newest; the others are named on stderr).",
         ),
         click.option(
             "--host",
@@ -250,19 +274,22 @@ def resolve_profile_path(path: str, step: int = -1) -> str:
         return path
     found: dict[int, str] = {}
     for entry in os.listdir(path):
-        match = _PROFILE_FILE.fullmatch(entry)
+        match = PROFILE_FILE.fullmatch(entry)
         if match and os.path.isfile(os.path.join(path, entry)):
             found[int(match[1])] = os.path.join(path, entry)
     if not found:
         raise InvalidInputError(
-            f"{path}: no profile_<step> files in this directory, nor profiler XSpaces "
-            "(*.xplane.pb, or a TensorBoard logdir with plugins/profile/<run>/)"
+            f"{shown(path)}: no profile_<step> files in this directory, nor profiler "
+            "XSpaces (*.xplane.pb, a run folder plugins/profile/<run>/, or a TensorBoard "
+            f"logdir with one up to {MAX_DEPTH} levels down)"
         )
     if step < 0:
         return found[max(found)]
     if step not in found:
         have = ", ".join(str(s) for s in sorted(found))
-        raise InvalidInputError(f"{path}: no profile_{step} here (profiles for steps: {have})")
+        raise InvalidInputError(
+            f"{shown(path)}: no profile_{step} here (profiles for steps: {have})"
+        )
     return found[step]
 
 
@@ -297,31 +324,6 @@ def _load_raw(spec: InputSpec, spinner: Spinner) -> Profiler:
     return prof
 
 
-def _is_xspace(path: str) -> bool:
-    from tfprof_lite.model import xspace_load
-
-    if os.path.isdir(path):
-        return xspace_load.is_xspace_dir(path)
-    return os.path.isfile(path) and xspace_load.is_xspace_file(path)
-
-
-def _load_xspace(spec: InputSpec) -> Profiler:
-    """One host's XSpace, or every host's merged like the tasks of a cluster."""
-    from tfprof_lite.model import xspace_load
-    from tfprof_lite.profiler import Profiler
-
-    assert spec.profile is not None
-    hosts = xspace_load.pick_host(
-        xspace_load.xspace_hosts(spec.profile, spec.run), spec.host, spec.profile
-    )
-    if len(hosts) == 1:
-        (file,) = hosts.values()
-        return Profiler.load(file)
-    from tfprof_lite.cluster import merge, xspace_tasks
-
-    return merge(xspace_tasks(hosts), by_name=spec.by_name)
-
-
 def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
     """Loads the profile ``spec`` names (see the module docstring).
 
@@ -335,6 +337,7 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
         InvalidInputError: a file that cannot be used (one line naming it).
     """
     spec.check()
+    refuse_chrome_traces(name for name in (spec.profile, *spec.tasks) if name)
     if spec.tasks and spec.profile:
         from tfprof_lite.cluster import merge
 
@@ -347,15 +350,41 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
                 )
             except SameTaskError as err:
                 raise same_task_error(err) from err
-    if spec.profile and _is_xspace(spec.profile):
-        with Spinner(f"loading {spec.profile}"):
-            return _load_xspace(spec)
+    if spec.profile and is_xspace(spec.profile):
+        with Spinner(f"loading {shown(spec.profile)}"):
+            return load_xspace(spec.profile, spec.run, spec.host, spec.by_name)
     if spec.profile:
         path = resolve_profile_path(spec.profile, step)
-        with Spinner(f"loading {path}"):
+        with Spinner(f"loading {shown(path)}"):
             return _load_saved(path)
     with Spinner("loading run metadata") as spinner:
         return _load_raw(spec, spinner)
+
+
+def load_xla_programs(spec: InputSpec) -> tuple[XlaPrograms | None, int]:
+    """The compiled XLA programs of the profile ``spec`` names and its step count:
+    an XSpace's read alone (no model is built), else those of the loaded profile
+    (a saved TF1 profile has none)."""
+    spec.check()
+    refuse_chrome_traces(name for name in (spec.profile, *spec.tasks) if name)
+    if spec.profile and not spec.tasks and is_xspace(spec.profile):
+        with Spinner(f"loading {shown(spec.profile)}"):
+            return load_programs(spec.profile, spec.run, spec.host)
+    from tfprof_lite.model.xla_programs import programs_of
+
+    model = load_profiler(spec).model
+    return programs_of(model), len(model.steps)
+
+
+def load_program_records(spec: InputSpec) -> list[ProgramRecord]:
+    """The compiled XLA programs (HLO only) of the profile ``spec`` names: an
+    XSpace's read without its events, else those of the loaded profile."""
+    spec.check()
+    refuse_chrome_traces(name for name in (spec.profile, *spec.tasks) if name)
+    if spec.profile and not spec.tasks and is_xspace(spec.profile):
+        return load_records(spec.profile, spec.run, spec.host)
+    programs, _ = load_xla_programs(spec)
+    return list(programs.programs) if programs is not None else []
 
 
 def source_name(spec: InputSpec) -> str:

@@ -33,6 +33,7 @@ import sys
 
 import click
 
+from tfprof_lite.base.shown import shown
 from tfprof_lite.base.writing import check_output_path, write_atomic
 from tfprof_lite.cli.common import TfprofCommand, query_options, style
 from tfprof_lite.cli.frames import frame_options, user_code_from
@@ -181,9 +182,9 @@ def pprof_command(
         frames = ", user code" if opts.user_code is not None else ", all frames"
     index = "micros" if "micros" in result.opts.select else result.opts.select[0]
     click.echo(
-        f"Wrote {style(output, sys.stdout, bold=True)} ({view} view{frames}, {kind} format, "
-        f"samples: count, {', '.join(result.opts.select)}); read it with: "
-        f"pprof -top -sample_index={index} {output}"
+        f"Wrote {style(shown(output), sys.stdout, bold=True)} ({view} view{frames}, "
+        f"{kind} format, samples: count, {', '.join(result.opts.select)}); read it with: "
+        f"pprof -top -sample_index={index} {shown(output)}"
     )
 
 

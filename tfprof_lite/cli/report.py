@@ -18,6 +18,7 @@ import sys
 
 import click
 
+from tfprof_lite.base.shown import shown
 from tfprof_lite.base.writing import check_output_path, write_atomic
 from tfprof_lite.cli.common import TfprofCommand, query_options, style
 from tfprof_lite.cli.frames import frame_options, user_code_from
@@ -80,9 +81,9 @@ def report_command(
     check_output_path(output)  # before the profile is loaded
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
     prof = load_profiler(spec, opts.step)
-    source = spec.profile or graph or "run metadata"
+    source = shown(spec.profile or graph or "run metadata")  # for display only
     require_step(prof.model, opts.step, source)
-    name = title or f"tfprof-lite report: {os.path.basename(os.path.normpath(source))}"
+    name = shown(title or f"tfprof-lite report: {os.path.basename(os.path.normpath(source))}")
     with Spinner("rendering the report"):
         page = render_html(
             prof.model,
@@ -99,7 +100,7 @@ def report_command(
         return
     write_atomic(output, page)
     size = f"{len(page.encode('utf-8')) / 1024:.1f} KB"
-    click.echo(f"Wrote {style(output, sys.stdout, bold=True)} ({size})")
+    click.echo(f"Wrote {style(shown(output), sys.stdout, bold=True)} ({size})")
 
 
 REPORT_COMMANDS: dict[str, click.Command] = {"report": report_command}

@@ -27,6 +27,7 @@ import sys
 
 import click
 
+from tfprof_lite.base.shown import shown
 from tfprof_lite.base.writing import check_output_path, write_atomic
 from tfprof_lite.cli.common import TfprofCommand, style
 from tfprof_lite.cli.inputs import (
@@ -112,8 +113,8 @@ def _write_one_step(
         text = step_stats_trace(path, show_memory, show_dataflow)
         data = text.encode("utf-8")
         write_atomic(output, gzip.compress(data, mtime=0) if output.endswith(".gz") else data)
-    shown = [name for name, on in (("memory", show_memory), ("dataflow", show_dataflow)) if on]
-    return f"step {step}, with {' and '.join(shown)}"
+    extras = [name for name, on in (("memory", show_memory), ("dataflow", show_dataflow)) if on]
+    return f"step {step}, with {' and '.join(extras)}"
 
 
 @click.command(
@@ -175,7 +176,7 @@ def timeline_command(
         what = _write_one_step(spec, output, step, show_memory, show_dataflow)
     else:
         what = _write_steps(spec, output, step)
-    click.echo(f"Wrote {style(output, sys.stdout, bold=True)} ({what}); {_OPEN_HINT}")
+    click.echo(f"Wrote {style(shown(output), sys.stdout, bold=True)} ({what}); {_OPEN_HINT}")
 
 
 TIMELINE_COMMANDS: dict[str, click.Command] = {"timeline": timeline_command}

@@ -23,6 +23,7 @@ import sys
 
 import click
 
+from tfprof_lite.base.shown import shown
 from tfprof_lite.cli.common import TfprofCommand, style
 from tfprof_lite.cli.inputs import InputSpec, input_options, load_profiler, source_name
 from tfprof_lite.cli.progress import Spinner
@@ -91,13 +92,13 @@ def xspace_command(
         raise InvalidInputError(
             f"{source_name(spec)}: no traced steps in this profile (add FULL_TRACE RunMetadata)"
         )
-    with Spinner(f"writing {output}"):
+    with Spinner(f"writing {shown(output)}"):
         paths = prof.write_xspace(output, run=run_name, host=host_name)
-    shown = style(output, sys.stdout, bold=True)
+    where = style(shown(output), sys.stdout, bold=True)
     click.echo(
-        f"Wrote {len(paths)} XSpace file{'s' if len(paths) != 1 else ''} under {shown} "
-        f"({', '.join(paths)}); open it with: xprof --logdir {output} "
-        f"(or tensorboard --logdir {output}, Profile tab)"
+        f"Wrote {len(paths)} XSpace file{'s' if len(paths) != 1 else ''} under {where} "
+        f"({', '.join(shown(p) for p in paths)}); open it with: xprof --logdir "
+        f"{shown(output)} (or tensorboard --logdir {shown(output)}, Profile tab)"
     )
 
 
