@@ -93,9 +93,10 @@ def test_tf_capture_reads_as_tf_reads_it(tf_profile: Path) -> None:
     ("mode", "source", "steps"),
     [
         ("markers", "step markers (train)", list(range(xspace_tf_small.STEPS))),
-        ("keras", "inferred: one Keras multi_step_on_iterator call per step",
-         list(range(xspace_tf_small.KERAS_STEPS))),
-        ("session", "inferred: one SessionRun per step", list(range(xspace_tf_small.STEPS))),
+        ("keras", f"inferred: {xspace_tf_small.KERAS_STEPS} Keras multi_step_on_iterator calls, "
+         "one per step (", list(range(xspace_tf_small.KERAS_STEPS))),
+        ("session", f"inferred: {xspace_tf_small.STEPS} SessionRun calls, one per step (",
+         list(range(xspace_tf_small.STEPS))),
     ],
 )  # fmt: skip
 def test_tf_capture_steps_and_ops(
@@ -108,7 +109,7 @@ def test_tf_capture_steps_and_ops(
     path = xspace_tf_small.capture(tmp_path_factory.mktemp(f"xspace_{mode}") / "logdir", mode)
     prof = Profiler.load(path.parents[3])  # the logdir
     model = prof.model
-    assert model.steps_source == source
+    assert model.steps_source.startswith(source)  # then how sure, which varies
     assert model.sorted_steps() == steps
     walls = [s.wall_micros for s in step_times(model).steps]
     assert len(walls) == len(steps) and all(w > 0 for w in walls)

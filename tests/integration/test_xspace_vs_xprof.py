@@ -67,7 +67,7 @@ def test_session_runs_xprof_misses_are_the_loops_steps() -> None:
 
     capture = xspace_case("session_plain")
     model = Profiler.load(capture.xplane).model
-    assert model.steps_source == "inferred: one SessionRun per step"
+    assert model.steps_source.startswith("inferred: 8 SessionRun calls, one per step (")
     traced = capture.traced_steps
     assert model.sorted_steps() == list(range(len(traced)))
     for step, loop in zip(model.sorted_steps(), traced):

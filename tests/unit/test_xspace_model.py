@@ -8,22 +8,22 @@ import pytest
 
 from tests import xspace_files
 from tests.xspace_files import SpaceBuilder
-from tfprof_lite.model import xspace
+from tfprof_lite.model import xspace, xspace_cut
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import xplane
 
 DETAILS = "regs:32 static_shared:0 dynamic_shared:0 grid:4,1,1 block:128,1,1 occ_pct:50"
 
 
-def _tf_space(markers: bool = True) -> SpaceBuilder:
-    """Two TF steps: host ops on an executor thread, a kernel each launched by
-    tf_op, by correlation_id only, and a copy."""
+def _tf_space(markers: bool = True, steps: int = 2) -> SpaceBuilder:
+    """``steps`` TF steps: host ops on an executor thread, a kernel each launched
+    by tf_op, by correlation_id only, and a copy."""
     b = SpaceBuilder()
     main = b.line(b.host, 1, "python")
     pool = b.line(b.host, 2, "tf_Compute/2")
     gpu = b.gpu_plane()
     stream = b.line(gpu, 7, "Stream #7(Compute)")
-    for step in range(2):
+    for step in range(steps):
         t0 = 1_000_000 + step * 100_000
         if markers:
             b.event(b.host, main, "train", t0, 50_000, step_num=10 + step, _r=1)
@@ -99,26 +99,33 @@ def test_host_ops_crossing_a_step_boundary_are_cut() -> None:
     assert model.steps[10].wall_span()[1] - model.steps[10].wall_span()[0] == 50
 
 
+_REGULAR = "(confidence medium: step times vary 0%)"
+
+
 @pytest.mark.parametrize(
     ("root", "stats", "source"),
     [
         ("Profiled batch", {"step_num": 5}, "Keras batch markers (Profiled batch)"),
-        ("multi_step_on_iterator", {}, "inferred: one Keras multi_step_on_iterator call per step"),
+        ("multi_step_on_iterator", {},
+         f"inferred: 3 Keras multi_step_on_iterator calls, one per step {_REGULAR}"),
         ("EagerExecute", {"eager_op": "__inference_multi_step_on_iterator_123"},
-         "inferred: one Keras multi_step_on_iterator call per step"),
-        ("jit_step:XLA GPU module", {}, "inferred: one execution of XLA program jit_step per step"),
-        ("SessionRun", {}, "inferred: one SessionRun per step"),
-        ("something_else", {}, "no steps found: the whole profile is one step"),
+         f"inferred: 3 Keras multi_step_on_iterator calls, one per step {_REGULAR}"),
+        ("jit_step:XLA GPU module", {},
+         f"inferred: 3 runs of XLA program jit_step, one per step {_REGULAR}"),
+        ("SessionRun", {}, f"inferred: 3 SessionRun calls, one per step {_REGULAR}"),
+        ("something_else", {}, "no steps found: no step markers, and no Keras, XLA program or "
+         "SessionRun calls to infer them from"),
     ],
 )  # fmt: skip
 def test_inferred_steps(root: str, stats: dict[str, str], source: str) -> None:
-    b = _tf_space(markers=False)
+    b = _tf_space(markers=False, steps=3)
     main = b.line(b.host, 1, "python")
-    for step in range(2):
+    for step in range(3):
         b.event(b.host, main, root, 1_000_000 + step * 100_000, 50_000, **stats)
     model, _ = _model(b.bytes())
     assert model.steps_source == source
-    assert model.sorted_steps() == ([0] if source.startswith("no") else [0, 1])
+    assert model.sorted_steps() == ([0] if source.startswith("no") else [0, 1, 2])
+    assert model.cut_steps == ({0: xspace_cut.NOT_A_STEP} if source.startswith("no") else {})
 
 
 def test_hlo_ops_name_kernels_and_command_buffers_use_the_kernel_name() -> None:

@@ -4,13 +4,14 @@ Reports, from :func:`tfprof_lite.analysis.steptime.step_times`: the wall time
 statistics over the traced steps (mean, standard deviation, min, max, p50,
 p90), the mean parallelism (op time / busy time), and a warning when the
 slowest step is more than ``slow_factor`` (default 1.5) times the median.
-No entry without traced steps.
+Steps of an XSpace cut by the trace are named and left out; an XSpace without
+a whole step says why (no steps found). No entry without traced steps.
 """
 
 from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
-from tfprof_lite.analysis.steptime import step_times
+from tfprof_lite.analysis.steptime import complete, step_times
 from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
@@ -39,7 +40,11 @@ class StepTimeChecker(Checker):
         report = step_times(model)
         if not report.steps:
             return None
-        mean_par = sum(s.parallelism for s in report.steps) / len(report.steps)
+        whole = complete(report)
+        cut = [f"step {s.step} left out: {s.cut}" for s in report.steps if s.cut]
+        if not whole:
+            return [f"no whole steps, no step time statistics ({model.steps_source})", *cut]
+        mean_par = sum(s.parallelism for s in whole) / len(whole)
         stats = (
             f"mean {format_time(int(report.mean_micros))}, "
             f"stddev {format_time(int(report.stddev_micros))}, "
@@ -47,10 +52,11 @@ class StepTimeChecker(Checker):
             f"p50 {format_time(int(report.p50_micros))}, p90 {format_time(int(report.p90_micros))}"
         )
         lines = [
-            f"steps: {len(report.steps)}, wall time {stats}",
+            f"steps: {len(whole)}, wall time {stats}",
             f"mean parallelism (op time / busy time): {mean_par:.2f}",
+            *cut,
         ]
-        for s in report.steps:
+        for s in whole:
             if report.p50_micros and s.wall_micros > self.slow_factor * report.p50_micros:
                 lines.append(
                     f"slow step {s.step}: {format_time(s.wall_micros)} is "

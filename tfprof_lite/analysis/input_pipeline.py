@@ -148,7 +148,10 @@ def input_pipeline(model: ProfileModel, top: int = 5) -> InputReport:
     report.steps = list(steps)
     if not report.steps:
         return report
-    report.mean_share = round(sum(s.input_share for s in report.steps) / len(report.steps), 4)
+    # An XSpace's steps cut by the trace are not averaged (unless no step is whole).
+    cut = model.cut_steps
+    whole = [s for s in report.steps if s.step not in cut] or report.steps
+    report.mean_share = round(sum(s.input_share for s in whole) / len(whole), 4)
     if report.mean_share >= INPUT_BOUND_SHARE:
         report.verdict = "input-bound"
     elif report.mean_share >= PARTLY_BOUND_SHARE:

@@ -25,7 +25,7 @@ import numpy as np
 
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
 from tfprof_lite.analysis.intervals import union_length
-from tfprof_lite.analysis.steptime import StepTimeReport, step_times
+from tfprof_lite.analysis.steptime import StepTimeReport, complete, step_times
 from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.devices import STEPS_DEVICE, is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
@@ -102,6 +102,9 @@ class Overview:
     straggler_tasks: list[str] = field(default_factory=list)
     #: How the steps were found, for profiles read from XSpace files (else "").
     steps_source: str = ""
+    #: Steps left out of :attr:`steps` and the averages, and why (an XSpace's
+    #: steps cut by the trace's start or stop; the whole profile of one without).
+    cut_steps: dict[int, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (nested reports included)."""
@@ -110,10 +113,9 @@ class Overview:
     def to_text(self) -> str:
         """The overview as plain text."""
         dev_idle = "n/a" if self.device_idle is None else f"{100 * self.device_idle:.1f}%"
-        found = f" ({self.steps_source})" if self.steps_source else ""
+        average = format_time(int(self.avg_step_micros)) if self.steps else "n/a"
         lines = [
-            f"steps: {self.steps}{found}, "
-            f"average step time: {format_time(int(self.avg_step_micros))}",
+            f"steps: {self.steps}{self._found()}, average step time: {average}",
             f"host idle: {100 * self.host_idle:.1f}%, device idle: {dev_idle}",
             f"hosts: {', '.join(self.hosts) or 'unknown'}",
             f"devices: {', '.join(self.devices) or 'unknown'}",
@@ -132,6 +134,17 @@ class Overview:
         lines.extend(f"straggler: {s}" for s in self.stragglers)
         lines.append(f"recommendation: {self.recommendation}")
         return "\n".join(lines) + "\n"
+
+    def _found(self) -> str:
+        """`` (how the steps were found; the cut steps left out)``."""
+        notes = [self.steps_source] if self.steps_source else []
+        by_why: dict[str, list[str]] = {}
+        for step, why in sorted(self.cut_steps.items()):
+            if why.startswith("cut"):  # "cut by the trace's start: ..."
+                by_why.setdefault(why.split(":")[0], []).append(str(step))
+        for why, steps in by_why.items():
+            notes.append(f"step{'s' if len(steps) > 1 else ''} {', '.join(steps)} {why}, left out")
+        return f" ({'; '.join(notes)})" if notes else ""
 
 
 def format_flop_rate(flops_per_sec: float) -> str:
@@ -180,6 +193,8 @@ def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
 def _idle(model: ProfileModel, kind: int) -> float | None:
     idle: list[float] = []
     for step in model.sorted_steps():
+        if step in model.cut_steps and len(model.cut_steps) < len(model.steps):
+            continue
         execs = model.steps[step]
         span = execs.wall_span()
         if span is None:
@@ -283,6 +298,8 @@ def _waiting(view: Overview) -> str | None:
 def recommend(view: Overview) -> str:
     """The one-line recommendation of ``view``: input-bound, waiting, host-bound
     on XLA dispatch, or the op type to look at first."""
+    if not view.steps and view.steps_source:  # an XSpace: none found, or every one cut
+        return _no_steps(view)
     if not view.steps:
         return "no traced steps: run some steps with FULL_TRACE and add_step them"
     if view.input.input_bound or view.input.mean_share >= 0.2:
@@ -304,6 +321,20 @@ def recommend(view: Overview) -> str:
             "look at it first (op view, order_by micros)"
         )
     return "no op time recorded"
+
+
+def _no_steps(view: Overview) -> str:
+    """The recommendation for an XSpace without a whole step (none found, or
+    each one cut by the trace)."""
+    ops = [t for t in view.top_ops if t.op != HOST_DISPATCH] or view.top_ops
+    lead = f"; {ops[0].op} takes {100 * ops[0].share:.1f}% of op time" if ops else ""
+    cut = view.cut_steps and all(why.startswith("cut") for why in view.cut_steps.values())
+    found = "every step was cut by the trace" if cut else "no steps were found"
+    return (
+        f"{found}, so there is no step time: trace whole steps and mark each with "
+        "jax.profiler.StepTraceAnnotation or tf.profiler.experimental.Trace(name, "
+        f"step_num=i, _r=1){lead}"
+    )
 
 
 def _dispatch_bound(view: Overview) -> str | None:
@@ -351,7 +382,7 @@ def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None 
     looks at each task's waiting time."""
     times = step_times(model)
     view = Overview(
-        steps=len(times.steps),
+        steps=len(complete(times)),
         avg_step_micros=round(times.mean_micros, 1),
         host_idle=_idle(model, KIND_CPU) or 0.0,
         device_idle=_idle(model, KIND_ACCELERATOR),
@@ -359,6 +390,7 @@ def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None 
         step_time=times,
         input=input_pipeline(model),
         steps_source=model.steps_source,
+        cut_steps=dict(model.cut_steps),
     )
     view.hosts, view.devices = _environment(model)
     if cluster is not None:

@@ -8,13 +8,17 @@ mean, population standard deviation, min, max, p50, p90 of the wall time.
 :func:`outliers` names the steps slower than :data:`OUTLIER_FACTOR` times the
 median (a warm-up step of 45 ms among 5 ms steps), which lift the mean.
 
+A step of an XSpace cut by the trace's start or stop (``ProfileModel.cut_steps``,
+:mod:`tfprof_lite.model.xspace_cut`), or the whole profile of one without
+steps, is listed with ``cut`` saying why and left out of the statistics.
+
 tfprof itself only reports one step (or a per-node average) at a time.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from tfprof_lite.analysis.intervals import union_length
@@ -22,7 +26,15 @@ from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["OUTLIER_FACTOR", "StepTime", "StepTimeReport", "outliers", "percentile", "step_times"]
+__all__ = [
+    "OUTLIER_FACTOR",
+    "StepTime",
+    "StepTimeReport",
+    "complete",
+    "outliers",
+    "percentile",
+    "step_times",
+]
 
 #: A step is an outlier when its wall time exceeds this many times the median.
 OUTLIER_FACTOR = 2.0
@@ -30,7 +42,8 @@ OUTLIER_FACTOR = 2.0
 
 @dataclass(frozen=True)
 class StepTime:
-    """Timing of one traced step (microseconds)."""
+    """Timing of one traced step (microseconds); ``cut``: why it is no whole
+    step (empty for a whole one)."""
 
     step: int
     wall_micros: int
@@ -38,11 +51,13 @@ class StepTime:
     busy_micros: int
     parallelism: float
     devices: int
+    cut: str = ""
 
 
 @dataclass
 class StepTimeReport:
-    """Per-step timings and statistics over the steps."""
+    """Per-step timings and statistics over the whole steps (``cut`` ones are
+    listed, not counted)."""
 
     steps: list[StepTime] = field(default_factory=list)
     mean_micros: float = 0.0
@@ -63,9 +78,14 @@ class StepTimeReport:
             lines.append(
                 f"{s.step:<6} {format_time(s.wall_micros):<11} {format_time(s.op_micros):<11} "
                 f"{format_time(s.busy_micros):<11} {s.parallelism:<12.2f} {s.devices}"
+                + (f"  ({s.cut}: left out)" if s.cut else "")
             )
+        whole = complete(self)
+        if not whole:
+            lines.append("no whole steps: no wall time statistics")
+            return "\n".join(lines) + "\n"
         lines.append(
-            f"wall time over {len(self.steps)} steps: mean {format_time(int(self.mean_micros))}, "
+            f"wall time over {len(whole)} steps: mean {format_time(int(self.mean_micros))}, "
             f"stddev {format_time(int(self.stddev_micros))}, min {format_time(self.min_micros)}, "
             f"max {format_time(self.max_micros)}, p50 {format_time(int(self.p50_micros))}, "
             f"p90 {format_time(int(self.p90_micros))}"
@@ -110,13 +130,19 @@ def step_times(model: ProfileModel) -> StepTimeReport:
     return shared("step_times", model, lambda: _step_times(model))
 
 
+def complete(report: StepTimeReport) -> list[StepTime]:
+    """The whole steps of ``report`` (not cut), in step order."""
+    return [s for s in report.steps if not s.cut]
+
+
 def _step_times(model: ProfileModel) -> StepTimeReport:
     report = StepTimeReport()
+    cut = model.cut_steps
     for step in model.sorted_steps():
         timing = _one_step(model, step)
         if timing is not None:
-            report.steps.append(timing)
-    walls = [s.wall_micros for s in report.steps]
+            report.steps.append(replace(timing, cut=cut.get(step, "")))
+    walls = [s.wall_micros for s in complete(report)]
     if walls:
         mean = sum(walls) / len(walls)
         report.mean_micros = mean
@@ -129,7 +155,7 @@ def _step_times(model: ProfileModel) -> StepTimeReport:
 
 
 def outliers(report: StepTimeReport, factor: float = OUTLIER_FACTOR) -> list[StepTime]:
-    """The steps of ``report`` whose wall time is above ``factor`` times the
-    median wall time, in step order."""
+    """The whole steps of ``report`` whose wall time is above ``factor`` times
+    the median wall time, in step order."""
     limit = factor * report.p50_micros
-    return [s for s in report.steps if s.wall_micros > limit] if report.p50_micros else []
+    return [s for s in complete(report) if s.wall_micros > limit] if report.p50_micros else []

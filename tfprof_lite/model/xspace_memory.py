@@ -53,7 +53,7 @@ from tfprof_lite.model.xspace_memory_steps import (
     concat_columns,
     take_rows,
 )
-from tfprof_lite.model.xspace_steps import program_of, step_of
+from tfprof_lite.model.xspace_steps import StepRoots, program_of, step_of
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import KIND_COMPRESSED, KIND_INT64, KIND_REF, KIND_STR, KIND_UINT64
 
@@ -448,7 +448,7 @@ def _device_of(allocator: str) -> str:
 def add_memory(
     table: EventTable,
     tf_ops: dict[int, tuple[str, str]],
-    roots: list[int],
+    roots: list[int] | StepRoots,
     columns: list[StepColumns],
     nodes: list[NodeSpec],
     host_nodes: set[str] | frozenset[str] = frozenset(),
@@ -460,7 +460,8 @@ def add_memory(
     nodes they need to ``nodes``; returns the events (by time).
 
     ``roots`` are the step roots (event rows, by start); an event's step is the
-    one :func:`~tfprof_lite.model.xspace_steps.step_of` gives its time.
+    one :func:`~tfprof_lite.model.xspace_steps.step_of` gives its time (each
+    root ending at its :attr:`~StepRoots.ends` when later: its work's end).
     ``host_nodes`` are nodes other than the TF ops that have host records (XLA
     program executions): their memory goes on the host device, beside those.
     ``found``: :func:`memory_stats` of ``table``, read earlier (None: now);
@@ -482,7 +483,10 @@ def add_memory(
         name = mem.nodes[code]
         on_host = name in op_names
         devices[code] = _HOST_DEVICE if on_host else _device_of(mem.allocators[mem.allocator[at]])
-    root_rows = np.asarray(roots, dtype=np.int64)
-    steps = step_of(table.start[root_rows], table.end[root_rows], mem.start_ps)
+    rows = roots.events if isinstance(roots, StepRoots) else roots
+    ends = table.end[np.asarray(rows, dtype=np.int64)]
+    if isinstance(roots, StepRoots):
+        ends = np.maximum(ends, np.asarray(roots.ends, dtype=np.int64))
+    steps = step_of(table.start[np.asarray(rows, dtype=np.int64)], ends, mem.start_ps)
     add_step_memory(columns, mem, steps, devices, table.cols.origin_ns, pending)
     return mem

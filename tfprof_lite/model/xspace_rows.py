@@ -252,10 +252,11 @@ def _root_part(
 ) -> tuple[_Part, list[tuple[int, int]]]:
     """One record per step on the steps device, spanning the step; the spans.
 
-    A step runs to the last end of its root and of its records, from its root's
-    start or, when the root's thread worked between the end of the previous
-    step and the root (the loop reading its next batch, say), from the first
-    event the thread started there.
+    A step runs to the last end of its root, of its records and of the program
+    run the root launched (``roots.ends``), from its root's start or, when the
+    root's thread worked between the end of the previous step and the root (the
+    loop reading its next batch, say), from the first event the thread started
+    there; an inferred step (``roots.contiguous``) from the previous one's end.
     """
     last = np.full(steps, _LOW, dtype=np.int64)
     np.maximum.at(last, added.step, added.end)
@@ -273,9 +274,12 @@ def _root_part(
             start, end = int(added.start.min()), int(added.end.max())
         else:
             continue
-        end = max(end, int(last[step]))
+        end = max(end, int(last[step]), roots.ends[step] if roots.events else -1)
         if previous_end is not None and previous_end < start and roots.events:
-            start = lines.first_between(roots.events[step], previous_end, start)
+            if roots.contiguous:  # an inferred step: one loop period
+                start = previous_end
+            else:
+                start = lines.first_between(roots.events[step], previous_end, start)
         names.append(name)
         windows.append((start, end))
         previous_end = end
@@ -362,11 +366,54 @@ def _micros(origin_ns: int, ps: I64) -> I64:
 
 def device_steps(table: EventTable, roots: StepRoots, events: I64, launch: I64) -> I64:
     """The step of each device event, by its launch's start (its own without a
-    launch); -1: none."""
+    launch); -1: none. Inferred steps run from one's end to the next's: an
+    event launched after a root, before that step's work ended (a copy of its
+    result), is that step's; ``roots.ends`` becomes the end of each one's work
+    (for the memory records' steps)."""
     starts = table.start[np.asarray(roots.events, dtype=np.int64)]
     ends = table.end[np.asarray(roots.events, dtype=np.int64)]
     times = table.start[np.where(launch >= 0, launch, events)]
-    return step_of(starts, ends, times) if len(times) else np.zeros(0, dtype=np.int64)
+    steps = step_of(starts, ends, times) if len(times) else np.zeros(0, dtype=np.int64)
+    if roots.contiguous and len(starts):
+        work = _work_ends(table, roots, steps, events)
+        before = np.maximum(steps - 1, 0)
+        late = (steps > 0) & (times > ends[before]) & (times <= work[before])
+        steps[late] -= 1
+        roots.ends = _work_ends(table, roots, steps, events).tolist()
+    return steps
+
+
+def _work_ends(table: EventTable, roots: StepRoots, steps: I64, events: I64) -> I64:
+    """The last end of each root, of the run it launched and of its device
+    events, or of its thread's wait for them (an event of the root's thread
+    begun in the step and ending after that work, before the next root)."""
+    rows = np.asarray(roots.events, dtype=np.int64)
+    work = np.maximum(table.end[rows], roots.ends)
+    mine = steps >= 0
+    np.maximum.at(work, steps[mine], table.end[events[mine]])
+    limits = np.append(table.start[rows[1:]], np.iinfo(np.int64).max)
+    by_line: dict[int, tuple[I64, I64]] = {}
+    for i, root in enumerate(rows.tolist()):
+        starts, ends = _by_start(table, table.line_of(root), by_line)
+        # The events of the root's thread begun in the step, before its work ended.
+        low = int(np.searchsorted(starts, table.start[root], side="left"))
+        high = int(np.searchsorted(starts, work[i], side="right"))
+        end = ends[low:high]
+        waits = end[(end > work[i]) & (end <= limits[i])]
+        if len(waits):
+            work[i] = waits.max()
+    return work
+
+
+def _by_start(table: EventTable, line: int, known: dict[int, tuple[I64, I64]]) -> tuple[I64, I64]:
+    """The starts and ends of ``line``'s events by start (kept in ``known``)."""
+    found = known.get(line)
+    if found is None:
+        cols = table.cols
+        low, high = int(cols.line_event_at[line]), int(cols.line_event_at[line + 1])
+        order = np.argsort(table.start[low:high], kind="stable")
+        found = known[line] = (table.start[low:high][order], table.end[low:high][order])
+    return found
 
 
 def step_rows(

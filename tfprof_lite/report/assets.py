@@ -110,6 +110,12 @@ svg text { font-family: system-ui, sans-serif; }
 .chart .cut { stroke: var(--bg); stroke-width: 2; fill: none; }
 .chart text.cutv, .chart text.outlier { fill: var(--bad); font-weight: 600; }
 table.data tr.outlier td { color: var(--bad); }
+.chart g.cutstep rect:not(.hatch) { opacity: 0.35; }
+.chart .hatch { stroke: var(--muted); stroke-width: 1.5; fill: none; }
+table.data tr.cutstep td { color: var(--muted); font-style: italic; }
+.swatch.cutstep {
+  background: repeating-linear-gradient(45deg, var(--muted) 0 2px, transparent 2px 4px);
+}
 .swatch.cpu { background: var(--cpu); }
 .swatch.acc { background: var(--acc); }
 .swatch.input { background: var(--input); }

@@ -4,7 +4,8 @@ Contract: :func:`step_times` sums each step's execution time (total, accelerator
 CPU: the *summed op time*) and counts the nodes that ran; :func:`overview_section`
 shows the profile's headline numbers, its time per step being the wall-clock
 span of :func:`tfprof_lite.analysis.steptime.step_times` as in ``tfprof-lite
-overview`` (the median beside the mean, which outlier steps lift), its FLOPs
+overview`` (the median beside the mean, which outlier steps lift; steps cut by
+the trace counted apart and left out), its FLOPs
 those of the nodes that ran (:func:`run_flops`) beside tfprof's count of every
 defined node, counts in SI units (``85.03 M``); :func:`flame_section` embeds
 the scope (and code) view as JSON that the page's script draws as a flame graph,
@@ -130,7 +131,7 @@ def overview_section(model: ProfileModel, scope: ViewResult, op: ViewResult) -> 
     slow = outliers(walls)
     mean_note = f" ({len(slow)} outlier step{'s' if len(slow) != 1 else ''} included)"
     cards = [
-        _card("Steps", str(len(sums))),
+        _card("Steps", _steps_card(len(sums), [s.cut for s in walls.steps if s.cut])),
         _card("Devices", str(len(devs))),
         _card("Graph nodes", format_count(len(model))),
         _card("Op types", str(len(op.rows))),
@@ -151,6 +152,15 @@ def overview_section(model: ProfileModel, scope: ViewResult, op: ViewResult) -> 
         f'<div class="cards">{"".join(cards)}</div><p class="muted">Devices:</p><ul>{dev_list}</ul>'
     )
     return Section("overview", "Overview", body)
+
+
+def _steps_card(steps: int, cut: list[str]) -> str:
+    """The step count: the whole steps, and the others (cut, or no step found)."""
+    if not cut:
+        return str(steps)
+    if all(why.startswith("not a step") for why in cut):
+        return f"{steps - len(cut)} (no steps found)"
+    return f"{steps - len(cut)} (+{len(cut)} cut, left out)"
 
 
 def flame_section(results: Sequence[ViewResult]) -> Section:

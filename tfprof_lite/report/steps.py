@@ -20,7 +20,11 @@ Contract of :func:`step_rows` and :func:`steps_section`:
   *outliers*, marked ``!`` on the axis and in the table; when an outlier's
   bar would squash the others, the y axis stops :data:`CAP_HEADROOM` above the
   tallest bar of the other steps (:func:`chart_scale`): taller bars are cut
-  there and marked with a break and their time.
+  there and marked with a break and their time;
+* a step of an XSpace cut by the trace's start or stop (``cut``, see
+  :mod:`tfprof_lite.model.xspace_cut`) is drawn greyed and hatched, marked
+  ``~`` on the axis and in the table, and left out of the median, the mean,
+  the outliers and the axis; a legend entry and a line say why.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ class StepRow:
     cpu: int
     parallelism: float
     nodes: int
+    cut: str = ""
 
 
 def step_rows(model: ProfileModel) -> list[StepRow]:
@@ -87,6 +92,7 @@ def step_rows(model: ProfileModel) -> list[StepRow]:
                 cpu=ops.cpu,
                 parallelism=wall.parallelism,
                 nodes=ops.nodes,
+                cut=wall.cut,
             )
         )
     return rows
@@ -143,9 +149,10 @@ def chart_scale(rows: Sequence[StepRow]) -> ChartScale:
     of the steps that are not outliers when an outlier's bar would be more than
     :data:`CUT_FROM` times that (a warm-up step would squash the typical ones),
     else up to the tallest bar."""
-    median = percentile([r.wall for r in rows], 50)
-    slow = frozenset(r.step for r in rows if median and r.wall > OUTLIER_FACTOR * median)
-    heights = {r.step: max(r.wall, r.op_total) for r in rows}
+    whole = [r for r in rows if not r.cut] or list(rows)
+    median = percentile([r.wall for r in whole], 50)
+    slow = frozenset(r.step for r in whole if median and r.wall > OUTLIER_FACTOR * median)
+    heights = {r.step: max(r.wall, r.op_total) for r in whole}
     tallest = max(heights.values(), default=0)
     typical = [h for step, h in heights.items() if step not in slow]
     if slow and typical:  # headroom, so that cut bars stand out above the others
@@ -153,7 +160,7 @@ def chart_scale(rows: Sequence[StepRow]) -> ChartScale:
         if tallest > CUT_FROM * capped:  # cut only what would squash the others
             tallest = capped
     cap = max(tallest, 1)
-    clipped = frozenset(step for step, h in heights.items() if h > cap)
+    clipped = frozenset(r.step for r in rows if max(r.wall, r.op_total) > cap)
     return ChartScale(cap, median, slow, clipped)
 
 
@@ -182,21 +189,41 @@ def _bars(row: StepRow, x: float, w: float, scale: float, base: float, top: floa
                 f'width="{w:.1f}" height="{h:.1f}"/>'
             )
         total = row.wall if bar == 0 else row.op_total
+        if row.cut and total:
+            parts.append(_hatch(bx, w, base, min(total * scale, base - top)))
         if total * scale > base - top + 0.05:
             parts.append(_cut(bx, w, top))
     tip = (
         f"step {row.step}: wall {format_time(row.wall)} (input {format_time(row.input)}, "
         f"compute {format_time(row.compute)}, idle {format_time(row.idle)}); summed op time "
         f"{format_time(row.op_total)} (cpu {format_time(row.cpu)}, accelerator "
-        f"{format_time(row.accelerator)})"
+        f"{format_time(row.accelerator)})" + (f"; {row.cut}: left out" if row.cut else "")
     )
-    return f'<g class="bar"><title>{esc(tip)}</title>{"".join(parts)}</g>'
+    kind = "bar cutstep" if row.cut else "bar"
+    return f'<g class="{kind}"><title>{esc(tip)}</title>{"".join(parts)}</g>'
+
+
+def _hatch(x: float, w: float, base: float, h: float, gap: float = 6.0) -> str:
+    """Diagonal lines across the bar ``x .. x + w`` from ``base`` up ``h``
+    (drawn, not a pattern: the page refers to nothing, ``url()`` included)."""
+    segments = []
+    c = gap
+    while c < w + h:
+        t0, t1 = max(0.0, c - h), min(w, c)
+        segments.append(f"M{x + t0:.1f},{base - (c - t0):.1f}L{x + t1:.1f},{base - (c - t1):.1f}")
+        c += gap
+    return f'<path class="hatch" d="{"".join(segments)}"/>'
 
 
 def _x_label(row: StepRow, x: float, y: float, outlier: bool) -> str:
     mark = ' class="outlier"' if outlier else ""
-    text = f"{row.step}!" if outlier else str(row.step)
+    text = f"{row.step}{_mark(row, outlier)}"
     return f'<text{mark} x="{x:.1f}" y="{y}" text-anchor="middle">{text}</text>'
+
+
+def _mark(row: StepRow, outlier: bool) -> str:
+    """``!`` after an outlier step, ``~`` after a cut one."""
+    return "!" if outlier else "~" if row.cut else ""
 
 
 def step_chart_svg(rows: Sequence[StepRow], width: int = 960, height: int = 240) -> str:
@@ -222,7 +249,7 @@ def step_chart_svg(rows: Sequence[StepRow], width: int = 960, height: int = 240)
         x = left + i * slot
         parts.append(_bars(row, x + slot / 2 - bar_w - 1, bar_w, scale, base, top))
         outlier = row.step in fit.outliers
-        if i % every == 0 or outlier:
+        if i % every == 0 or outlier or row.cut:
             parts.append(_x_label(row, x + slot / 2, base + 16, outlier))
         if row.step in fit.clipped and x + slot / 2 - labelled >= 56:
             labelled = x + slot / 2
@@ -235,15 +262,19 @@ def step_chart_svg(rows: Sequence[StepRow], width: int = 960, height: int = 240)
     return "".join(parts)
 
 
-def _summary(rows: Sequence[StepRow]) -> str:
-    """The line above the chart: median beside mean, the outliers, the axis."""
+def _summary(rows: Sequence[StepRow], source: str = "") -> str:
+    """The line above the chart: median beside mean, the outliers, the axis,
+    the cut steps (``source``: how an XSpace's steps were found)."""
     fit = chart_scale(rows)
-    walls = [r.wall for r in rows]
-    mean = sum(walls) / len(walls)
-    text = (
-        f"Wall time per step: median {format_time(int(fit.median))}, mean "
-        f"{format_time(int(mean))}, max {format_time(max(walls))}."
-    )
+    walls = [r.wall for r in rows if not r.cut]
+    if walls:
+        text = (
+            f"Wall time per step: median {format_time(int(fit.median))}, mean "
+            f"{format_time(int(sum(walls) / len(walls)))}, max {format_time(max(walls))}."
+        )
+    else:
+        text = f"No whole step, so no wall time per step ({source or 'every step is cut'})."
+    text += _cut_note(rows)
     if fit.outliers:
         slow = [r for r in rows if r.step in fit.outliers]
         rest = [r.wall for r in rows if r.step not in fit.outliers]
@@ -265,10 +296,27 @@ def _summary(rows: Sequence[StepRow]) -> str:
     return f'<p class="muted" id="steps-summary">{esc(text)}</p>'
 
 
+def _cut_note(rows: Sequence[StepRow]) -> str:
+    """The sentence naming the cut steps, left out of the numbers."""
+    cut = [r for r in rows if r.cut]
+    if not cut:
+        return ""
+    whys = sorted({r.cut.split(":")[0] for r in cut})
+    names = ", ".join(str(r.step) for r in cut)
+    one = len(cut) == 1
+    return (
+        f" Step{'' if one else 's'} {names} ({'; '.join(whys)}: hatched, marked ~) "
+        f"{'is' if one else 'are'} left out of these numbers and of the axis."
+    )
+
+
 def _legend(rows: Sequence[StepRow]) -> str:
     items = "".join(
         f'<span><i class="swatch {key}"></i>{esc(text)}</span>' for key, text, _ in _shown(rows)
     )
+    if any(r.cut for r in rows):
+        what = "Cut by the trace" if any(r.cut.startswith("cut") for r in rows) else "No step"
+        items += f'<span><i class="swatch cutstep"></i>{what} (left out)</span>'
     return (
         f'<p class="legend">{items}</p><p class="muted">Per step, the left bar is the '
         "<b>wall time</b> (first op start to last op end over all devices, the time per step "
@@ -296,16 +344,16 @@ def _table(rows: Sequence[StepRow], fit: ChartScale) -> str:
     body = []
     for r in rows:
         outlier = r.step in fit.outliers
-        cells = [f'<td data-v="{r.step}">{r.step}{"!" if outlier else ""}</td>']
+        cells = [f'<td data-v="{r.step}">{r.step}{_mark(r, outlier)}</td>']
         values = [r.wall, r.input, r.compute, r.idle, r.op_total]
         values += [r.accelerator, r.cpu] if acc else []
         cells += [_cell(v) for v in values]
         cells.append(f'<td data-v="{r.parallelism}">{r.parallelism:.2f}</td>')
         cells.append(f'<td data-v="{r.nodes}">{r.nodes}</td>')
         ratio = r.wall / fit.median if fit.median else 0.0
-        note = " outlier" if outlier else ""
+        note = " outlier" if outlier else " cut, left out" if r.cut else ""
         cells.append(f'<td data-v="{ratio:.4f}">{ratio:.2f}x{note}</td>')
-        row_class = ' class="outlier"' if outlier else ""
+        row_class = ' class="outlier"' if outlier else ' class="cutstep"' if r.cut else ""
         body.append(f"<tr{row_class}>" + "".join(cells) + "</tr>")
     return (
         '<div class="scroll"><table class="data sortable" id="t-steps"><thead><tr>'
@@ -319,5 +367,10 @@ def steps_section(model: ProfileModel) -> Section:
     rows = step_rows(model)
     if not rows:
         return Section("steps", "Time per step", step_chart_svg(rows))
-    body = _summary(rows) + step_chart_svg(rows) + _legend(rows) + _table(rows, chart_scale(rows))
+    body = (
+        _summary(rows, model.steps_source)
+        + step_chart_svg(rows)
+        + _legend(rows)
+        + _table(rows, chart_scale(rows))
+    )
     return Section("steps", "Time per step", body)
