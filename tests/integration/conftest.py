@@ -7,8 +7,12 @@ that need TF should also carry ``pytest.mark.tf``.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -47,3 +51,27 @@ def oracle(capture: Capture) -> TfOracle:
     from tests.integration import tf_oracle
 
     return tf_oracle.oracle_for(capture)
+
+
+@pytest.fixture(scope="session")
+def jax_train(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A JAX CPU training loop profiled in a child process and what ran
+    (``tests/jax_train_capture.py``: its ``capture.json``, with ``xspace``, the
+    step count and times, XLA's cost and memory analysis). JAX never runs in the
+    test process."""
+    from tests.stepcols import skip_or_fail
+
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        skip_or_fail("jax is not installed (pip install 'jax[cpu]')")
+    out = tmp_path_factory.mktemp("jax_train")
+    script = Path(__file__).resolve().parents[1] / "jax_train_capture.py"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(
+        [sys.executable, str(script), str(out)],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: dict[str, Any] = json.loads((out / "capture.json").read_text())
+    return found

@@ -113,6 +113,7 @@ class ProfileModel(DeferredTraces):
         #: How the steps were found, for profiles read from XSpace files
         #: ("step markers (train)", "inferred: ..."); empty otherwise.
         self.steps_source = ""
+        self.cut_steps: dict[int, str] = {}  # XSpace steps not whole -> why (xspace_cut)
         #: An XSpace's XLA programs and their ops' times (None for other inputs).
         self.xla_programs: Any = None
         self.covered: set[int] = set()

@@ -98,6 +98,15 @@ class ProgramOps:
         self._launches: dict[str, _Launches] = {}
         self._flat: Any = None
 
+    def named(self, name: str) -> HloOp | None:
+        """The op of instruction ``name`` in any computation the program runs
+        on its own (not a fused one), call-like instructions included: what a
+        host event of XLA's CPU runtime, which names its own instruction, ran."""
+        if name in self.ops and not self.is_call(name):
+            return self.ops[name]
+        ops = self.ops
+        return ops.named(name) if isinstance(ops, _LazyOps) else None
+
     def is_call(self, name: str) -> bool:
         """Whether ``name`` is a ``call``/``while``/``conditional`` instruction."""
         return name in self.calls
@@ -146,6 +155,7 @@ class _LazyOps(Mapping[str, HloOp]):
         self._info = info  # kernel name and library flag of each of ``instrs``
         self._made: dict[str, HloOp] = {}
         self._others: dict[str, HloOp] = {}
+        self._all: dict[str, Any] | None = None
 
     def __getitem__(self, name: str) -> HloOp:
         op = self._made.get(name)
@@ -162,6 +172,25 @@ class _LazyOps(Mapping[str, HloOp]):
         if op is None:
             op = self._others[name] = self._mod.op(instr)
         return op
+
+    def named(self, name: str) -> HloOp | None:
+        """The op of instruction ``name`` of any computation but fused ones."""
+        if self._all is None:
+            fused = {
+                int(c)
+                for comp in self._mod.comps.values()
+                for i in comp.instructions
+                if i.opcode == "fusion"
+                for c in i.called_computation_ids
+            }
+            self._all = {
+                str(i.name): i
+                for cid, comp in self._mod.comps.items()
+                if int(cid) not in fused
+                for i in comp.instructions
+            }
+        instr = self._all.get(name)
+        return None if instr is None else self.of(instr)
 
     def __contains__(self, name: object) -> bool:
         return name in self._instrs

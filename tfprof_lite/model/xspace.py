@@ -25,9 +25,7 @@ advisor read an XSpace as they read TF1 profiles:
   else, through ``correlation_id``, the
   TF op around the host launch, else the event's own name;
 * each step's root (marker or inferred call) is a record of its own name on
-  ``/host:CPU/steps``, a device that carries no time: it spans the step, from
-  the end of the previous step (or the root's start for the first step) to the
-  last end of the root and of the events launched in it.
+  ``/host:CPU/steps``, spanning the step (:mod:`tfprof_lite.model.xspace_rows`).
 """
 
 from __future__ import annotations
@@ -45,6 +43,7 @@ from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.records import NodeSpec
 from tfprof_lite.model.xla_programs import XlaPrograms, xla_programs
 from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
+from tfprof_lite.model.xspace_cut import cut_steps
 from tfprof_lite.model.xspace_devices import bind_gpu_devices
 from tfprof_lite.model.xspace_events import (
     EventTable,
@@ -56,7 +55,7 @@ from tfprof_lite.model.xspace_memory import add_memory, memory_stats
 from tfprof_lite.model.xspace_memory_steps import StepMemory
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
 from tfprof_lite.model.xspace_steps import find_steps, outermost, program_runs
-from tfprof_lite.model.xspace_xla import xla_events
+from tfprof_lite.model.xspace_xla import host_xla_ops, xla_events
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
 
@@ -89,6 +88,7 @@ class XSpaceSteps:
     records, in the order :meth:`ProfileModel.add_step` keeps them (an array).
     ``pending``: step index -> its memory records, joined into ``columns``
     when they are first read (:func:`add_plan` joins one step at a time).
+    ``cut``: step number -> why it is no whole step (:mod:`~tfprof_lite.model.xspace_cut`).
     """
 
     def __init__(
@@ -101,6 +101,7 @@ class XSpaceSteps:
         code: CodeSources,
         pending: dict[int, StepMemory] | None = None,
         xla: XlaPrograms | None = None,
+        cut: dict[int, str] | None = None,
     ) -> None:
         self.numbers = numbers
         self.xla = xla
@@ -110,6 +111,7 @@ class XSpaceSteps:
         self.source = source
         self.tracer_ns = tracer_ns
         self.code = code
+        self.cut = cut or {}
 
     @property
     def columns(self) -> list[StepColumns]:
@@ -169,8 +171,10 @@ def _hlo_op_type(op: str) -> str:
 class _Attribution:
     """Which op each event belongs to.
 
-    Host events: ``tf_ops`` (event -> (op name, op type)), ``programs`` (the
-    outermost execution of an XLA program -> its module) and ``node_types``.
+    Host events: ``tf_ops`` (event -> (op name, op type)), ``host_xla`` (the
+    host events of XLA ops on a CPU -> (node name, op type, module)),
+    ``programs`` (the outermost execution of an XLA program whose ops are not
+    host events -> its module) and ``node_types``.
     Device events, in columns over ``device`` (the GPU events, by row):
     ``launch`` (the host launch event, -1: none) and ``node`` (an index into
     ``nodes``: (node name, op type or ``None`` when the node keeps the type it
@@ -188,13 +192,20 @@ class _Attribution:
         self.tf_ops: dict[int, tuple[str, str]] = {} if no_tf else _tf_ops(table, host, metas)
         # JAX: each execution of an XLA program on a host thread is the host side
         # of its kernels (dispatch, launch), a node of op type XlaModule.
+        self.xla = xla_events(table)
+        # XLA's CPU runtime: each op of a program is a host event of its own
+        self.host_xla = host_xla_ops(table, self.xla)
         self.programs: dict[int, str] = _programs(table, host) if no_tf else {}
+        if self.host_xla:  # a program's ops say where its time went: not one node
+            run = {module for _, _, module in self.host_xla.values()}
+            self.programs = {e: m for e, m in self.programs.items() if m not in run}
         self.node_types: dict[str, str] = {name: kind for name, kind in self.tf_ops.values()}
+        for name, kind, _ in self.host_xla.values():
+            self.node_types.setdefault(name, kind)
         for module in self.programs.values():
             self.node_types.setdefault(module, "XlaModule")
         self._corr, self._launcher = _launch_index(table, host)
         self._lines: dict[int, tuple[list[int], list[int]]] | None = None
-        self.xla = xla_events(table)
         self.nodes: list[tuple[str, str | None]] = []
         self._node_index: dict[tuple[str, str | None], int] = {}
         self.device = table.device_events()
@@ -401,7 +412,7 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     # The allocator events' stats first: their temporaries then meet the
     # decoded columns alone, not the table's stat columns too.
     table = event_table(cols, stats=False)
-    settle = give_back_freed if release and len(table) >= LARGE_EVENTS else _nothing
+    settle = give_back_freed if release and len(table) >= LARGE_EVENTS else (lambda: None)
     if release:
         cols.drop_event_durations()  # the table has the events' ends
     found = memory_stats(table)
@@ -415,9 +426,11 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     settle()
     device, launch = attribution.device, attribution.launch
     dev_steps = device_steps(table, roots, device, launch)
+    cut = cut_steps(table, roots, dev_steps, roots.numbers if roots.events else [0])
     attribution.type_nodes(attribution.node[dev_steps >= 0])
     names = [name for name, _ in attribution.nodes]
     host_ops = {e: op for e, (op, _) in attribution.tf_ops.items()}
+    host_ops.update({e: name for e, (name, _, _) in attribution.host_xla.items()})
     host_ops.update(attribution.programs)
     rows = step_rows(
         table, roots, DeviceNodes(device, launch, attribution.node, names), dev_steps, host_ops
@@ -440,14 +453,10 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     table.drop_stats()
     settle()
     pending: dict[int, StepMemory] = {}
-    add_memory(table, tf_ops, roots.events, columns, nodes, programs, found, settle, pending)
+    add_memory(table, tf_ops, roots, columns, nodes, programs, found, settle, pending)
     del found, table
     settle()
-    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending, xla)
-
-
-def _nothing() -> None:
-    """What :func:`plan_steps` does between phases for a small file."""
+    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending, xla, cut)
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
@@ -484,4 +493,5 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
     bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)
     model.steps_source = plan.source
+    model.cut_steps = dict(plan.cut)
     model.xla_programs = plan.xla

@@ -295,7 +295,8 @@ class CodeSources:
     stacks the programs' protos (serialized, or parsed where the XLA index
     already parsed them), the distinct (node, HLO
     module, framework scope) of the device events mapped to an instruction,
-    by event start, and the XLA programs executed on the host."""
+    by event start (then those of XLA's host op events on a CPU), and the XLA
+    programs executed on the host."""
 
     from_python: dict[str, list[CodeFrame]] = field(default_factory=dict)
     protos: list[tuple[int | None, Any]] = field(default_factory=list)
@@ -364,6 +365,10 @@ def code_sources(table: EventTable, attribution: Any) -> CodeSources:
     launches = _launches(table, device)
     node = attribution.nodes_at(device, launches)
     out.mapped = _mapped(device, node, xla, attribution.nodes)
+    # XLA's ops on a CPU: each node is named by the instruction's scope
+    host_xla: dict[int, tuple[str, str, str]] = getattr(attribution, "host_xla", {})
+    seen = dict.fromkeys((name, module, name) for name, _, module in host_xla.values())
+    out.mapped += [m for m in seen if m not in out.mapped]
     if not len(traced[1]):
         return out
     launched = np.flatnonzero(launches >= 0)
@@ -373,6 +378,7 @@ def code_sources(table: EventTable, attribution: Any) -> CodeSources:
     # next to the device events' lookups.
     python = PythonStacks(table, traced)
     host_ops = {e: name for e, (name, _) in attribution.tf_ops.items()}
+    host_ops.update({e: name for e, (name, _, _) in host_xla.items()})
     host_ops.update(programs)
     events = _by_start(table, np.fromiter(host_ops, dtype=np.int64, count=len(host_ops)))
     _python_stacks(table, python, events, [host_ops[e] for e in events.tolist()], out.from_python)

@@ -1,7 +1,8 @@
 """The HLO instruction of every XLA device event of an XSpace.
 
 The ``/host:metadata`` plane holds each compiled program's ``Hlo Proto``;
-:class:`~tfprof_lite.model.xla_ops.XlaOpIndex` maps the GPU events to their
+:class:`~tfprof_lite.model.xla_ops.XlaOpIndex` maps the GPU events (and the
+host op events of programs XLA runs on the CPU) to their
 instructions (through command buffers too) and each instruction to its
 framework scope and op type (``docs/xspace_xla.md``). :func:`xla_ops` runs it
 on an :class:`~tfprof_lite.model.xspace_events.EventTable`.
@@ -10,6 +11,7 @@ on an :class:`~tfprof_lite.model.xspace_events.EventTable`.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,9 +19,12 @@ import numpy.typing as npt
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.xla_kinds import HloOp
 from tfprof_lite.model.xla_ops import KernelEvents, XlaOpIndex
-from tfprof_lite.model.xspace_events import EventTable, distinct_codes, gpu_ordinal
+from tfprof_lite.model.xspace_events import PLANE_HOST, EventTable, distinct_codes, gpu_ordinal
 
-__all__ = ["XlaEvents", "hlo_protos", "xla_events", "xla_ops"]
+__all__ = ["XlaEvents", "hlo_names", "hlo_protos", "host_xla_ops", "xla_events", "xla_ops"]
+
+#: Opcodes whose host events hold their called computations' op events.
+_HOLDERS = frozenset({"call", "while", "conditional", "async-start"})
 
 I64 = npt.NDArray[np.int64]
 
@@ -37,18 +42,30 @@ def hlo_protos(table: EventTable) -> list[tuple[int | None, bytes]]:
     return found
 
 
+def hlo_names(table: EventTable) -> list[str]:
+    """The name of each program of :func:`hlo_protos`, in its order: its metadata's
+    name, ``<module>(<program id>)``, without the id (the module's name)."""
+    hlo_protos(table)
+    names: list[str] = table.memo["hlo_names"]
+    return names
+
+
 def _hlo_protos(table: EventTable) -> list[tuple[int | None, bytes]]:
     cols = table.cols
     planes = [i for i, name in enumerate(cols.plane_name) if name == _METADATA_PLANE]
-    if not planes:
-        return []
     out: list[tuple[int | None, bytes]] = []
+    names: list[str] = []
+    table.memo["hlo_names"] = names
+    if not planes:
+        return out
     for meta in np.flatnonzero(np.isin(cols.meta_plane, planes)).tolist():
         stats = cols.meta_stat_dict(meta)
         data = stats.get("Hlo Proto")
         if isinstance(data, bytes):
             program = stats.get("program_id")
             out.append((int(program) if isinstance(program, int) else None, data))
+            name = cols.meta_name[meta]
+            names.append(name[: name.rindex("(")] if name.endswith(")") and "(" in name else name)
     return out
 
 
@@ -88,9 +105,10 @@ def _nonempty(codes: I64, strings: list[str]) -> npt.NDArray[np.bool_]:
 
 
 class XlaEvents:
-    """The HLO instruction of the XLA device events of a file.
+    """The HLO instruction of the XLA events of a file.
 
-    ``events``: GPU event rows with an ``hlo_module`` or ``hlo_op``, ascending;
+    ``events``: GPU event rows with an ``hlo_module`` or ``hlo_op`` and host
+    event rows with an ``hlo_op`` (XLA's CPU ops), ascending;
     ``at[i]``: the index in ``ops`` of the :class:`HloOp` of ``events[i]`` (-1:
     none); ``ops``: each instruction found, once; ``index``: the programs (their
     parsed modules: :meth:`XlaOpIndex.module`), ``None`` when the file has none.
@@ -112,8 +130,10 @@ class XlaEvents:
 
 
 def xla_events(table: EventTable) -> XlaEvents:
-    """The HLO instruction of each GPU event that maps to one (see :func:`xla_ops`);
-    worked out once per table."""
+    """The HLO instruction of each XLA event that maps to one: GPU events with an
+    ``hlo_module`` or ``hlo_op`` stat, and host events with an ``hlo_op`` stat
+    (the ops of a program XLA runs on the CPU, one event per thunk), see
+    :func:`xla_ops`; worked out once per table."""
     found: XlaEvents | None = table.memo.get("xla_events")
     if found is None:
         found = table.memo["xla_events"] = _xla_events(table)
@@ -131,6 +151,10 @@ def _xla_events(table: EventTable) -> XlaEvents:
     hlo_op = codes["hlo_op"][device].astype(np.int64)
     strings = table.cols.strings
     events = device[_nonempty(module, strings) | _nonempty(hlo_op, strings)]
+    host = table.host_events()
+    on_host = host[_nonempty(codes["hlo_op"][host].astype(np.int64), strings)]
+    if len(on_host):  # XLA's CPU runtime: an op per thunk run on a host thread
+        events = np.union1d(events, on_host)
     has_program = table.has_int["program_id"][events]
     program_id = table.ints.at("program_id", events)
     wanted = set(program_id[has_program].tolist())
@@ -160,7 +184,44 @@ def _xla_events(table: EventTable) -> XlaEvents:
     except InvalidInputError as err:
         log.warning("XLA programs not mapped to their ops: %s", err)
         return none
+    if len(on_host):
+        _by_name(table, index, events, np.isin(events, on_host), ops, at)
     return XlaEvents(events, at, ops, index)
+
+
+def _by_name(
+    table: EventTable, index: XlaOpIndex, events: I64, hosted: Any, ops: list[HloOp], at: I64
+) -> None:
+    """Map the host events (``hosted`` of ``events``) by the instruction their
+    ``hlo_op`` names, in place: XLA's CPU runtime names the instruction each
+    thunk runs (a ``while`` too, which a GPU event never is on its own)."""
+    rows = np.flatnonzero(hosted)
+    strings = table.cols.strings
+    codes = table.codes
+    op_codes = codes["hlo_op"][events[rows]].astype(np.int64).tolist()
+    module_codes = codes["hlo_module"][events[rows]].astype(np.int64).tolist()
+    program_id = table.ints.at("program_id", events[rows]).tolist()
+    has = table.has_int["program_id"][events[rows]].tolist()
+    slot = {id(op): i for i, op in enumerate(ops)}
+    found: dict[tuple[int | None, int, int], int] = {}
+    for row, op_code, module_code, pid, known in zip(
+        rows.tolist(), op_codes, module_codes, program_id, has, strict=True
+    ):
+        key = (pid if known else None, op_code, module_code)
+        where = found.get(key)
+        if where is None:
+            module = strings[module_code] if module_code >= 0 else ""
+            program = index.program(key[0], module) or index.program(None, module)
+            op = program.named(strings[op_code]) if program is not None else None
+            if op is None:
+                where = -1
+            else:
+                where = slot.get(id(op), -1)
+                if where < 0:
+                    where = slot[id(op)] = len(ops)
+                    ops.append(op)
+            found[key] = where
+        at[row] = where
 
 
 def xla_ops(table: EventTable) -> dict[int, HloOp]:
@@ -170,3 +231,23 @@ def xla_ops(table: EventTable) -> dict[int, HloOp]:
     leaves its program's events unmapped (logged).
     """
     return xla_events(table).by_event()
+
+
+def host_xla_ops(table: EventTable, xla: XlaEvents) -> dict[int, tuple[str, str, str]]:
+    """Host event -> (node name, op type, module) of the host events of XLA ops
+    (XLA's CPU runtime): the instruction's framework scope and
+    :attr:`~tfprof_lite.model.xla_kinds.HloOp.type_label`, as a GPU kernel of
+    the instruction gets. Events of ``call``/``while``/``conditional`` are left
+    out: the ops they run are events of their own, inside them."""
+    hit = xla.at >= 0
+    if not hit.any():
+        return {}
+    events, at = xla.events[hit], xla.at[hit]
+    on_host = table.plane_kind[events] == PLANE_HOST
+    ops = xla.ops
+    out: dict[int, tuple[str, str, str]] = {}
+    for e, a in zip(events[on_host].tolist(), at[on_host].tolist(), strict=True):
+        op = ops[a]
+        if op.opcode not in _HOLDERS:
+            out[e] = (op.scope, op.type_label, op.module)
+    return out
