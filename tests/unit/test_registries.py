@@ -26,6 +26,7 @@ import pytest
 import tfprof_lite
 from tests import hand_cases
 from tests.handmade import ALL_SELECT, GPU, STREAM_ALL, ns, run_meta
+from tests.program_cases import basic_program, xspace_file
 from tests.unit.test_monitoring import record
 from tests.unit.test_xla_dot import XLA_STYLE
 from tfprof_lite.advisor import CHECKERS, render_advice, run_advisor
@@ -183,8 +184,8 @@ def test_checker(name: str, capsys: pytest.CaptureFixture[str]) -> None:
 # -------------------------------------------------------------------------- CLI
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory with the smoke profile, a one-step variant, a monitor log and
-    an XLA dump."""
+    """A directory with the smoke profile, a one-step variant, a monitor log, an
+    XLA dump and an XSpace holding one compiled program."""
     root = tmp_path_factory.mktemp("registries")
     (root / "profile_1").write_bytes(profiler().serialize_to_string())
     case = hand_cases.code_case()
@@ -200,6 +201,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "xla").mkdir()
     dump = root / "xla" / "module_0001.cluster_1__X_.2.cpu_after_optimizations.dot"
     dump.write_text(XLA_STYLE, encoding="utf-8")
+    xspace_file(root / "host.xplane.pb", [(7, basic_program())])
     return root
 
 
@@ -222,6 +224,9 @@ CLI_CASES: dict[str, tuple[list[str], str | None]] = {
     "timeline": (["{in}/profile_1", "-o", "{out}/steps.json"], "steps.json"),
     "pprof": (["{in}/profile_1", "-o", "{out}/code.pb.gz"], "code.pb.gz"),
     "hlo": (["{in}/xla"], None),
+    "op-profile": (["{in}/host.xplane.pb"], None),
+    "roofline": (["{in}/host.xplane.pb", "-o", "{out}/roofline.svg"], "roofline.svg"),
+    "memory-viewer": (["{in}/host.xplane.pb"], None),
     "help": (["options"], None),
     "cluster": (["{in}/profile_1", "{in}/before/profile_0", "--merge"], None),
     "xspace": (

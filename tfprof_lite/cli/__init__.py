@@ -8,7 +8,9 @@ Contract:
   :mod:`~tfprof_lite.cli.monitor`, :mod:`~tfprof_lite.cli.xla_compat`,
   :mod:`~tfprof_lite.cli.overview`, :mod:`~tfprof_lite.cli.memory`,
   :mod:`~tfprof_lite.cli.timeline`, :mod:`~tfprof_lite.cli.pprof`,
-  :mod:`~tfprof_lite.cli.hlo`, :mod:`~tfprof_lite.cli.help`); each exports its
+  :mod:`~tfprof_lite.cli.hlo`, :mod:`~tfprof_lite.cli.op_profile` for
+  ``op-profile``/``roofline``, :mod:`~tfprof_lite.cli.memory_viewer`,
+  :mod:`~tfprof_lite.cli.help`); each exports its
   click commands. ``_REGISTRY``
   names each command's module and one-line help: ``--help`` lists the commands
   without importing them, and a command's module is imported only when it runs
@@ -87,7 +89,7 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     "kernels": (
         "memory",
         "MEMORY_COMMANDS",
-        "GPU kernel statistics per kernel, launch configuration and op.",
+        "GPU kernel statistics per kernel, launch config and op.",
     ),
     "timeline": ("timeline", "TIMELINE_COMMANDS", "Chrome trace of the profile's steps."),
     "xspace": (
@@ -97,6 +99,21 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     ),
     "pprof": ("pprof", "PPROF_COMMANDS", "pprof profile of the code/scope/op view."),
     "hlo": ("hlo", "HLO_COMMANDS", "List XLA HLO dumps; draw one module with Graphviz."),
+    "op-profile": (
+        "op_profile",
+        "PROGRAM_COMMANDS",
+        "XLA op time, FLOPs, bytes, roofline bound and headroom.",
+    ),
+    "roofline": (
+        "op_profile",
+        "PROGRAM_COMMANDS",
+        "Roofline chart of the XLA programs and their top ops.",
+    ),
+    "memory-viewer": (
+        "memory_viewer",
+        "MEMORY_VIEWER_COMMANDS",
+        "XLA program memory: total, peak, buffers at the peak.",
+    ),
     "help": ("help", "HELP_COMMANDS", "Print a documentation page (help options, help scope)."),
     "cluster": (
         "cluster",
@@ -107,7 +124,7 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
 
 
 #: Commands whose modules do not import NumPy (their --help stays without it).
-_WITHOUT_NUMPY = frozenset({"help", "xspace"})
+_WITHOUT_NUMPY = frozenset({"help", "xspace", "memory-viewer"})
 #: The variables that set the thread count of NumPy's BLAS (OpenBLAS, OpenMP).
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 
@@ -205,10 +222,14 @@ class _Commands(Mapping[str, click.Command]):
 def cli(ctx: click.Context, color: bool | None) -> None:
     """Analyse tfprof profiles without TensorFlow.
 
-    PROFILE is a profile_<step> file (written by tfprof_lite or TensorFlow), or a
-    directory of them (the newest is used, or -step N's). Instead of PROFILE,
-    --graph GRAPHDEF --run-meta RM1,RM2 [--op-log OPLOG] builds the profile from
-    raw protos (binary, or text format as .pbtxt). Exit codes: 0 ok, 1 bad input,
+    PROFILE is a saved profile (a profile_<step> file, written by tfprof_lite or
+    TensorFlow), a directory of them (the newest is used, or -step N's), an
+    XSpace (*.xplane.pb, written by TF2, Keras or JAX), a run folder
+    (LOGDIR/plugins/profile/<run>/), or a TensorBoard logdir (what Keras'
+    TensorBoard(log_dir=...) or jax.profiler.start_trace(dir) wrote to: the
+    newest run is read, or --run NAME's). Instead of PROFILE, --graph GRAPHDEF
+    --run-meta RM1,RM2 [--op-log OPLOG] builds the profile from raw protos
+    (binary, or text format as .pbtxt). Exit codes: 0 ok, 1 bad input,
     2 usage error. The documentation is installed with the package:
     'tfprof-lite help' lists its pages, 'tfprof-lite help options' explains
     every tfprof option.
@@ -224,6 +245,7 @@ def cli(ctx: click.Context, color: bool | None) -> None:
       tfprof-lite timeline tfprof_out/profile_4 -o steps.json.gz
       tfprof-lite pprof tfprof_out/profile_4 --view scope --select micros,bytes -o scope.pb.gz
       tfprof-lite hlo tfprof_out/xla_dump --module cluster_1 -o cluster_1.svg
+      tfprof-lite overview LOGDIR        (a TensorBoard logdir: Keras, JAX)
       tfprof-lite help options
     """
     ctx.color = color

@@ -134,7 +134,7 @@ def memory_command(
     "kernels",
     cls=TfprofCommand,
     takes_query_options=False,
-    short_help="GPU kernel statistics per kernel, launch configuration and op.",
+    short_help="GPU kernel statistics per kernel, launch config and op.",
 )
 @input_options
 @_STEP

@@ -33,13 +33,28 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.model.xla_records import ProgramRecord
 from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
-from tfprof_lite.model.xspace_xla import hlo_protos, xla_events
-from tfprof_lite.proto.hlo_module import read_hlo_module
+from tfprof_lite.model.xspace_xla import hlo_names, hlo_protos, xla_events
 from tfprof_lite.proto.xplane import XSpaceColumns
 
-__all__ = ["DeviceCaps", "OpTimes", "ProgramRecord", "XlaPrograms", "programs_of", "xla_programs"]
+__all__ = [
+    "PROGRAM_STATS",
+    "DeviceCaps",
+    "OpTimes",
+    "ProgramRecord",
+    "XlaPrograms",
+    "load_programs",
+    "merge_programs",
+    "programs_of",
+    "xla_programs",
+]
+
+#: The event stats :func:`load_programs` decodes (the others are skipped).
+PROGRAM_STATS = frozenset(
+    {"hlo_op", "hlo_module", "program_id", "run_id", "correlation_id", "kernel_details",
+     "memcpy_details", "tf_op", "eager_op", "_r", "step_num"}
+)  # fmt: skip
 
 I64 = npt.NDArray[np.int64]
 
@@ -53,16 +68,6 @@ _CAPS = {
     "peak_teraflops_per_second": "peak_tflops",
     "peak_hbm_bw_gigabytes_per_second": "peak_hbm_gbps",
 }
-
-
-@dataclass(frozen=True)
-class ProgramRecord:
-    """One compiled program: ``program_id`` (None when the file gives none),
-    its module name and its serialized ``HloProto``."""
-
-    program_id: int | None
-    module: str
-    hlo: bytes
 
 
 @dataclass(frozen=True)
@@ -137,13 +142,14 @@ def xla_programs(table: EventTable) -> XlaPrograms | None:
     protos = hlo_protos(table)
     if not protos:
         return None
-    programs = [_record(table, program_id, data) for program_id, data in protos]
+    names = hlo_names(table)
+    programs = [ProgramRecord(p, name, data) for (p, data), name in zip(protos, names, strict=True)]
     row_of: dict[int | None, int] = {}
     by_module: dict[str, int] = {}
     for row, record in enumerate(programs):
         row_of[record.program_id] = row
         by_module.setdefault(record.module, row)
-    rows = _device_rows(table, row_of) + _host_rows(table, row_of, by_module)
+    rows = _rows(table, row_of, by_module)
     ops, run_ids = _aggregate(rows)
     runs = _runs(ops, run_ids, len(programs))
     cols = table.cols
@@ -152,71 +158,42 @@ def xla_programs(table: EventTable) -> XlaPrograms | None:
     return XlaPrograms(programs, ops, runs, devices, extent)
 
 
-def _record(table: EventTable, program_id: int | None, data: bytes) -> ProgramRecord:
-    try:
-        name = str(read_hlo_module(data).name)
-    except InvalidInputError:  # the tools say so when they parse it
-        name = ""
-    return ProgramRecord(program_id, name, data)
-
-
-def _device_rows(table: EventTable, row_of: dict[int | None, int]) -> list[_Row]:
+def _rows(
+    table: EventTable, row_of: dict[int | None, int], by_module: dict[str, int]
+) -> list[_Row]:
+    """A timing row per XLA event that maps to an instruction of a known program."""
     found = xla_events(table)
     hit = found.at >= 0
     events, at = found.events[hit], found.at[hit]
     if not len(events):
         return []
-    execution = table.ints.at("correlation_id", events)
-    has_exec = table.has_int["correlation_id"][events]
+    execution = table.ints.at("correlation_id", events).tolist()
+    has_exec = table.has_int["correlation_id"][events].tolist()
+    runs = table.ints.at("run_id", events).tolist()
+    has_run = table.has_int["run_id"][events].tolist()
     cols = table.cols
     lines = cols.event_line[events]
     ordinal = np.asarray([gpu_ordinal(n) for n in cols.plane_name], dtype=np.int64)
-    device = ordinal[cols.line_plane[lines]]
+    device = ordinal[cols.line_plane[lines]].tolist()
+    starts, ends = table.start[events].tolist(), table.end[events].tolist()
     out: list[_Row] = []
     ops = found.ops
-    for e, a, x, has, d, line in zip(
-        events.tolist(), at.tolist(), execution.tolist(), has_exec.tolist(),
-        device.tolist(), lines.tolist(), strict=True,
-    ):  # fmt: skip
+    for i, (e, a) in enumerate(zip(events.tolist(), at.tolist(), strict=True)):
         op = ops[a]
         program = row_of.get(op.program_id)
         if program is None:
-            continue
-        start, end = int(table.start[e]), int(table.end[e])
-        out.append((program, op.name, d, x if has else -1 - e, start, end, line, None))
-    return out
-
-
-def _host_rows(
-    table: EventTable, row_of: dict[int | None, int], by_module: dict[str, int]
-) -> list[_Row]:
-    host = table.host_events()
-    if not len(host) or "hlo_op" not in table.codes:
-        return []
-    codes = table.codes["hlo_op"][host].astype(np.int64)
-    events = host[codes >= 0]
-    if not len(events):
-        return []
-    strings = table.cols.strings
-    op_codes = table.codes["hlo_op"][events].astype(np.int64).tolist()
-    module_codes = table.codes["hlo_module"][events].astype(np.int64).tolist()
-    program_id = table.ints.at("program_id", events).tolist()
-    has_program = table.has_int["program_id"][events].tolist()
-    run = table.ints.at("run_id", events).tolist() if "run_id" in table.has_int else None
-    has_run = table.has_int["run_id"][events].tolist() if run is not None else None
-    lines = table.cols.event_line[events].tolist()
-    out: list[_Row] = []
-    for i, e in enumerate(events.tolist()):
-        program = row_of.get(program_id[i]) if has_program[i] else None
-        if program is None and module_codes[i] >= 0:
-            program = by_module.get(strings[module_codes[i]])
+            program = by_module.get(op.module)
         if program is None:
             continue
-        run_id = run[i] if run is not None and has_run is not None and has_run[i] else None
-        if run_id == -1:  # TF's XLA launches say -1: not recorded
-            run_id = None
-        start, end = int(table.start[e]), int(table.end[e])
-        out.append((program, strings[op_codes[i]], -1, -1 - e, start, end, lines[i], run_id))
+        # a launch (GPU) is one occurrence; a host op event is one by itself
+        exec_id = -1 - e
+        if device[i] >= 0 and has_exec[i]:
+            exec_id = execution[i]
+        # TF's XLA launches say run_id -1: no id
+        run_id = runs[i] if has_run[i] and runs[i] != -1 else None
+        out.append(
+            (program, op.name, device[i], exec_id, starts[i], ends[i], int(lines[i]), run_id)
+        )
     return out
 
 
@@ -304,3 +281,43 @@ def programs_of(model: object) -> XlaPrograms | None:
     or None: the profile has no XLA programs (not an XSpace, or none in it)."""
     found = getattr(model, "xla_programs", None)
     return found if isinstance(found, XlaPrograms) else None
+
+
+def load_programs(path: str, limit: int | str | None = None) -> tuple[XlaPrograms | None, int]:
+    """The XLA programs of the XSpace file ``path`` and its step count, without
+    converting its steps into a model: what the program tools need, in a
+    fraction of :func:`~tfprof_lite.model.xspace_load.load_model`'s time. The
+    same :class:`XlaPrograms` as ``load_model(path).xla_programs``; the steps
+    are :func:`~tfprof_lite.model.xspace_steps.find_steps`'s.
+
+    Raises:
+        InvalidInputError: not a readable XSpace (read through the bounded reader).
+    """
+    from tfprof_lite.model.xspace_events import event_table
+    from tfprof_lite.model.xspace_steps import find_steps
+    from tfprof_lite.proto.xplane import decode_xspace_file
+
+    cols = decode_xspace_file(path, "an XSpace (*.xplane.pb)", PROGRAM_STATS, limit)
+    table = event_table(cols)
+    return xla_programs(table), len(find_steps(table).events)
+
+
+def merge_programs(parts: list[XlaPrograms | None]) -> XlaPrograms | None:
+    """Several hosts' programs as one (their rows concatenated; None if none has any)."""
+    found = [p for p in parts if p is not None]
+    if len(found) <= 1:
+        return found[0] if found else None
+    offsets = np.cumsum([0] + [len(p.programs) for p in found[:-1]])
+    ops = OpTimes(
+        program=np.concatenate([p.ops.program + o for p, o in zip(found, offsets, strict=True)]),
+        name=[n for p in found for n in p.ops.name],
+        device=np.concatenate([p.ops.device for p in found]),
+        occurrences=np.concatenate([p.ops.occurrences for p in found]),
+        time_ps=np.concatenate([p.ops.time_ps for p in found]),
+        self_ps=np.concatenate([p.ops.self_ps for p in found]),
+    )
+    return XlaPrograms(
+        [r for p in found for r in p.programs], ops,
+        np.concatenate([p.runs for p in found]), [d for p in found for d in p.devices],
+        max(p.window_ps for p in found),
+    )  # fmt: skip

@@ -19,6 +19,7 @@ Contract:
 from __future__ import annotations
 
 from functools import cached_property
+from math import prod
 from typing import Any
 
 __all__ = [
@@ -67,14 +68,10 @@ def element_bytes(element_type: int) -> float:
 
 def element_count(shape: Any) -> int:
     """Elements of an array shape (1 for a scalar); of a tuple, its arrays' summed."""
-    if int(shape.element_type) == _TUPLE:
+    kind = shape.element_type
+    if kind == _TUPLE:
         return sum(element_count(s) for s in shape.tuple_shapes)
-    if not is_array(shape):
-        return 0
-    count = 1
-    for dim in shape.dimensions:
-        count *= int(dim)
-    return count
+    return prod(shape.dimensions) if kind in ELEMENT_BITS else 0
 
 
 def byte_size(shape: Any) -> int:
@@ -143,6 +140,21 @@ class Program:
             named = [c for c in module.computations if c.name == module.entry_computation_name]
             found = named[0] if named else module.computations[-1]
         return found
+
+    @cached_property
+    def fused_instruction_ids(self) -> frozenset[int]:
+        """Ids of the instructions inside the computations that fusions call."""
+        bodies = {
+            int(c)
+            for comp in self.module.computations
+            for i in comp.instructions
+            if i.opcode == "fusion"
+            for c in i.called_computation_ids
+        }
+        computations = self.module.computations
+        return frozenset(
+            int(i.id) for c in computations if int(c.id) in bodies for i in c.instructions
+        )
 
     def operands(self, instruction: Any) -> list[Any]:
         """The operand instructions of ``instruction`` (those the module holds)."""

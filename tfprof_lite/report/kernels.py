@@ -22,7 +22,7 @@ from tfprof_lite.report.markup import Section, esc
 __all__ = ["kernel_section"]
 
 _HEAD = (
-    ("Kernel", "text", "c-name"),
+    ("Kernel", "text", "c-text"),
     ("Op", "text", "c-text"),
     ("Op type", "text", "c-short"),
     ("Kind", "text", "c-short"),

@@ -23,6 +23,7 @@ from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.report.assets import CSS, JS
 from tfprof_lite.report.kernels import kernel_section
 from tfprof_lite.report.markup import Section, esc
+from tfprof_lite.report.programs import program_sections
 from tfprof_lite.report.sections import flame_section, overview_section
 from tfprof_lite.report.slots import slot_section
 from tfprof_lite.report.steps import steps_section
@@ -170,6 +171,7 @@ def _render(
         tree_table_section(scope, max_rows, acc),
         tree_table_section(code, max_rows, acc),
         *([kernels] if kernels is not None else []),
+        *program_sections(model, max_rows),
         slot_section("memory", model),
         slot_section("advisor", model),
         glossary_section(),

@@ -38,6 +38,9 @@ EXPECTED_COMMANDS = [
     "xspace",
     "pprof",
     "hlo",
+    "op-profile",
+    "roofline",
+    "memory-viewer",
     "help",
     "cluster",
 ]

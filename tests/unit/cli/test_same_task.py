@@ -30,7 +30,8 @@ def command_args(name: str, profiles: list[Path], out_dir: Path) -> list[object]
     """``name PROFILE...``, with ``-o`` into ``out_dir`` for commands that write a file."""
     args: list[object] = [name, *profiles]
     if any("-o" in p.opts for p in COMMANDS[name].params):
-        args += ["-o", out_dir / f"{name}.out"]
+        suffix = ".svg" if name in ("roofline", "memory-viewer") else ".out"
+        args += ["-o", out_dir / f"{name}{suffix}"]
     return args
 
 
@@ -66,6 +67,8 @@ def test_merge_option_merges_them_anyway(
     result = run(*command_args(name, [a, b], tmp_path), "--merge")
     if name == "xla-compat":  # merged, then: these profiles hold no XLA data
         assert result.code == 1 and "no XLA compatibility data" in result.err
+    elif name in ("op-profile", "roofline", "memory-viewer"):  # nor compiled programs
+        assert result.code == 1 and "holds no compiled XLA programs" in result.err
     else:
         assert result.code == 0, result.err
     assert "--merge" in COMMANDS[name].get_help(click.Context(COMMANDS[name]))
