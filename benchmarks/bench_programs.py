@@ -16,8 +16,8 @@ another), fresh child processes time, in alternating rounds:
   ``tfprof-lite memory-viewer FILE --program M``), a process timed from outside
   (interpreter start, imports, reading, output); and the calls alone in a
   process that has imported them (``load_programs``, then ``op_profile(...)``
-  and its text, or ``program_memory`` of the program named), as XProf's
-  figure is its call alone.
+  and its text; or ``read_program_records`` and ``program_memory`` of the
+  program named), as XProf's figure is its call alone.
 
 Targets (ours/XProf, best of each side): both commands <= 0.5x XProf's
 conversion of its own tool. Each round runs every series ``--repeat`` times;
@@ -76,6 +76,7 @@ def child_ours(path: str, tool: str, module: str, out: str) -> None:
     programs read (no model), then the op profile and its text, or the memory
     of the programs named ``module`` (``--program``)."""
     from tfprof_lite.model.xla_programs import load_programs
+    from tfprof_lite.model.xla_records import read_program_records
     from tfprof_lite.programs.buffers import program_memory
     from tfprof_lite.programs.hlo import Program
     from tfprof_lite.programs.op_profile import op_profile
@@ -83,12 +84,12 @@ def child_ours(path: str, tool: str, module: str, out: str) -> None:
     from tfprof_lite.proto.xla_program import parse_program
 
     start, cpu = time.perf_counter(), time.process_time()
-    xla, steps = load_programs(path)
-    assert xla is not None
     if tool == "op_profile":
+        xla, steps = load_programs(path)
+        assert xla is not None
         profile_text(op_profile(xla, steps))
     else:
-        for record in xla.programs:
+        for record in read_program_records(path):
             if record.module == module:
                 program = Program(parse_program(record.hlo))
                 program_memory(program, record.program_id, record.module).to_text()
