@@ -34,6 +34,14 @@ checker logs ``Missing RunMetadata info. Skip ExpensiveOperationChecker`` and
 ``Missing run_meta for ExpensiveOperationChecker`` but, like TF, still runs the
 scope and code queries; without traces it logs ``Missing op_log (code traces)
 for ExpensiveOperationChecker``.
+
+On an XSpace profile (TF2, Keras, JAX; :mod:`tfprof_lite.analysis.profile_kind`)
+there is no graph: the top-level scope nodes are function calls
+(``StatefulPartitionedCall``) or XLA programs whose own time is 0. The scope report
+then lists the top-level scopes by their *total* times, leaving out those with
+none (``top %d scope: %s, cpu: %s, accelerator: %s, total: %s``), and the
+missing-trace message says how that kind records call stacks
+(:data:`NO_STACKS`). TF1 profiles keep TF's reports and messages.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import functools
 import logging
 
 from tfprof_lite.advisor.base import Checker
+from tfprof_lite.analysis.profile_kind import profile_kind
 from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.options.options import Options
@@ -49,7 +58,7 @@ from tfprof_lite.views.node import ShowNode
 from tfprof_lite.views.query import run_view
 from tfprof_lite.views.stats import ACC, CPU, EXEC
 
-__all__ = ["ExpensiveOperationChecker", "query_options"]
+__all__ = ["NO_STACKS", "ExpensiveOperationChecker", "query_options", "xspace_scope_report"]
 
 log = logging.getLogger("tfprof_lite")
 
@@ -59,6 +68,14 @@ TOP_N = 3
 CODE_MAX_DEPTH = 3
 #: Children of a code node below this total time (us) are not listed.
 CODE_MIN_MICROS = 1000
+
+#: Profile kind -> what to log when it has no code traces (TF1: TF's message).
+NO_STACKS = {
+    "tf2": "No Python call stacks in this XSpace for %s: profile with "
+    "tf.profiler.experimental.ProfilerOptions(python_tracer_level=1) to record them",
+    "jax": "No call stacks for %s: the XLA programs of this JAX XSpace carry no source "
+    "locations for their ops (HLO metadata); the code report is left out",
+}
 
 _QUERIES: dict[str, tuple[int, int, tuple[str, ...]]] = {
     # view: (max_depth, min_micros, select)
@@ -127,6 +144,20 @@ def scope_report(model: ProfileModel) -> str | None:
     )
 
 
+def xspace_scope_report(model: ProfileModel) -> str | None:
+    """The top-level scopes of an XSpace by total time (scopes with no time left out)."""
+    root = _query(model, "scope")
+    kids = sorted(
+        (node for node in root.children if node.total[EXEC] > 0), key=lambda n: -n.total[EXEC]
+    )
+    if not kids:
+        return None
+    return "\n".join(
+        f"top {rank} scope: {node.name}, {_times(node.total)}"
+        for rank, node in enumerate(kids[:TOP_N], 1)
+    )
+
+
 def code_report(model: ProfileModel) -> str | None:
     """The call-stack report (maybe ``""``), or None when the walk finds no branch."""
     node = _query(model, "code")
@@ -156,15 +187,19 @@ class ExpensiveOperationChecker(Checker):
 
     def check(self, model: ProfileModel) -> list[str]:
         """Up to three reports: op view, scope view, code view (in that order)."""
+        kind = profile_kind(model)
         reports: list[str | None] = []
         if not model.steps:
-            log.warning("Missing RunMetadata info. Skip %s", self.name)
-            log.warning("Missing run_meta for %s", self.name)
+            if kind == "tf1":
+                log.warning("Missing RunMetadata info. Skip %s", self.name)
+                log.warning("Missing run_meta for %s", self.name)
+            else:
+                log.warning("No steps in this XSpace: no op-type report from %s", self.name)
         else:
             reports.append(op_report(model))
-        reports.append(scope_report(model))
+        reports.append(scope_report(model) if kind == "tf1" else xspace_scope_report(model))
         if not model.has_trace:
-            log.warning("Missing op_log (code traces) for %s", self.name)
+            log.warning(NO_STACKS.get(kind, "Missing op_log (code traces) for %s"), self.name)
         else:
             reports.append(code_report(model))
         return [report for report in reports if report is not None]

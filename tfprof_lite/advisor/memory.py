@@ -1,18 +1,25 @@
-"""MemoryChecker: how much memory each step peaks at, and what holds it.
+"""MemoryChecker: how much memory the steps peak at, and what holds it.
 
-Reports, from :func:`tfprof_lite.analysis.memory.memory_profile`, per step and
-allocator (largest peak first): the peak bytes and when it happens, then the
-``top`` ops (default 3) holding the most memory at the peak with their output
-tensors' shapes, and the ``top`` name scopes. Profiles without allocator data
-(loaded from a ProfileProto) are approximated and the reports say so. No entry
-without traced steps; one report saying so when no step has memory records.
+Reports, from :func:`tfprof_lite.analysis.memory.memory_profile`, summarized by
+:func:`tfprof_lite.analysis.memory_summary.summarize` (a bounded number of
+lines for any number of steps): per allocator (largest peak first) its highest
+peak and the step of it, then the steps with the same finding (the ``top`` ops,
+default 3, holding the most memory at the peak) as step ranges with the spread
+of their bytes. Steps without memory records are one line. The option
+``per_step`` (``true``) gives instead, per step and allocator, the peak and
+when it happens, the live ops with their output tensors' shapes and the live
+name scopes. Profiles without allocator data (loaded from a ProfileProto) are
+approximated and the reports say so. No entry without traced steps; a note
+saying so when no step has memory records.
 """
 
 from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.analysis.memory import AllocatorMemory, memory_profile
+from tfprof_lite.analysis.memory_summary import summarize
 from tfprof_lite.base.units import format_memory, format_time
+from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = ["MemoryChecker"]
@@ -22,11 +29,15 @@ class MemoryChecker(Checker):
     """Peak memory per step and allocator, and what is live at the peak."""
 
     name = "MemoryChecker"
-    option_names = ("top",)
+    option_names = ("top", "per_step")
 
     def configure(self, options: dict[str, str]) -> None:
-        """Read ``top``."""
+        """Read ``top`` and ``per_step`` (``true``/``false``)."""
         self.top = self.int_option(options, "top", 3)
+        flag = options.get("per_step", "false")
+        if flag not in ("true", "false"):
+            raise InvalidOptionError(f"{self.name}: per_step must be 'true' or 'false', got {flag!r}")
+        self.per_step = flag == "true"
 
     def check(self, model: ProfileModel) -> list[str] | None:
         """The reports; None when the profile has no traced steps."""
@@ -34,9 +45,12 @@ class MemoryChecker(Checker):
             return None
         report = memory_profile(model, top=self.top)
         lines: list[str] = []
-        for step in report.steps:
-            for alloc in step.allocators:
-                lines += _allocator_reports(step.step, alloc)
+        if self.per_step:
+            for step in report.steps:
+                for alloc in step.allocators:
+                    lines += _allocator_reports(step.step, alloc)
+        else:
+            lines = summarize(report).lines()
         return lines + [f"note: {text}" for text in report.notes]
 
 

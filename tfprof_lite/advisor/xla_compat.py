@@ -20,15 +20,20 @@ Contract:
   type with the reason; the ops that split or block a JIT cluster; one line per
   scope below 100 %; the host-side ops by kind; the number of compilable
   segments.
+* An XSpace profile (TF2, Keras, JAX) has no TF1 graph to annotate: one report
+  says why the checker does not apply (:data:`NOT_APPLICABLE`) and what is true
+  for that kind (JAX compiles every jitted function with XLA; on TF2,
+  ``tf.function(jit_compile=True)`` names the ops XLA cannot compile).
 """
 
 from __future__ import annotations
 
 from tfprof_lite.advisor.base import Checker
+from tfprof_lite.analysis.profile_kind import profile_kind
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["TAG_PREFIX", "XlaCompatibilityChecker"]
+__all__ = ["NOT_APPLICABLE", "TAG_PREFIX", "XlaCompatibilityChecker"]
 
 #: What every op-log type of :mod:`tfprof_lite.analysis.xla_ops` starts with
 #: (``TAG_COMPATIBLE``, ``TAG_INCOMPATIBLE``, ...): a profile with no such type
@@ -39,6 +44,14 @@ _NO_DATA = (
     "no XLA compatibility data in this profile; record it while the graph is live "
     "with tfprof_lite.capture.xla_compat.annotate(profiler) (see docs/xla_compat.md)"
 )
+
+#: Profile kind -> the one report of an XSpace profile.
+NOT_APPLICABLE = {
+    "jax": "not applicable to a JAX profile: JAX compiles every jitted function with XLA "
+    "(its programs are in the profile: tfprof-lite op-profile, tfprof-lite memory-viewer)",
+    "tf2": "not applicable to a TF2 XSpace: there is no TF1 graph to check; compile the "
+    "function with tf.function(jit_compile=True) and XLA names the ops it cannot compile",
+}
 
 
 class XlaCompatibilityChecker(Checker):
@@ -65,6 +78,9 @@ class XlaCompatibilityChecker(Checker):
 
     def check(self, model: ProfileModel) -> list[str]:
         """The report lines (one explanatory line when the profile has no XLA data)."""
+        kind = profile_kind(model)
+        if kind in NOT_APPLICABLE:
+            return [NOT_APPLICABLE[kind]]
         if not any(tag.startswith(TAG_PREFIX) for types in model.op_types for tag in types):
             return [_NO_DATA]
         from tfprof_lite.analysis.xla_compat import captured_targets, report_from_model

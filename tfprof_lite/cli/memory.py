@@ -8,6 +8,13 @@ kernels and copies per kernel name and launching op). Text is the report's
 ``to_text()`` unchanged; ``--json`` prints its ``to_dict()``. ``--step N`` keeps
 one traced step and is an error (exit 1) when the profile has no such step. A
 profile without the records these need still prints, saying what is missing.
+
+``memory`` of several steps prints, by default, the summary of
+:mod:`tfprof_lite.analysis.memory_summary` (per allocator the peak step and the
+steps with the same finding as ranges; a bounded number of lines for any number
+of steps), then the step with the highest peak in detail. ``--per-step`` (or
+``--all-steps``) prints every step in detail, ``--steps RANGE`` (``3-7,9``) the
+steps in RANGE.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from typing import Any
 import click
 
 from tfprof_lite.analysis.kernels import kernel_stats
-from tfprof_lite.analysis.memory import memory_profile, peak_step
+from tfprof_lite.analysis.memory import MemoryReport, memory_profile
+from tfprof_lite.analysis.memory_summary import parse_steps, summarize
 from tfprof_lite.base.writing import write_stdout
 from tfprof_lite.cli.common import TfprofCommand
 from tfprof_lite.cli.inputs import (
@@ -87,9 +95,19 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print the report a
     help="Group scopes on their first N levels (default: the op's full scope).",
 )
 @click.option(
+    "--per-step",
     "--all-steps",
+    "all_steps",
     is_flag=True,
-    help="Print every traced step (default: the step with the highest peak).",
+    help="Print every traced step in detail (default: a summary, then the step "
+    "with the highest peak).",
+)
+@click.option(
+    "--steps",
+    "steps_range",
+    default=None,
+    metavar="RANGE",
+    help="Print the traced steps in RANGE in detail (3-7,9).",
 )
 @_JSON
 def memory_command(
@@ -101,6 +119,7 @@ def memory_command(
     top: int,
     scope_depth: int | None,
     all_steps: bool,
+    steps_range: str | None,
     as_json: bool,
 ) -> None:
     """The memory profile: per step and allocator, the peak bytes, when the
@@ -112,22 +131,50 @@ def memory_command(
     Examples:
       tfprof-lite memory --graph graph.pb --run-meta rm4.pb --top 5
       tfprof-lite memory tfprof_out/profile_4 --step 4 --json > memory.json
+      tfprof-lite memory run.xplane.pb --steps 100-120
     """
+    ranges = _ranges(steps_range)
     model = _load(profile, graph, run_meta, op_log, step)
     with Spinner("analysing memory"):
         report = memory_profile(model, None if step < 0 else step, top, scope_depth)
-        peak = peak_step(report)
-        every = len(report.steps)
-        if step < 0 and not all_steps and not as_json and every > 1 and peak is not None:
-            report = memory_profile(model, peak, top, scope_depth)
-        else:
-            every = 0
-    if every:
-        write_stdout(
-            f"step {peak} has the highest peak of the {every} traced steps "
-            "(--all-steps prints every step, --step N one)\n"
-        )
+    if ranges is not None:
+        report = _keep(report, ranges)
+    elif step < 0 and not all_steps and not as_json and len(report.steps) > 1:
+        write_stdout(_summary_text(report))
+        return
     _print(report, as_json)
+
+
+def _ranges(text: str | None) -> list[tuple[int, int]] | None:
+    if text is None:
+        return None
+    try:
+        return parse_steps(text)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--steps") from None
+
+
+def _keep(report: MemoryReport, ranges: list[tuple[int, int]]) -> MemoryReport:
+    """The steps of ``report`` in ``ranges``."""
+    kept = [s for s in report.steps if any(lo <= s.step <= hi for lo, hi in ranges)]
+    return MemoryReport(kept, list(report.notes))
+
+
+def _summary_text(report: MemoryReport) -> str:
+    """The summary of every step, then the step with the highest peak in detail."""
+    summary = summarize(report)
+    peak = summary.peak_step()
+    head = (
+        f"memory of the {summary.steps} traced steps (--per-step prints every step, "
+        "--steps RANGE some, --step N one):"
+    )
+    lines = [head, *(f"  {line}" for line in summary.lines())]
+    if peak is None:
+        lines += [f"note: {text}" for text in report.notes]
+        return "\n".join(lines) + "\n"
+    detail = _keep(report, [(peak, peak)])
+    lines.append(f"step {peak} has the highest peak:")
+    return "\n".join(lines) + "\n" + detail.to_text()
 
 
 @click.command(

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.model.xla_kinds import HloOp
 from tfprof_lite.model.xla_records import ProgramRecord
 from tfprof_lite.model.xspace_events import EventTable, gpu_ordinal
 from tfprof_lite.model.xspace_xla import hlo_names, hlo_protos, xla_events
@@ -98,7 +99,8 @@ class OpTimes:
     """Per (program, instruction, device) timing rows, in parallel columns.
 
     ``program``: the row in :attr:`XlaPrograms.programs`; ``device``: the GPU
-    ordinal, -1 for the host.
+    ordinal, -1 for the host; ``hlo``: the instruction as the kernel views
+    describe it (category, framework op type, scope, source).
     """
 
     program: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -107,6 +109,7 @@ class OpTimes:
     occurrences: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     time_ps: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     self_ps: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    hlo: list[HloOp] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.name)
@@ -133,7 +136,7 @@ class XlaPrograms:
 
 # One row of timing input: (program row, instruction, device, execution or -1,
 # start ps, end ps, line, run id or None).
-_Row = tuple[int, str, int, int, int, int, int, "int | None"]
+_Row = tuple[int, HloOp, int, int, int, int, int, "int | None"]
 
 
 def xla_programs(table: EventTable) -> XlaPrograms | None:
@@ -191,9 +194,7 @@ def _rows(
             exec_id = execution[i]
         # TF's XLA launches say run_id -1: no id
         run_id = runs[i] if has_run[i] and runs[i] != -1 else None
-        out.append(
-            (program, op.name, device[i], exec_id, starts[i], ends[i], int(lines[i]), run_id)
-        )
+        out.append((program, op, device[i], exec_id, starts[i], ends[i], int(lines[i]), run_id))
     return out
 
 
@@ -218,17 +219,19 @@ def _self_times(rows: list[_Row]) -> list[int]:
 def _aggregate(rows: list[_Row]) -> tuple[OpTimes, dict[int, set[int]]]:
     self_ps = _self_times(rows)
     keys: dict[tuple[int, str, int], int] = {}
+    described: list[HloOp] = []
     time: list[int] = []
     selves: list[int] = []
     executions: list[set[int]] = []
     run_ids: dict[int, set[int]] = {}
-    for (program, name, device, execution, start, end, _, run), own in zip(
+    for (program, op, device, execution, start, end, _, run), own in zip(
         rows, self_ps, strict=True
     ):
-        key = (program, name, device)
+        key = (program, op.name, device)
         at = keys.get(key)
         if at is None:
             at = keys[key] = len(time)
+            described.append(op)
             time.append(0)
             selves.append(0)
             executions.append(set())
@@ -244,6 +247,7 @@ def _aggregate(rows: list[_Row]) -> tuple[OpTimes, dict[int, set[int]]]:
         occurrences=np.asarray([len(x) for x in executions], dtype=np.int64),
         time_ps=np.asarray(time, dtype=np.int64),
         self_ps=np.asarray(selves, dtype=np.int64),
+        hlo=described,
     )
     return ops, run_ids
 
@@ -315,6 +319,7 @@ def merge_programs(parts: list[XlaPrograms | None]) -> XlaPrograms | None:
         occurrences=np.concatenate([p.ops.occurrences for p in found]),
         time_ps=np.concatenate([p.ops.time_ps for p in found]),
         self_ps=np.concatenate([p.ops.self_ps for p in found]),
+        hlo=[h for p in found for h in p.ops.hlo],
     )
     return XlaPrograms(
         [r for p in found for r in p.programs], ops,

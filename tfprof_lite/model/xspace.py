@@ -51,6 +51,7 @@ from tfprof_lite.model.xspace_events import (
     event_table,
     read_event_stats,
 )
+from tfprof_lite.model.xspace_input import TraceInput, trace_input
 from tfprof_lite.model.xspace_memory import add_memory, memory_stats
 from tfprof_lite.model.xspace_memory_steps import StepMemory
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
@@ -112,6 +113,7 @@ class XSpaceSteps:
         self.tracer_ns = tracer_ns
         self.code = code
         self.cut = cut or {}
+        self.input: TraceInput | None = None  # where each step went (xspace_input)
 
     @property
     def columns(self) -> list[StepColumns]:
@@ -120,10 +122,6 @@ class XSpaceSteps:
             self._columns[step] = memory.join(self._columns[step])
         self.pending = {}
         return self._columns
-
-    @columns.setter
-    def columns(self, value: list[StepColumns]) -> None:
-        self._columns, self.pending = value, {}
 
     def take_steps(self) -> Iterator[tuple[int, StepColumns, I64]]:
         """(number, columns, tracer durations) of each step, emptying the plan
@@ -447,6 +445,7 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     programs = set(attribution.programs.values())
     code = code_sources(table, attribution)
     xla = xla_programs(table)
+    found_input = trace_input(table, roots, numbers, columns, cols.origin_ns)
     # The memory records need the host ops and the events' times only.
     tf_ops = attribution.tf_ops
     del attribution
@@ -456,7 +455,9 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     add_memory(table, tf_ops, roots, columns, nodes, programs, found, settle, pending)
     del found, table
     settle()
-    return XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending, xla, cut)
+    plan = XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending, xla, cut)
+    plan.input = found_input
+    return plan
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
@@ -495,3 +496,4 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
     model.steps_source = plan.source
     model.cut_steps = dict(plan.cut)
     model.xla_programs = plan.xla
+    model.trace_input = plan.input

@@ -18,14 +18,18 @@ Contract:
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 from math import prod
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.xla_records import ProgramRecord
 
 __all__ = [
     "ELEMENT_BITS",
     "TYPE_NAMES",
     "Program",
+    "parsed",
     "byte_size",
     "element_bytes",
     "element_count",
@@ -172,3 +176,17 @@ class Program:
         """The computations ``instruction`` calls (fused, body, condition, ...)."""
         table = self.computations
         return [table[i] for i in instruction.called_computation_ids if int(i) in table]
+
+
+@lru_cache(maxsize=16)
+def parsed(record: ProgramRecord) -> Program:
+    """The :class:`Program` of a profile's program record, parsed once for the
+    tools that read it in one run (the report's op profile and memory viewer).
+
+    Raises:
+        InvalidInputError: the record's bytes are not an ``HloProto``.
+    """
+    from tfprof_lite.proto.xla_program import parse_program
+
+    label = record.module if record.program_id is None else f"{record.module}({record.program_id})"
+    return Program(parse_program(record.hlo, f"program {label}"))

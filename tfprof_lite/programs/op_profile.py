@@ -29,13 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfprof_lite.model.xla_hlo import build_program
 from tfprof_lite.model.xla_kinds import HloOp
 from tfprof_lite.model.xla_programs import DeviceCaps, ProgramRecord, XlaPrograms
 from tfprof_lite.programs.cost import OpCost, program_cost
-from tfprof_lite.programs.hlo import Program
+from tfprof_lite.programs.hlo import Program, parsed
 from tfprof_lite.programs.peaks import Peaks, gpu_peaks, unit_of
-from tfprof_lite.proto.xla_program import parse_program
 
 __all__ = ["OpProfile", "OpRow", "ProgramRow", "op_profile", "program_label"]
 
@@ -203,7 +201,7 @@ def op_profile(xla: XlaPrograms, steps: int = 0, peaks: Peaks | None = None) -> 
     default = peaks or _default_peaks(xla.devices)
     out = OpProfile(default, steps=steps)
     ran = sorted(set(xla.ops.program.tolist()))
-    built: dict[int, tuple[Program, dict[str, OpCost], Any]] = {}
+    built: dict[int, tuple[Program, dict[str, OpCost]]] = {}
     for row in ran:
         record = xla.programs[row]
         try:
@@ -230,43 +228,21 @@ def _device_peaks(devices: dict[int, DeviceCaps], ordinal: int) -> Peaks:
     return gpu_peaks(caps) if caps is not None else Peaks("CPU (host)")
 
 
-def _program(record: ProgramRecord) -> tuple[Program, dict[str, OpCost], dict[str, HloOp]]:
-    """The program parsed, its costs by instruction (``""``: the whole program)
-    and the :class:`HloOp` of each instruction (described as the kernel views
-    describe them)."""
-    what = f"program {program_label(record.module, record.program_id)}"
-    program = Program(parse_program(record.hlo, what))
+def _program(record: ProgramRecord) -> tuple[Program, dict[str, OpCost]]:
+    """The program parsed and its costs by instruction (``""``: the whole program)."""
+    program = parsed(record)
     costs = program_cost(program)
-    native = program.module  # the module read_hlo_module would give, read once
-    indexed = build_program(native, record.program_id or 0)
-    instrs = {i.name: i for c in native.computations for i in c.instructions}
-    described = _Described(indexed, instrs)
-    return program, {**costs.ops, "": costs.total}, described
-
-
-class _Described(dict):  # type: ignore[type-arg]
-    """Instruction name -> its :class:`HloOp`, made when first asked for."""
-
-    def __init__(self, indexed: Any, instrs: dict[str, Any]) -> None:
-        super().__init__()
-        self._indexed = indexed
-        self._instrs = instrs
-
-    def __missing__(self, name: str) -> HloOp | None:
-        instr = self._instrs.get(name)
-        op = None if instr is None else self._indexed.ops.of(instr)
-        self[name] = op
-        return op
+    return program, {**costs.ops, "": costs.total}
 
 
 def _row(
     xla: XlaPrograms, i: int, record: ProgramRecord, found: tuple[Any, ...], peaks: Peaks
 ) -> OpRow:
-    program, costs, described = found
+    program, costs = found
     name = xla.ops.name[i]
     cost = costs.get(name, OpCost())
     instruction = program.by_name.get(name)
-    op: HloOp | None = described[name]
+    op: HloOp | None = xla.ops.hlo[i] if i < len(xla.ops.hlo) else None
     occurrences = int(xla.ops.occurrences[i])
     category = op.category if op else "other"
     unit = unit_of(category, _input_type(program, instruction), peaks.compute_capability[0])

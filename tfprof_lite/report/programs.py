@@ -137,9 +137,8 @@ def _roofline_section(profile: OpProfile) -> Section:
 
 def _memory_section(xla: XlaPrograms) -> Section | None:
     from tfprof_lite.programs.buffers import program_memory
-    from tfprof_lite.programs.hlo import Program
+    from tfprof_lite.programs.hlo import parsed
     from tfprof_lite.programs.memory_chart import heap_svg
-    from tfprof_lite.proto.xla_program import parse_program
 
     times = xla.program_time_ps()
     ran = [int(r) for r in sorted(set(xla.ops.program.tolist()), key=lambda r: -int(times[r]))]
@@ -148,8 +147,7 @@ def _memory_section(xla: XlaPrograms) -> Section | None:
     for row in ran[:_MEMORY_PROGRAMS]:
         record = xla.programs[row]
         try:
-            program = Program(parse_program(record.hlo))
-            memory = program_memory(program, record.program_id, record.module)
+            memory = program_memory(parsed(record), record.program_id, record.module)
         except Exception:  # noqa: BLE001 - the op profile already notes a bad program
             continue
         if parts and len(memory.heap) < 3:  # nothing over program order to draw
