@@ -8,6 +8,14 @@ that over the step's wall time. Verdicts: ``input-bound`` when the mean share is
 at least :data:`INPUT_BOUND_SHARE`, ``partly input-bound`` at
 :data:`PARTLY_BOUND_SHARE`, else ``not input-bound``. Suggestions come from the
 ``tf.data`` ops present in the graph (no prefetch, sequential map, no cache).
+
+An XSpace (TF2, Keras, JAX) is read from its trace instead
+(:mod:`tfprof_lite.analysis.input_stages`): each step's ``input`` part (the
+iterator's work for the step, on any thread, and batch transfers), plus its
+``host`` part when the loop's own thread makes the batches (no tf.data, no
+input op); ``parts`` holds every part's mean share, ``stages`` tf.data's
+iterator stages, ``slow_stage`` the one with the most self time and ``fix``
+the fix that fits it.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tfprof_lite.analysis.input_stages import host_makes_batches, stage_fix, stages_of
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_time
@@ -56,6 +65,14 @@ class InputReport:
     verdict: str = "no traced steps"
     top_ops: list[tuple[str, str, int]] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
+    #: An XSpace's: mean share of each part of the step (xspace_input.PARTS).
+    parts: dict[str, float] = field(default_factory=dict)
+    #: tf.data's stages (name, µs and self µs per step), slowest first.
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    slow_stage: str = ""
+    fix: str = ""
+    #: True when the loop's own thread makes the batches (counted as input).
+    host_batches: bool = False
 
     @property
     def input_bound(self) -> bool:
@@ -72,6 +89,8 @@ class InputReport:
     def to_text(self) -> str:
         """Verdict, per-step shares, top waiting ops and suggestions."""
         lines = [f"{self.verdict}: {100 * self.mean_share:.1f}% of step time waits on input"]
+        if self.parts:
+            lines.append("step parts: " + parts_text(self.parts))
         for s in self.steps:
             lines.append(
                 f"  step {s.step}: {format_time(s.input_micros)} of "
@@ -80,8 +99,30 @@ class InputReport:
         if self.top_ops:
             lines.append("top input ops (mean per step):")
             lines += [f"  {n} ({o}): {format_time(m)}" for n, o, m in self.top_ops]
+        if self.stages:
+            lines.append("tf.data stages (per step: time, self time):")
+            lines += [
+                f"  {st['name']}: {format_time(st['micros'])}, {format_time(st['self_micros'])}"
+                for st in self.stages
+            ]
         lines += [f"suggestion: {text}" for text in self.suggestions]
         return "\n".join(lines) + "\n"
+
+
+_PART_WORDS = {
+    "input": "input",
+    "host": "host (Python, batch making)",
+    "device": "device compute",
+    "launch": "kernel launch",
+    "copies": "copies",
+    "idle": "idle",
+}
+
+
+def parts_text(parts: dict[str, float]) -> str:
+    """``input 88.1%, host (Python, batch making) 7.0%, ...`` (zero parts left out)."""
+    shown = [f"{_PART_WORDS[k]} {100 * v:.1f}%" for k, v in parts.items() if v >= 0.0005]
+    return ", ".join(shown) or "none"
 
 
 def _input_nodes(model: ProfileModel) -> list[bool]:
@@ -141,10 +182,53 @@ def _steps(model: ProfileModel) -> tuple[list[InputStep], dict[int, int]]:
     return steps, per_op
 
 
+def _trace_steps(model: ProfileModel, report: InputReport) -> list[InputStep]:
+    """An XSpace's steps from its trace parts; fills ``parts``, ``stages``,
+    ``slow_stage`` and ``fix`` of ``report``."""
+    trace = model.trace_input
+    report.host_batches = model.xla_programs is not None and host_makes_batches(
+        trace, any(_input_nodes(model))
+    )
+    steps, sums = [], dict.fromkeys(trace.steps[next(iter(trace.steps))], 0.0)
+    whole = [n for n in sorted(trace.steps) if n not in model.cut_steps] or sorted(trace.steps)
+    for number in sorted(trace.steps):
+        parts = trace.steps[number]
+        wall = sum(parts.values())
+        waited = parts["input"] + (parts["host"] if report.host_batches else 0)
+        steps.append(InputStep(number, wall, waited, round(waited / wall, 4) if wall else 0.0))
+        for k, v in parts.items():
+            sums[k] += v / wall / len(whole) if wall and number in whole else 0.0
+    report.parts = {k: round(v, 4) for k, v in sums.items()}
+    stages = stages_of(trace)
+    report.stages = [{"name": s.name, "micros": s.micros, "self_micros": s.self_micros}
+                     for s in stages]  # fmt: skip
+    if stages and stages[0].self_micros > 0:
+        report.slow_stage = stages[0].name
+        report.fix = stage_fix(stages[0], stages)
+    elif report.host_batches:
+        report.fix = (
+            "the loop's own thread makes each batch (Python/NumPy) while the device waits: "
+            "make batches ahead on a background thread or with tf.data/grain and "
+            "prefetch them to the device, and move the NumPy work into the compiled step"
+        )
+    return steps
+
+
 def input_pipeline(model: ProfileModel, top: int = 5) -> InputReport:
     """The input-pipeline analysis of every traced step."""
     report = InputReport()
     steps, per_op = shared("input_pipeline", model, lambda: _steps(model))
+    trace = getattr(model, "trace_input", None)
+    if trace is not None and trace.steps:
+        steps = _trace_steps(model, report)
+    return _finish(model, report, steps, per_op, top)
+
+
+def _finish(
+    model: ProfileModel, report: InputReport, steps: list[InputStep], per_op: dict[int, int],
+    top: int,
+) -> InputReport:  # fmt: skip
+    """The verdict, top ops and suggestions of ``report`` over ``steps``."""
     report.steps = list(steps)
     if not report.steps:
         return report
@@ -162,4 +246,7 @@ def input_pipeline(model: ProfileModel, top: int = 5) -> InputReport:
     n = len(report.steps)
     report.top_ops = [(model.names[nid], model.ops[nid], total // n) for nid, total in ranked]
     report.suggestions = _suggestions(model, report)
+    if report.fix or report.stages or report.parts:
+        bound = report.fix and report.mean_share >= PARTLY_BOUND_SHARE
+        report.suggestions = [report.fix] if bound else []
     return report

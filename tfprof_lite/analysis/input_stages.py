@@ -3,9 +3,10 @@ input-pipeline analysis (:mod:`tfprof_lite.analysis.input_pipeline`).
 
 An XSpace's steps are split by :mod:`tfprof_lite.model.xspace_input` into
 ``input``, ``device``, ``copies``, ``launch``, ``idle`` and ``host``. The
-input share of a step is its ``input`` part; without any tf.data iterator or
-input op in the profile (a JAX loop making its batches with NumPy or Python)
-also its ``host`` part: the step's own thread making the next batch.
+input share of a step is its ``input`` part; in a profile of XLA programs
+without any tf.data iterator or input op (a JAX loop making its batches with
+NumPy or Python) also its ``host`` part: the step's own thread making the
+next batch.
 
 The stages are ranked by self time; the slowest one's kind picks the fix.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 __all__ = ["Stage", "host_makes_batches", "stage_fix", "stages_of"]
 
-_READS = ("TFRecord", "TextLine", "FixedLengthRecord", "Interleave", "FlatMap", "ParallelInterleave")
+_READS = ("TFRecord", "TextLine", "FixedLengthRecord", "Interleave", "FlatMap", "ParallelInter")
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,12 @@ def stage_fix(slow: Stage, stages: list[Stage]) -> str:
             ".cache() the data when it fits in memory or on local disk"
         )
     elif kind.startswith("Generator") or kind.startswith("FromGenerator"):
-        fix = f"the Python generator ({slow.name}) is the slowest stage: move its work into tf.data ops"
+        fix = f"the Python generator ({slow.name}) is the slowest stage: move its work to tf.data"
     elif kind == "Batch":
-        fix = f"batching ({slow.name}) is the slowest stage: use .batch(n, num_parallel_calls=tf.data.AUTOTUNE)"
+        fix = (
+            f"batching ({slow.name}) is the slowest stage: "
+            "use .batch(n, num_parallel_calls=tf.data.AUTOTUNE)"
+        )
     else:
         fix = f"{slow.name} is the slowest stage: look at what it runs"
     if not any(k.startswith("Prefetch") for k in kinds):

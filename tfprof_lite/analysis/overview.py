@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline
+from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline, parts_text
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, complete, step_times
 from tfprof_lite.base.units import format_count, format_time
@@ -119,7 +119,9 @@ class Overview:
             f"host idle: {100 * self.host_idle:.1f}%, device idle: {dev_idle}",
             f"hosts: {', '.join(self.hosts) or 'unknown'}",
             f"devices: {', '.join(self.devices) or 'unknown'}",
-            f"input: {self.input.verdict} ({100 * self.input.mean_share:.1f}% waiting)",
+            f"input: {self.input.verdict} ({100 * self.input.mean_share:.1f}% waiting)"
+            + (f"; slowest stage {self.input.slow_stage}" if self.input.slow_stage else ""),
+            *([f"step: {parts_text(self.input.parts)}"] if self.input.parts else []),
             TOP_OPS_TITLE,
             *_top_op_lines(self.top_ops),
         ]
@@ -285,6 +287,14 @@ def _waiting(view: Overview) -> str | None:
             f"mostly waiting: {worst} waits {100 * (net + idle):.1f}% of its step "
             f"(network {100 * net:.1f}%, idle {100 * idle:.1f}%), on {on}; "
             "see `tfprof-lite cluster` for stragglers and parameter-server load"
+        )
+    parts = view.input.parts
+    if parts:  # an XSpace: only the step's thread waiting with nothing else running is idle
+        if parts.get("idle", 0.0) < WAITING_SHARE:
+            return None
+        return (
+            f"mostly waiting: the step's thread waits with nothing running for "
+            f"{100 * parts['idle']:.1f}% of the step, not compute-bound"
         )
     busy_dev = view.device_idle is not None and view.device_idle < WAITING_SHARE
     if view.host_idle >= WAITING_SHARE and not busy_dev:

@@ -114,8 +114,7 @@ class ProfileModel(DeferredTraces):
         #: ("step markers (train)", "inferred: ..."); empty otherwise.
         self.steps_source = ""
         self.cut_steps: dict[int, str] = {}  # XSpace steps not whole -> why (xspace_cut)
-        #: An XSpace's XLA programs and their ops' times (None for other inputs).
-        self.xla_programs: Any = None
+        self.xla_programs: Any = None  # an XSpace's XLA programs, their ops' times
         self.trace_input: Any = None  # an XSpace's step parts and tf.data stages
         self.covered: set[int] = set()
         self.graph_version = 0
