@@ -194,6 +194,9 @@ def test_report_memory_section_and_memory_checker_read_allocator_events() -> Non
     assert "<svg" in html and "No memory records" not in html
     checker = MemoryChecker()
     checker.configure({})
+    summary = checker.check(model) or []  # 8 steps: the summary, steps as ranges
+    assert any(line.startswith("GPU_0_bfc: highest peak 68.54MB") for line in summary)
+    checker.configure({"per_step": "true"})
     lines = checker.check(model) or []
     assert any(line.startswith("step 22, GPU_0_bfc: peak 68.54MB") for line in lines)
     assert any("live op jit_train_step (XlaModule)" in line for line in lines)

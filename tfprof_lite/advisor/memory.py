@@ -5,8 +5,9 @@ Reports, from :func:`tfprof_lite.analysis.memory.memory_profile`, summarized by
 lines for any number of steps): per allocator (largest peak first) its highest
 peak and the step of it, then the steps with the same finding (the ``top`` ops,
 default 3, holding the most memory at the peak) as step ranges with the spread
-of their bytes. Steps without memory records are one line. The option
-``per_step`` (``true``) gives instead, per step and allocator, the peak and
+of their bytes. Steps without memory records are one line. A profile of up to
+:data:`DETAIL_STEPS` steps, or the option ``per_step`` (``true``), gives
+instead, per step and allocator, the peak and
 when it happens, the live ops with their output tensors' shapes and the live
 name scopes. Profiles without allocator data (loaded from a ProfileProto) are
 approximated and the reports say so. No entry without traced steps; a note
@@ -22,7 +23,10 @@ from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["MemoryChecker"]
+__all__ = ["DETAIL_STEPS", "MemoryChecker"]
+
+#: Up to this many steps, each step's findings are given (nothing repeats yet).
+DETAIL_STEPS = 2
 
 
 class MemoryChecker(Checker):
@@ -36,7 +40,9 @@ class MemoryChecker(Checker):
         self.top = self.int_option(options, "top", 3)
         flag = options.get("per_step", "false")
         if flag not in ("true", "false"):
-            raise InvalidOptionError(f"{self.name}: per_step must be 'true' or 'false', got {flag!r}")
+            raise InvalidOptionError(
+                f"{self.name}: per_step must be 'true' or 'false', got {flag!r}"
+            )
         self.per_step = flag == "true"
 
     def check(self, model: ProfileModel) -> list[str] | None:
@@ -45,7 +51,7 @@ class MemoryChecker(Checker):
             return None
         report = memory_profile(model, top=self.top)
         lines: list[str] = []
-        if self.per_step:
+        if self.per_step or len(report.steps) <= DETAIL_STEPS:
             for step in report.steps:
                 for alloc in step.allocators:
                     lines += _allocator_reports(step.step, alloc)

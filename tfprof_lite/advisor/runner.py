@@ -33,6 +33,7 @@ from tfprof_lite.advisor.input_pipeline import InputPipelineChecker
 from tfprof_lite.advisor.job import JobChecker
 from tfprof_lite.advisor.memory import MemoryChecker
 from tfprof_lite.advisor.operation import OperationChecker
+from tfprof_lite.advisor.step_lines import group_step_lines
 from tfprof_lite.advisor.steptime import StepTimeChecker
 from tfprof_lite.advisor.xla_compat import XlaCompatibilityChecker
 from tfprof_lite.errors import InvalidOptionError
@@ -156,31 +157,35 @@ class AdvisorResult:
     text: str
 
 
-def run_checkers(model: ProfileModel, options: Any) -> dict[str, list[str]]:
+def run_checkers(model: ProfileModel, options: Any, per_step: bool = False) -> dict[str, list[str]]:
     """Checker name -> its reports, for each checker named in ``options`` that
     produced an entry, in :data:`CHECKER_ORDER` (what :func:`run_advisor` puts
-    in the AdviceProto; no protobuf message is built).
+    in the AdviceProto; no protobuf message is built). Per-step lines are
+    grouped as step ranges unless ``per_step`` (see the module docstring).
 
     Raises:
         InvalidOptionError: unknown checker name or invalid checker options.
     """
     wanted = advisor_options(options)
+    if per_step and "MemoryChecker" in wanted:
+        wanted["MemoryChecker"].setdefault("per_step", "true")
     checkers = [CHECKERS[name](wanted[name]) for name in CHECKER_ORDER if name in wanted]
     found: dict[str, list[str]] = {}
     for checker in checkers:
         reports = checker.check(model)
         if reports is not None:
-            found[checker.name] = list(reports)
+            found[checker.name] = list(reports) if per_step else group_step_lines(list(reports))
     return found
 
 
-def run_advisor(model: ProfileModel, options: Any) -> AdvisorResult:
+def run_advisor(model: ProfileModel, options: Any, per_step: bool = False) -> AdvisorResult:
     """Run the checkers named in ``options`` on ``model``; print nothing.
 
     Args:
         model: the profile.
         options: checker name -> options dict (e.g. ``ALL_ADVICE``), an
             AdvisorOptionsProto, or None.
+        per_step: keep every per-step line (default: grouped as step ranges).
 
     Returns:
         The AdviceProto and the text the facade prints for it.
@@ -188,7 +193,7 @@ def run_advisor(model: ProfileModel, options: Any) -> AdvisorResult:
     Raises:
         InvalidOptionError: unknown checker name or invalid checker options.
     """
-    found = run_checkers(model, options)
+    found = run_checkers(model, options, per_step)
     from tfprof_lite.proto import messages as pb
 
     advice = pb.AdviceProto()

@@ -8,7 +8,7 @@ the number of steps):
   records in, the step with its highest peak (the first of equal ones) and its
   :class:`AllocatorMemory` there.
 * A *finding* is what holds the memory at an allocator's peak: the names and op
-  types of its listed live ops (``by_op``, the largest ``top``), whether the
+  types of its largest live ops (``by_op``, the first ``top``, default 3), whether the
   peak is exact, and whether memory from before the step is part of it. Steps
   with the same finding form one :class:`FindingGroup`, with the lowest and
   highest peak and, per live op, the lowest and highest bytes. Groups come most
@@ -23,7 +23,7 @@ the number of steps):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tfprof_lite.analysis.memory import AllocatorMemory, MemoryReport
 from tfprof_lite.base.units import format_memory, format_time, step_ranges
@@ -165,7 +165,8 @@ class MemorySummary:
             if count == self.steps:
                 out.append(f"no memory records in any of the {count} traced steps")
             else:
-                out.append(f"no memory records in {count} steps: {step_list(self.without)}")
+                steps = "1 step" if count == 1 else f"{count} steps"
+                out.append(f"no memory records in {steps}: {step_list(self.without)}")
         return out
 
     def peak_step(self) -> int | None:
@@ -174,8 +175,9 @@ class MemorySummary:
         return None if best is None else best.peak_step
 
 
-def summarize(report: MemoryReport) -> MemorySummary:
-    """Summarize ``report`` (one pass over its steps)."""
+def summarize(report: MemoryReport, top: int = 3) -> MemorySummary:
+    """Summarize ``report`` (one pass over its steps); a finding is made of the
+    ``top`` largest live ops of a peak."""
     by_name: dict[str, AllocatorSummary] = {}
     without: list[int] = []
     for step in report.steps:
@@ -185,7 +187,7 @@ def summarize(report: MemoryReport) -> MemorySummary:
             summary = by_name.get(alloc.allocator)
             if summary is None:
                 summary = by_name[alloc.allocator] = AllocatorSummary(alloc.allocator)
-            summary.add(step.step, alloc)
+            summary.add(step.step, replace(alloc, by_op=alloc.by_op[:top]))
     allocs = sorted(
         by_name.values(), key=lambda a: (-(a.peak.peak_bytes if a.peak else 0), a.allocator)
     )

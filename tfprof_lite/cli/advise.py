@@ -26,14 +26,17 @@ from tfprof_lite.model.profile import ProfileModel
 __all__ = ["ADVISE_COMMANDS", "advise", "checkers_to_run"]
 
 
-def advise(model: ProfileModel, checkers: tuple[str, ...] = CHECKER_ORDER) -> Any:
+def advise(
+    model: ProfileModel, checkers: tuple[str, ...] = CHECKER_ORDER, per_step: bool = False
+) -> Any:
     """Runs the advisor's ``checkers`` (default: every one) on ``model``, printing
-    their text; returns the AdviceProto.
+    their text; returns the AdviceProto. ``per_step``: every per-step line.
 
     Raises:
         InvalidOptionError: an unknown checker name.
     """
-    result = run_advisor(model, {name: {} for name in checkers})
+    options: dict[str, dict[str, str]] = {name: {} for name in checkers}
+    result = run_advisor(model, options, per_step=True) if per_step else run_advisor(model, options)
     if result.text:
         write_stdout(result.text)
     return result.advice
@@ -78,6 +81,11 @@ def checkers_to_run(checkers: tuple[str, ...], tf_default: bool) -> tuple[str, .
     + ", ".join(TF_DEFAULT_CHECKERS)
     + ".",
 )
+@click.option(
+    "--per-step",
+    is_flag=True,
+    help="Print every per-step finding (default: identical ones as step ranges, long lists cut).",
+)
 def advise_command(
     profile: tuple[str, ...],
     graph: str | None,
@@ -85,6 +93,7 @@ def advise_command(
     op_log: str | None,
     checkers: tuple[str, ...],
     tf_default: bool,
+    per_step: bool,
 ) -> None:
     """Runs the advisor's checkers on a profile (every checker unless told
     otherwise) and prints their reports.
@@ -97,7 +106,7 @@ def advise_command(
     """
     to_run = checkers_to_run(checkers, tf_default)
     spec = InputSpec.from_params(profile, graph, run_meta, op_log)
-    advise(load_profiler(spec).model, to_run)
+    advise(load_profiler(spec).model, to_run, per_step)
 
 
 ADVISE_COMMANDS: dict[str, click.Command] = {"advise": advise_command}

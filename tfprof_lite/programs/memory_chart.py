@@ -23,6 +23,7 @@ def escape(text: str) -> str:
     escape would import urllib, http and email, some 100 ms)."""
     return _escape(text, quote=True)
 
+
 __all__ = ["heap_svg", "nice_ticks"]
 
 _W, _H = 960, 400

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from tfprof_lite.analysis.profile_kind import profile_kind
 from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.base.shared import sharing
 from tfprof_lite.base.version import __version__
@@ -160,6 +161,8 @@ def _render(
     op = _query(model, "op", query)
     code = code_view(model, query, all_frames)
     acc = has_accelerator_time(model)
+    kind = profile_kind(model)
+    xspace = kind != "tf1"
     kernels = kernel_section(model, max_rows)
     sections = [
         overview_section(model, scope, op),
@@ -167,9 +170,9 @@ def _render(
         trace_section(model),
         *([cluster_section(cluster)] if cluster is not None else []),
         flame_section([r for r in (scope, code) if r is not None]),
-        op_table_section(op, max_rows, acc),
-        tree_table_section(scope, max_rows, acc),
-        tree_table_section(code, max_rows, acc),
+        op_table_section(op, max_rows, acc, xspace),
+        tree_table_section(scope, max_rows, acc, xspace),
+        tree_table_section(code, max_rows, acc, xspace, kind),
         *([kernels] if kernels is not None else []),
         *program_sections(model, max_rows),
         slot_section("memory", model),

@@ -9,7 +9,9 @@ the trace counted apart and left out), its FLOPs
 those of the nodes that ran (:func:`run_flops`) beside tfprof's count of every
 defined node, counts in SI units (``85.03 M``); :func:`flame_section` embeds
 the scope (and code) view as JSON that the page's script draws as a flame graph,
-leaving out frames under :data:`FLAME_MIN_SHARE` of the root.
+leaving out frames under :data:`FLAME_MIN_SHARE` of the root. On an XSpace
+profile (TF2, Keras, JAX), which records no parameters or FLOPs, those cards
+read :data:`NOT_RECORDED` instead of 0.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from tfprof_lite.analysis.profile_kind import has_graph_stats
 from tfprof_lite.analysis.steptime import outliers
 from tfprof_lite.analysis.steptime import step_times as wall_times
 from tfprof_lite.base.metrics import EXEC, FLOPS, PARAMS
@@ -31,6 +34,7 @@ from tfprof_lite.views.result import ViewResult
 
 __all__ = [
     "FLAME_MIN_SHARE",
+    "NOT_RECORDED",
     "StepTime",
     "devices",
     "flame_data",
@@ -39,6 +43,9 @@ __all__ = [
     "run_flops",
     "step_times",
 ]
+
+#: The value of a card the profile cannot have (parameters, FLOPs of an XSpace).
+NOT_RECORDED = "not recorded"
 
 #: Frames narrower than this share of the root are left out of the flame graph.
 FLAME_MIN_SHARE = 0.001
@@ -142,9 +149,7 @@ def overview_section(model: ProfileModel, scope: ViewResult, op: ViewResult) -> 
         ),
         _card("Max. time per step (wall)", format_time(walls.max_micros)),
         _card("Avg. summed op time per step", format_time(avg_ops)),
-        _card("Parameters", format_count(scope.root.total[PARAMS])),
-        _card("FLOPs per step (nodes that ran)", format_count(run_flops(model, scope.opts.step))),
-        _card("FLOPs of every defined node (tfprof)", format_count(scope.root.total[FLOPS])),
+        *_graph_cards(model, scope),
         _card("Code traces", "yes" if model.has_trace else "no"),
     ]
     dev_list = "".join(f"<li><code>{esc(d)}</code></li>" for d in devs) or "<li>none</li>"
@@ -152,6 +157,19 @@ def overview_section(model: ProfileModel, scope: ViewResult, op: ViewResult) -> 
         f'<div class="cards">{"".join(cards)}</div><p class="muted">Devices:</p><ul>{dev_list}</ul>'
     )
     return Section("overview", "Overview", body)
+
+
+def _graph_cards(model: ProfileModel, scope: ViewResult) -> list[str]:
+    """Parameters and FLOPs: counted on a graph profile, not recorded on an XSpace."""
+    keys = ("Parameters", "FLOPs per step (nodes that ran)", "FLOPs of every defined node (tfprof)")
+    if not has_graph_stats(model):
+        return [_card(key, NOT_RECORDED) for key in keys]
+    values = (
+        scope.root.total[PARAMS],
+        run_flops(model, scope.opts.step),
+        scope.root.total[FLOPS],
+    )
+    return [_card(key, format_count(value)) for key, value in zip(keys, values)]
 
 
 def _steps_card(steps: int, cut: list[str]) -> str:

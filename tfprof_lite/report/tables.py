@@ -9,6 +9,11 @@ page's script (numbers sort by the cell's ``data-v``); a table keeps the
 term is defined in :data:`GLOSSARY`. Counts are written with SI prefixes
 (``85.03 M``), never tfprof's ``85.03m``; a name's `` (gradient)`` suffix stays
 visible when the name is cut (:func:`name_markup`).
+
+On an XSpace profile (``xspace=True``) numbers it cannot have are not shown as
+0: the Params and FLOPs columns are left out (an XSpace records neither), and a
+Runs cell of a node that took time but has no run count (GPU ops, whose runs
+the XSpace does not count) reads :data:`NOT_RECORDED`. A true 0 stays 0.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ from tfprof_lite.views.result import ViewResult
 
 __all__ = [
     "GLOSSARY",
+    "NOT_RECORDED",
+    "NO_CODE_NOTES",
     "Column",
     "glossary_section",
     "name_markup",
@@ -79,10 +86,16 @@ _FORMATS: dict[str, Callable[[int], str]] = {
 }
 
 
+#: The text of a cell whose number the profile cannot have.
+NOT_RECORDED = "not recorded"
+
+
 def _fmt(kind: str, value: int | str | float | None) -> tuple[str, str]:
     """The (sort value, display text) of a cell."""
     if value is None:
         return "-1", "--"
+    if value == NOT_RECORDED and kind != "text":
+        return "-1", NOT_RECORDED
     if kind == "text":
         return "", str(value)
     if kind == "pct":
@@ -109,14 +122,30 @@ def _stat_column(stat: int, get: Callable[[int], Getter]) -> Column:
     return Column(metric.title, metric.term, metric.kind, get(stat))
 
 
-def _memory_columns(get: Callable[[int], Getter]) -> list[Column]:
-    stats = (REQUESTED, PEAK, RESIDUAL, OUTPUT, PARAMS, FLOPS)
+def _memory_columns(get: Callable[[int], Getter], xspace: bool = False) -> list[Column]:
+    graph = () if xspace else (PARAMS, FLOPS)
+    stats = (REQUESTED, PEAK, RESIDUAL, OUTPUT, *graph)
     return [_stat_column(stat, get) for stat in stats]
 
 
-def op_columns(root_time: int, accelerator: bool = True) -> list[Column]:
+def _runs_column(get: Callable[[int], Getter], xspace: bool) -> Column:
+    """The Runs column; on an XSpace a node with time and no run count is not recorded."""
+    column = _stat_column(RUN, get)
+    if not xspace:
+        return column
+    runs, time = column.get, get(EXEC)
+
+    def value(node: ShowNode, depth: int) -> Any:
+        count = runs(node, depth)
+        return NOT_RECORDED if count == 0 and (time(node, depth) or 0) > 0 else count
+
+    return dataclasses.replace(column, get=value)
+
+
+def op_columns(root_time: int, accelerator: bool = True, xspace: bool = False) -> list[Column]:
     """Columns of the op table (values of the op type itself); without
-    ``accelerator`` the accelerator time column is left out."""
+    ``accelerator`` the accelerator time column is left out; ``xspace``: see
+    the module docstring."""
 
     def share(node: ShowNode, depth: int) -> float:
         """The op type's share of all execution time, in percent."""
@@ -125,26 +154,27 @@ def op_columns(root_time: int, accelerator: bool = True) -> list[Column]:
     return [
         Column("Op type", "Name", "text", lambda n, d: n.name),
         Column("Nodes", "Nodes", "count", lambda n, d: n.occurrence),
-        _stat_column(RUN, _self),
+        _runs_column(_self, xspace),
         _stat_column(EXEC, _self),
         Column("% time", "% time", "pct", share),
         *([_stat_column(ACC, _self)] if accelerator else []),
         _stat_column(CPU, _self),
-        *_memory_columns(_self),
+        *_memory_columns(_self, xspace),
     ]
 
 
-def tree_columns(first: str, accelerator: bool = True) -> list[Column]:
+def tree_columns(first: str, accelerator: bool = True, xspace: bool = False) -> list[Column]:
     """Columns of the scope and code tables (self and total time, then totals);
-    without ``accelerator`` the accelerator time column is left out."""
+    without ``accelerator`` the accelerator time column is left out; ``xspace``:
+    see the module docstring."""
     return [
         Column(first, "Name", "text", lambda n, d: n.name),
         Column("Self time", "Self", "time", _self(EXEC)),
         Column("Total time", "Total", "time", _total(EXEC)),
         *([_stat_column(ACC, _total)] if accelerator else []),
         _stat_column(CPU, _total),
-        _stat_column(RUN, _total),
-        *_memory_columns(_total),
+        _runs_column(_total, xspace),
+        *_memory_columns(_total, xspace),
     ]
 
 
@@ -254,32 +284,49 @@ def _table(
     )
 
 
-def op_table_section(op: ViewResult, max_rows: int, accelerator: bool = True) -> Section:
+def op_table_section(
+    op: ViewResult, max_rows: int, accelerator: bool = True, xspace: bool = False
+) -> Section:
     """The op table: one row per op type, its own time and memory."""
     rows = [(node, 1) for node in op.rows]
     kept = [rows[i] for i in _cap(rows, max_rows)]
-    columns = op_columns(op.root.total[EXEC], accelerator)
+    columns = op_columns(op.root.total[EXEC], accelerator, xspace)
     table = _table("t-op", columns, kept, len(rows))
     intro = "<p class=muted>One row per op type; values are the op type's own (self).</p>"
     return Section("ops", "Ops", intro + table)
 
 
+#: What the code section says when the profile has no code traces, per profile kind
+#: (:func:`tfprof_lite.analysis.profile_kind.profile_kind`).
+NO_CODE_NOTES = {
+    "tf1": "This profile has no code traces (run with an op log holding them).",
+    "tf2": "This profile has no code traces (profile with "
+    "tf.profiler.experimental.ProfilerOptions(python_tracer_level=1) to record them).",
+    "jax": "This profile has no code traces (its XLA programs carry no source locations).",
+}
+
+
 def tree_table_section(
-    result: ViewResult | None, max_rows: int, accelerator: bool = True
+    result: ViewResult | None,
+    max_rows: int,
+    accelerator: bool = True,
+    xspace: bool = False,
+    kind: str = "tf1",
 ) -> Section:
     """The scope or code table: a collapsible tree, one row per node, self and
-    total time (rows carry ``data-p``, the position of their parent row)."""
+    total time (rows carry ``data-p``, the position of their parent row);
+    ``kind`` picks the note of a profile without code traces."""
     view = "code" if result is None else result.view
     anchor, title = ("scopes", "Scopes") if view == "scope" else ("code", "Code")
     if result is None:
-        note = "This profile has no code traces (run with an op log holding them)."
+        note = NO_CODE_NOTES.get(kind, NO_CODE_NOTES["tf1"])
         return Section(anchor, title, f'<p class="muted">{note}</p>')
     nodes = _tree_nodes(result)
     rows = [(node, depth) for node, depth, _ in nodes]
     kept = _cap(rows, max_rows)
     parents = _kept_parents([p for _, _, p in nodes], kept)
     first = "Scope" if view == "scope" else "Code (file:line:function)"
-    columns = tree_columns(first, accelerator)
+    columns = tree_columns(first, accelerator, xspace)
     table = _table(f"t-{view}", columns, [rows[i] for i in kept], len(rows), parents)
     intro = (
         "<p class=muted>Every node of the view as a tree: click the triangle (or press "

@@ -129,12 +129,23 @@ def test_xla_compat_without_annotation_says_how(run: Runner, profile: Path) -> N
 def test_memory_defaults_to_the_peak_step(run: Runner, profile: Path) -> None:
     result = run("memory", profile)
     assert result.code == 0, result.err
-    first, second = result.out.splitlines()[:2]
-    assert first.endswith("of the 3 traced steps (--all-steps prints every step, --step N one)")
-    peak = int(first.split()[1])
-    assert second.startswith(f"step {peak} (per-op bytes):")
-    assert sum(line.startswith("step ") for line in result.out.splitlines()) == 2
+    lines = result.out.splitlines()
+    assert lines[0] == (
+        "memory of the 3 traced steps (--per-step prints every step, --steps RANGE some, "
+        "--step N one):"
+    )
+    (at,) = [i for i, line in enumerate(lines) if line.endswith(" has the highest peak:")]
+    peak = int(lines[at].split()[1])
+    assert all(line.startswith("  ") for line in lines[1:at])  # the summary
+    assert f"at step {peak} " in result.out
+    assert lines[at + 1].startswith(f"step {peak} (per-op bytes):")
+    assert sum(line.startswith("step ") for line in lines) == 2
     assert result.out.count("note: ") == 1
+    some = run("memory", profile, "--steps", "1-2")
+    assert [line for line in some.out.splitlines() if line.endswith("(per-op bytes):")] == [
+        "step 1 (per-op bytes):",
+        "step 2 (per-op bytes):",
+    ]
     every = run("memory", profile, "--all-steps")
     assert every.code == 0, every.err
     assert [line for line in every.out.splitlines() if line.endswith("(per-op bytes):")] == [
