@@ -62,6 +62,7 @@ def _dataset(slow: bool, width: int) -> Any:
 def _keras(out: Path, slow: bool) -> list[float]:
     import keras
     import tensorflow as tf
+    from keras_timer import batch_timer  # (tests/, this script's folder)
 
     width = 64 if slow else 1024
     units = 32 if slow else 2048
@@ -73,19 +74,8 @@ def _keras(out: Path, slow: bool) -> list[float]:
     model.fit(ds, epochs=1, verbose=0)  # builds the functions
     seconds: list[float] = []
 
-    class Timer(keras.callbacks.Callback):  # type: ignore[misc]
-        """Each batch from the end of the previous one."""
-
-        def on_train_begin(self, logs: Any = None) -> None:
-            self.last = time.perf_counter()
-
-        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-            now = time.perf_counter()
-            seconds.append(now - self.last)
-            self.last = now
-
     tf.profiler.experimental.start(str(out / "trace"))
-    model.fit(ds, epochs=1, verbose=0, callbacks=[Timer()])
+    model.fit(ds, epochs=1, verbose=0, callbacks=[batch_timer(seconds)])
     tf.profiler.experimental.stop()
     return seconds
 

@@ -29,10 +29,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from tests.keras_timer import batch_timer
 from tests.stepcols import skip_or_fail
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -131,19 +131,8 @@ def _keras(out: Path) -> None:
     model.fit(x, y, batch_size=KERAS_BATCH, epochs=1, verbose=0)  # builds the functions
     seconds: list[float] = []
 
-    class Timer(keras.callbacks.Callback):  # type: ignore[misc]
-        """Each batch from the end of the previous one."""
-
-        def on_train_begin(self, logs: Any = None) -> None:
-            self.last = time.perf_counter()
-
-        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-            now = time.perf_counter()
-            seconds.append(now - self.last)
-            self.last = now
-
     tf.profiler.experimental.start(str(out / "logdir"))
-    model.fit(x, y, batch_size=KERAS_BATCH, epochs=1, verbose=0, callbacks=[Timer()])
+    model.fit(x, y, batch_size=KERAS_BATCH, epochs=1, verbose=0, callbacks=[batch_timer(seconds)])
     tf.profiler.experimental.stop()
     summary = {"tf": tf.__version__, "step_seconds": seconds, "traced": list(range(len(seconds)))}
     (out / "capture.json").write_text(json.dumps(summary, indent=1))
