@@ -30,6 +30,7 @@ from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.devices import STEPS_DEVICE, is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.whole_steps import whole_step_stats
 
 if TYPE_CHECKING:
     from tfprof_lite.analysis.cluster import ClusterReport
@@ -231,8 +232,9 @@ def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
     kernel of an XSpace profile) leave run_count at 0.
 
     Step markers (an XSpace's ``train`` or ``SessionRun`` events, recorded on
-    the steps pseudo device only) are not op types."""
-    stats = model.stats(-1)
+    the steps pseudo device only) are not op types; steps cut by the trace's
+    start or stop are left out of the averages."""
+    stats = whole_step_stats(model)  # cut steps left out
     ran = ((stats.run_count > 0) | (stats.accelerator_exec_micros > 0)).tolist()
     times, flops = stats.exec_micros.tolist(), stats.float_ops.tolist()
     accel = stats.accelerator_exec_micros.tolist()
