@@ -134,11 +134,6 @@ class XlaPrograms:
         return out
 
 
-# One row of timing input: (program row, instruction, device, execution or -1,
-# start ps, end ps, line, run id or None).
-_Row = tuple[int, HloOp, int, int, int, int, int, "int | None"]
-
-
 def xla_programs(table: EventTable) -> XlaPrograms | None:
     """The programs of ``table``'s file and their instructions' times, or None
     when the file holds no HLO program."""
@@ -152,8 +147,7 @@ def xla_programs(table: EventTable) -> XlaPrograms | None:
     for row, record in enumerate(programs):
         row_of[record.program_id] = row
         by_module.setdefault(record.module, row)
-    rows = _rows(table, row_of, by_module)
-    ops, run_ids = _aggregate(rows)
+    ops, run_ids = _aggregate(table, row_of, by_module)
     runs = _runs(ops, run_ids, len(programs))
     cols = table.cols
     extent = int(table.end.max() - table.start.min()) if len(table) else 0
@@ -161,95 +155,101 @@ def xla_programs(table: EventTable) -> XlaPrograms | None:
     return XlaPrograms(programs, ops, runs, devices, extent)
 
 
-def _rows(
+def _program_of_ops(
+    ops: list[HloOp], row_of: dict[int | None, int], by_module: dict[str, int]
+) -> I64:
+    """The program row of each op (-1: a program the file does not hold)."""
+    found = []
+    for op in ops:
+        row = row_of.get(op.program_id)
+        found.append(by_module.get(op.module, -1) if row is None else row)
+    return np.asarray(found, dtype=np.int64)
+
+
+def _aggregate(
     table: EventTable, row_of: dict[int | None, int], by_module: dict[str, int]
-) -> list[_Row]:
-    """A timing row per XLA event that maps to an instruction of a known program."""
+) -> tuple[OpTimes, dict[int, set[int]]]:
+    """One row per (instruction, device) of the XLA events that map to one, in
+    columns: each event's time, self time and launch (see the module docstring)."""
     found = xla_events(table)
+    program_of = _program_of_ops(found.ops, row_of, by_module)
     hit = found.at >= 0
+    hit[hit] = program_of[found.at[hit]] >= 0
     events, at = found.events[hit], found.at[hit]
     if not len(events):
-        return []
-    execution = table.ints.at("correlation_id", events).tolist()
-    has_exec = table.has_int["correlation_id"][events].tolist()
-    runs = table.ints.at("run_id", events).tolist()
-    has_run = table.has_int["run_id"][events].tolist()
+        return OpTimes(), {}
     cols = table.cols
-    lines = cols.event_line[events]
+    lines = cols.event_line[events].astype(np.int64)
     ordinal = np.asarray([gpu_ordinal(n) for n in cols.plane_name], dtype=np.int64)
-    device = ordinal[cols.line_plane[lines]].tolist()
-    starts, ends = table.start[events].tolist(), table.end[events].tolist()
-    out: list[_Row] = []
-    ops = found.ops
-    for i, (e, a) in enumerate(zip(events.tolist(), at.tolist(), strict=True)):
-        op = ops[a]
-        program = row_of.get(op.program_id)
-        if program is None:
-            program = by_module.get(op.module)
-        if program is None:
-            continue
-        # a launch (GPU) is one occurrence; a host op event is one by itself
-        exec_id = -1 - e
-        if device[i] >= 0 and has_exec[i]:
-            exec_id = execution[i]
-        # TF's XLA launches say run_id -1: no id
-        run_id = runs[i] if has_run[i] and runs[i] != -1 else None
-        out.append((program, op, device[i], exec_id, starts[i], ends[i], int(lines[i]), run_id))
+    device = ordinal[cols.line_plane[lines]]
+    start, end = table.start[events], table.end[events]
+    # a launch (GPU) is one occurrence; a host op event is one by itself
+    launch = np.where(
+        (device >= 0) & table.has_int["correlation_id"][events],
+        table.ints.at("correlation_id", events),
+        -1 - events,
+    )
+    # (1-D np.unique with return_index: the axis form imports numpy.ma, ~20 ms)
+    span = int(device.max()) + 2
+    codes, _, key = np.unique(at * span + device + 1, return_index=True, return_inverse=True)
+    key = key.reshape(-1)
+    time = np.zeros(len(codes), dtype=np.int64)
+    np.add.at(time, key, end - start)
+    own = _self_times(start, end, lines, device < 0)
+    selves = np.zeros(len(codes), dtype=np.int64)
+    np.add.at(selves, key, own)
+    order = np.lexsort((launch, key))
+    k, run = key[order], launch[order]
+    new = np.ones(len(k), dtype=bool)
+    new[1:] = (k[1:] != k[:-1]) | (run[1:] != run[:-1])
+    occurrences = np.bincount(k[new], minlength=len(codes)).astype(np.int64)
+    keys = np.stack([codes // span, codes % span - 1])
+    op_rows = keys[0].tolist()
+    ops = OpTimes(
+        program=program_of[keys[0]],
+        name=[found.ops[a].name for a in op_rows],
+        device=keys[1].astype(np.int64),
+        occurrences=occurrences,
+        time_ps=time,
+        self_ps=selves,
+        hlo=[found.ops[a] for a in op_rows],
+    )
+    return ops, _run_ids(table, events, program_of[at])
+
+
+def _run_ids(table: EventTable, events: I64, program: I64) -> dict[int, set[int]]:
+    """Per program, the distinct ``run_id`` of its events (TF's XLA launches say
+    -1: no id)."""
+    has = table.has_int["run_id"][events]
+    runs = table.ints.at("run_id", events)
+    keep = has & (runs != -1)
+    out: dict[int, set[int]] = {}
+    for p, r in zip(program[keep].tolist(), runs[keep].tolist(), strict=True):
+        out.setdefault(p, set()).add(r)
     return out
 
 
-def _self_times(rows: list[_Row]) -> list[int]:
-    """Each row's time less the rows nested directly inside it on its line."""
-    self_ps = [end - start for _, _, _, _, start, end, _, _ in rows]
-    order = sorted(range(len(rows)), key=lambda i: (rows[i][6], rows[i][4], -rows[i][5]))
+def _self_times(start: I64, end: I64, lines: I64, nested: npt.NDArray[np.bool_]) -> I64:
+    """Each event's time less that of the events nested directly inside it on
+    its line; only ``nested`` events (host op events, where a ``while`` holds
+    its body's ops) are looked at: GPU events do not nest."""
+    own = end - start
+    rows = np.flatnonzero(nested)
+    if not len(rows):
+        return own
+    order = rows[np.lexsort((-end[rows], start[rows], lines[rows]))].tolist()
+    starts, ends, at_line = start.tolist(), end.tolist(), lines.tolist()
     stack: list[int] = []
     line = None
     for i in order:
-        start, end, at_line = rows[i][4], rows[i][5], rows[i][6]
-        if at_line != line:
-            stack, line = [], at_line
-        while stack and rows[stack[-1]][5] <= start:
+        if at_line[i] != line:
+            stack, line = [], at_line[i]
+        while stack and ends[stack[-1]] <= starts[i]:
             stack.pop()
-        if stack and end <= rows[stack[-1]][5]:
-            self_ps[stack[-1]] -= end - start
+        if stack and ends[i] <= ends[stack[-1]]:
+            own[stack[-1]] -= ends[i] - starts[i]
         stack.append(i)
-    return self_ps
-
-
-def _aggregate(rows: list[_Row]) -> tuple[OpTimes, dict[int, set[int]]]:
-    self_ps = _self_times(rows)
-    keys: dict[tuple[int, str, int], int] = {}
-    described: list[HloOp] = []
-    time: list[int] = []
-    selves: list[int] = []
-    executions: list[set[int]] = []
-    run_ids: dict[int, set[int]] = {}
-    for (program, op, device, execution, start, end, _, run), own in zip(
-        rows, self_ps, strict=True
-    ):
-        key = (program, op.name, device)
-        at = keys.get(key)
-        if at is None:
-            at = keys[key] = len(time)
-            described.append(op)
-            time.append(0)
-            selves.append(0)
-            executions.append(set())
-        time[at] += end - start
-        selves[at] += own
-        executions[at].add(execution)
-        if run is not None:
-            run_ids.setdefault(program, set()).add(run)
-    ops = OpTimes(
-        program=np.asarray([k[0] for k in keys], dtype=np.int64),
-        name=[k[1] for k in keys],
-        device=np.asarray([k[2] for k in keys], dtype=np.int64),
-        occurrences=np.asarray([len(x) for x in executions], dtype=np.int64),
-        time_ps=np.asarray(time, dtype=np.int64),
-        self_ps=np.asarray(selves, dtype=np.int64),
-        hlo=described,
-    )
-    return ops, run_ids
+    return own
 
 
 def _runs(ops: OpTimes, run_ids: dict[int, set[int]], count: int) -> I64:
