@@ -35,7 +35,7 @@ from typing import Any
 
 from tfprof_lite.base.units import format_size
 from tfprof_lite.programs.buffers_heap import HeapRun, pick_trace, simulate
-from tfprof_lite.programs.hlo import Program, shape_text
+from tfprof_lite.programs.hlo import Program, program_label, shape_text
 
 __all__ = [
     "KINDS",
@@ -75,11 +75,6 @@ class Buffer:
             "scope": self.scope,
             "kind": self.kind,
         }
-
-
-def program_label(name: str, program_id: int | None) -> str:
-    """``name(program_id)``, as XProf names a program; ``name`` without an id."""
-    return name if program_id is None else f"{name}({program_id})"
 
 
 @dataclass

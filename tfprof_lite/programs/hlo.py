@@ -30,6 +30,7 @@ __all__ = [
     "TYPE_NAMES",
     "Program",
     "parsed",
+    "program_label",
     "byte_size",
     "element_bytes",
     "element_count",
@@ -188,5 +189,10 @@ def parsed(record: ProgramRecord) -> Program:
     """
     from tfprof_lite.proto.xla_program import parse_program
 
-    label = record.module if record.program_id is None else f"{record.module}({record.program_id})"
+    label = program_label(record.module, record.program_id)
     return Program(parse_program(record.hlo, f"program {label}"))
+
+
+def program_label(name: str, program_id: int | None) -> str:
+    """``name(program_id)``, as XProf names a program; ``name`` without an id."""
+    return name if program_id is None else f"{name}({program_id})"

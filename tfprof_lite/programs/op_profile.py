@@ -32,7 +32,7 @@ from typing import Any
 from tfprof_lite.model.xla_kinds import HloOp
 from tfprof_lite.model.xla_programs import DeviceCaps, ProgramRecord, XlaPrograms
 from tfprof_lite.programs.cost import OpCost, program_cost
-from tfprof_lite.programs.hlo import Program, parsed
+from tfprof_lite.programs.hlo import Program, parsed, program_label
 from tfprof_lite.programs.peaks import Peaks, gpu_peaks, unit_of
 
 __all__ = ["OpProfile", "OpRow", "ProgramRow", "op_profile", "program_label"]
@@ -187,11 +187,6 @@ class OpProfile:
             "ops": [op.to_dict() for op in self.ops],
             "errors": list(self.errors),
         }
-
-
-def program_label(name: str, program_id: int | None) -> str:
-    """``name(program_id)``, or the name alone without an id."""
-    return name if program_id is None else f"{name}({program_id})"
 
 
 def op_profile(xla: XlaPrograms, steps: int = 0, peaks: Peaks | None = None) -> OpProfile:
