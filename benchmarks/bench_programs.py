@@ -44,7 +44,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_xspace import REPO, Series, _dump, run, run_cli  # noqa: E402
+from bench_xspace import REPO, Series, _dump, run, run_child, run_cli  # noqa: E402
 
 SAMPLE = "jax_h100_transformer_bf16"
 TARGET = 0.5
@@ -97,17 +97,7 @@ def child_ours(path: str, tool: str, module: str, out: str) -> None:
 
 
 def _child(kind: str, args: list[str]) -> dict[str, Any]:
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
-        out = handle.name
-    try:
-        done = run([sys.executable, os.path.abspath(__file__), "--child", kind, *args, out])
-        if done.status != 0:
-            raise SystemExit(f"the {kind} child failed: {done.stderr[-2000:]}")
-        with open(out, encoding="utf-8") as handle:
-            found: dict[str, Any] = json.load(handle)
-    finally:
-        os.unlink(out)
-    return found
+    return run_child(kind, args, script=__file__)
 
 
 def _busiest(path: str) -> tuple[str, str]:
@@ -150,11 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one round of one sample each")
     parser.add_argument("--out", default=os.path.join(REPO, "bench_out", "programs.json"))
     parser.add_argument("--child", nargs="+")
+    parser.add_argument("--to", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat = args.rounds = 1
     if args.child:
-        kind, *rest = args.child
+        kind, *rest = [*args.child, args.to]
         (child_xprof if kind == "xprof" else child_ours)(*rest)
         return 0
     path = args.file or next(iter(glob.glob(os.path.join(

@@ -173,12 +173,15 @@ def run(command: list[str], pure: bool = False, cap_bytes: int | None = None) ->
     return Done(wall, usage.ru_utime + usage.ru_stime, rss_mb, proc.returncode, text)
 
 
-def run_child(kind: str, args: list[str], pure: bool = False) -> dict[str, Any]:
-    """A measuring child of this script; its JSON result."""
+def run_child(
+    kind: str, args: list[str], pure: bool = False, script: str = __file__
+) -> dict[str, Any]:
+    """A measuring child of ``script`` (this one by default), run as
+    ``script --child KIND ARGS... --to OUT``; its JSON result."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
         out = handle.name
     try:
-        command = [sys.executable, os.path.abspath(__file__), "--child", kind, *args, "--to", out]
+        command = [sys.executable, os.path.abspath(script), "--child", kind, *args, "--to", out]
         done = run(command, pure)
         if done.status != 0:
             raise SystemExit(f"the {kind} child failed ({done.status}): {done.stderr[-2000:]}")
