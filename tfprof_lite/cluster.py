@@ -45,6 +45,7 @@ from typing import Any
 
 from tfprof_lite.base.reading import read_input
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.formats import resolve
 from tfprof_lite.ingest import Ingest
 from tfprof_lite.model.cluster import TaskInput, normalize_task
 from tfprof_lite.model.cluster_merge import ClusterProfile, merge_inputs
@@ -57,10 +58,8 @@ from tfprof_lite.proto.steps import StepColumns, decode_step_columns
 __all__ = ["SIDECAR_RE", "load_inputs", "load_task", "merge", "merged_profiler", "xspace_tasks"]
 
 #: A task sidecar in a capture directory: ``task.<tag>.json``.
-SIDECAR_RE = re.compile(r"task\.(?P<tag>[A-Za-z0-9_.-]+)\.json")
+SIDECAR_RE = resolve.SIDECAR
 _TAGGED_META = r"run_meta\.{tag}\.(\d+)\.pb"
-_META_RE = re.compile(r"run_meta_(\d+)(?:\.\w+)?")
-_PROFILE_RE = re.compile(r"profile_(\d+)")
 _TEXT_SUFFIXES = (".pbtxt", ".txt", ".textproto")
 
 
@@ -151,42 +150,40 @@ def xspace_tasks(hosts: dict[str, str]) -> list[TaskInput]:
 
 
 def load_task(path: str) -> list[TaskInput]:
-    """The inputs one path holds (see the module docstring); a directory of a
+    """The inputs one path holds (see the module docstring): what the input table
+    (:func:`tfprof_lite.formats.resolve.identify`) says it is; a directory of a
     shared capture gives one per task.
 
     Raises:
         InvalidInputError: a missing path, or a directory with no profile in it.
     """
-    if not os.path.isdir(path):
-        if not os.path.exists(path):
-            raise InvalidInputError(f"{path}: no such file or directory")
-        data = read_input(path, "a profile")
-        if not data.strip():
-            raise InvalidInputError(f"{path}: the file is empty, expected a profile")
-        if kinds.identify(data) == "RunMetadata":
-            return [_from_run_metas(path, {0: path})]
-        del data
-        return [TaskInput(model=Profiler.load(path).model, label=path)]
-    from tfprof_lite.model import xspace_load, xspace_runs
+    fmt = resolve.identify(path).name
+    if fmt in resolve.XSPACE_FORMATS and os.path.isdir(path):  # one task per host
+        from tfprof_lite.model import xspace_load
 
-    if xspace_load.is_xspace_dir(path):  # a logdir or run directory: one task per host
         return xspace_tasks(xspace_load.xspace_hosts(path))
-    entries = os.listdir(path)
-    tagged = _tagged(path, entries)
-    if tagged:
-        return tagged
-    metas = {int(m[1]): os.path.join(path, e) for e in entries if (m := _META_RE.fullmatch(e))}
-    if metas:
+    if fmt == "captures":
+        return _tagged(path, os.listdir(path))
+    if fmt == "run-metadata-files":
+        entries = os.listdir(path)
+        metas = {
+            int(m[1]): os.path.join(path, e)
+            for e in entries
+            if (m := resolve.RUN_META_FILE.fullmatch(e))
+        }
         return [_from_run_metas(path, metas)]
-    profiles = {int(m[1]): e for e in entries if (m := _PROFILE_RE.fullmatch(e))}
-    if profiles:
-        newest = os.path.join(path, profiles[max(profiles)])
-        return [TaskInput(model=Profiler.load(newest).model, label=path)]
-    if xspace_runs.find_runs(path):  # logdirs below it (Keras' LOGDIR/train)
-        return xspace_tasks(xspace_load.xspace_hosts(path))
-    raise InvalidInputError(
-        f"{path}: no task.<tag>.json, run_meta_<step> or profile_<step> files in this directory"
-    )
+    if fmt == "saved-profiles":
+        found = resolve.saved_profiles(path)
+        return [TaskInput(model=Profiler.load(found[max(found)]).model, label=path)]
+    if fmt == "xspace":
+        return [TaskInput(model=Profiler.load(path).model, label=path)]
+    data = read_input(path, "a profile")
+    if not data.strip():
+        raise InvalidInputError(f"{path}: the file is empty, expected a profile")
+    if kinds.identify(data) == "RunMetadata":
+        return [_from_run_metas(path, {0: path})]
+    del data
+    return [TaskInput(model=Profiler.load(path).model, label=path)]
 
 
 def load_inputs(paths: Iterable[str]) -> list[TaskInput]:

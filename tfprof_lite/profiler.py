@@ -217,19 +217,15 @@ class Profiler:
 
         what = "profile"
         if isinstance(source, (str, os.PathLike)):
-            what = os.fspath(source)
-            if os.path.isdir(what) or what.endswith(xspace_load.SUFFIX):
-                return cls._from_model(_xspace_model(what, max_input_size, run, host))
+            saved = _saved_path(os.fspath(source))
+            if saved is None:
+                return cls._from_model(_xspace_model(os.fspath(source), max_input_size, run, host))
+            what = saved
             from tfprof_lite.base.reading import read_input
 
             source = read_input(what, "a saved profile", max_input_size)
             if not source:
                 raise InvalidInputError(f"{what}: the file is empty, expected a ProfileProto")
-            from tfprof_lite.model.trace_json import chrome_trace_error
-
-            trace = chrome_trace_error(what, memoryview(source)[: 1 << 16])
-            if trace is not None:  # JAX's <host>.trace.json.gz, a timeline: say what to pass
-                raise trace
         # Protobuf and the saved-profile reader only past the XSpace paths above.
         from tfprof_lite.model import profile_io
         from tfprof_lite.proto import messages as pb
@@ -260,6 +256,37 @@ class Profiler:
         prof._ingest.model = model
         prof._views = {}
         return prof
+
+
+def _saved_path(path: str) -> str | None:
+    """The file to read as a saved profile for ``path`` (a directory of
+    ``profile_<step>`` files: the newest), or None when ``path`` is read as an
+    XSpace; what the input table (:mod:`tfprof_lite.formats.resolve`) says it
+    holds decides.
+
+    Raises:
+        InvalidInputError: a Chrome trace (naming the XSpace to pass instead), or
+            RunMetadata captures (which :func:`tfprof_lite.cluster.merge` reads).
+    """
+    from tfprof_lite.formats import resolve
+    from tfprof_lite.model.trace_json import chrome_trace_error
+
+    if not os.path.exists(path):
+        return None if path.endswith(resolve.XSPACE_SUFFIX) else path
+    fmt = resolve.identify(path)
+    if fmt.name in resolve.XSPACE_FORMATS:
+        return None
+    trace = chrome_trace_error(path) if fmt.name == "chrome-trace" else None
+    if trace is not None:  # JAX's <host>.trace.json.gz, a timeline: say what to pass
+        raise trace
+    if fmt.name == "saved-profiles":
+        found = resolve.saved_profiles(path)
+        return found[max(found)]
+    if fmt.name != "tf-message":
+        raise resolve.refusal(
+            path, fmt, "Profiler.load", "merge it with tfprof_lite.cluster.merge([path])"
+        )
+    return path
 
 
 def _xspace_model(

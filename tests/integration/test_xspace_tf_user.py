@@ -38,9 +38,10 @@ def test_compute_loops_are_not_input_bound(case: str) -> None:
     ("case", "marker"), [("session_markers", "train"), ("session_plain", "SessionRun")]
 )
 def test_overview_top_ops_leave_out_step_markers(case: str, marker: str) -> None:
-    """The step marker (a node on the steps pseudo device, never run) is no op type."""
+    """The step marker is no op type: it is each step's span, never a node."""
     model = load_model(str(tf_capture(case).xplane))
-    assert marker in model.names
+    assert marker not in model.names
+    assert {execs.span.name for execs in model.steps.values() if execs.span} == {marker}
     rows = overview(model).top_ops
     assert rows and all(row.nodes_run > 0 for row in rows)
     assert marker not in {row.op for row in rows}

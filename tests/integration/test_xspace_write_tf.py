@@ -24,6 +24,7 @@ from tests.handmade import GPU, Mem, ns
 from tfprof_lite.analysis.kernels import kernel_stats
 from tfprof_lite.analysis.memory import memory_profile
 from tfprof_lite.analysis.steptime import step_times
+from tfprof_lite.analysis.xspace_gpu import STEP_BOUNDS_LINE
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.profiler import Profiler
@@ -260,8 +261,16 @@ def test_gpu_copies_and_launches(gpu_written: tuple[Profiler, Path]) -> None:
     assert len(copies) == 2
     details = {stat_names[s.metadata_id]: s.str_value for s in copies[0].stats}
     assert details["memcpy_details"].startswith("kind_src:pageable")
-    kernels = [e for name, e in events if name not in ("MemcpyHtoD", "cuStreamSynchronize")]
+    bounds = {"Step begin", "Step end"}
+    kernels = [
+        e for name, e in events if name not in {"MemcpyHtoD", "cuStreamSynchronize", *bounds}
+    ]
     assert len(kernels) == 2 * len(KERNELS)
-    assert {ln.name for ln in gpu.lines} == {"Stream #13", "Stream #14", "Stream #15", "sync"}
+    assert (
+        sorted(name for name, _ in events if name in bounds)
+        == ["Step begin"] * 2 + ["Step end"] * 2
+    )
+    lines = {"Stream #13", "Stream #14", "Stream #15", "sync", STEP_BOUNDS_LINE}
+    assert {ln.name for ln in gpu.lines} == lines
     back = Profiler.load(str(path)).model
     assert _op_type_totals(back, KIND_ACCELERATOR) == _op_type_totals(prof.model, KIND_ACCELERATOR)

@@ -226,6 +226,7 @@ CLI_CASES: dict[str, tuple[list[str], str | None]] = {
     "hlo": (["{in}/xla"], None),
     "op-profile": (["{in}/host.xplane.pb"], None),
     "roofline": (["{in}/host.xplane.pb", "-o", "{out}/roofline.svg"], "roofline.svg"),
+    "op-stats": (["{in}/profile_1", "--top", "3"], None),
     "memory-viewer": (["{in}/host.xplane.pb"], None),
     "help": (["options"], None),
     "cluster": (["{in}/profile_1", "{in}/before/profile_0", "--merge"], None),

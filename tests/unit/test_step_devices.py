@@ -31,7 +31,10 @@ def test_used_devices_and_step_markers_equal_the_device_sets(at: int) -> None:
             union.setdefault(nid, set()).update(devs)
     markers = {nid for nid, devs in union.items() if devs == {_STEPS_DEVICE}}
     assert _step_markers(model) == markers
-    assert bool(markers) == (at > 0)  # the JAX captures' ``train`` step markers
+    # The JAX captures' ``train`` step markers are the steps' spans, no nodes.
+    assert not markers
+    assert "train" not in model.names
+    assert all((execs.span is not None) == (at > 0) for execs in model.steps.values())
 
 
 @pytest.mark.parametrize("at", range(1 + len(JAX_CASES)))

@@ -17,10 +17,10 @@ from tests.xspace_files import SpaceBuilder
 from tfprof_lite.base.heap import give_back_freed
 from tfprof_lite.model import (
     xspace,
+    xspace_calls,
     xspace_code,
     xspace_memory_steps,
     xspace_memory_wire,
-    xspace_steps,
 )
 from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
@@ -195,7 +195,7 @@ def test_xla_groups_equal_sorting_a_key_matrix() -> None:
 def test_chunked_lookups_give_the_same_plan(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     raw = xspace_files.jax_file(case).read_bytes()
     whole = xspace.plan_steps(xplane.decode_xspace(raw))
-    monkeypatch.setattr(xspace_steps, "_CHUNK", 3)
+    monkeypatch.setattr(xspace_calls, "_CHUNK", 3)
     monkeypatch.setattr(xspace_code, "_QUERIES", 5)
     chunked = xspace.plan_steps(xplane.decode_xspace(raw))
     assert chunked.code.mapped == whole.code.mapped and chunked.code.mapped
@@ -211,9 +211,9 @@ def test_outermost_reads_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
         b.event(b.host, line, "x", 1_000 + start, dur)
     table = event_table(xplane.decode_xspace(b.bytes()))
     rows = table.host_events()
-    whole = xspace_steps.outermost(table, rows.tolist())
-    monkeypatch.setattr(xspace_steps, "_CHUNK", 2)
-    assert xspace_steps.outermost(table, rows) == whole
+    whole = xspace_calls.outermost(table, rows.tolist())
+    monkeypatch.setattr(xspace_calls, "_CHUNK", 2)
+    assert xspace_calls.outermost(table, rows) == whole
     assert [int(table.start[r]) - int(table.start[whole[0]]) for r in whole] == [
         0,
         150 * 1000,

@@ -182,8 +182,12 @@ def test_cpu_runs_are_found_by_run_id_and_rooted_at_their_dispatch() -> None:
     assert model.cut_steps[0] == xspace_cut.CUT_AT_START
     assert model.cut_steps[5] == "cut by the trace's stop: its program had not run yet"
     assert [s.step for s in complete(step_times(model))] == [1, 2, 3, 4]
+    # each inferred step's root is its span, no record and no node
     names = {n for s in model.steps.values() for n in s.device_names}
-    assert "/host:cpu/steps" in names
+    assert "/host:cpu/steps" not in names
+    root = "PjitFunction(train_step)"
+    assert root not in model.names
+    assert {model.steps[s].span.name for s in model.steps} == {root}  # type: ignore[union-attr]
 
 
 def test_a_first_marker_with_nothing_before_it_is_whole_and_a_short_last_step_is_cut() -> None:

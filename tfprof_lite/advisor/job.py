@@ -45,12 +45,12 @@ the average) and ``always_report`` (``true``/``false``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from tfprof_lite.advisor.base import Checker
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.straggler import STRAGGLER_MICROS, STRAGGLER_SHARE
+from tfprof_lite.base.device_names import task_parts
 from tfprof_lite.base.units import format_time
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.model.profile import ProfileModel
@@ -67,7 +67,6 @@ __all__ = [
     "task_busy",
 ]
 
-_TASK_RE = re.compile(r"/job:([^/]+)/replica:(\d+)/task:(\d+)(?=/|$)")
 
 NO_TASK_REPORT = "no executed op is placed on a /job:<job>/replica:<r>/task:<t> device"
 
@@ -93,10 +92,8 @@ class TaskTime:
 
 
 def _task_of(device: str) -> TaskKey | None:
-    match = _TASK_RE.match(device)
-    if match is None:
-        return None
-    return TaskKey(match.group(1), int(match.group(2)), int(match.group(3)))
+    parts = task_parts(device)
+    return TaskKey(*parts) if parts is not None else None
 
 
 def _tasks_named(model: ProfileModel) -> set[TaskKey]:

@@ -24,6 +24,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from tfprof_lite.analysis.input_stages import host_makes_batches, stage_fix, stages_of
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.base.shared import shared
@@ -138,7 +141,7 @@ def _input_nodes(model: ProfileModel) -> list[bool]:
 
 
 def _step(
-    model: ProfileModel, step: int, per_op: dict[int, int], is_input: list[bool]
+    model: ProfileModel, step: int, per_op: dict[int, int], is_input: npt.NDArray[np.bool_]
 ) -> InputStep | None:
     execs = model.steps[step]
     span = execs.wall_span()
@@ -146,8 +149,11 @@ def _step(
         return None
     wall = span[1] - span[0]
     spans = []
-    for nid, start, dur in zip(execs.t_node, execs.t_start, execs.t_dur):
-        if is_input[nid]:
+    times = execs.times
+    hit = np.flatnonzero(is_input[times["node"]]) if len(times) else np.zeros(0, np.int64)
+    if len(hit):  # the input ops' records, in record order
+        nodes, starts = times["node"][hit].tolist(), times["start"][hit].tolist()
+        for nid, start, dur in zip(nodes, starts, times["dur"][hit].tolist()):
             spans.append((start, start + dur))
             per_op[nid] = per_op.get(nid, 0) + dur
     waited = union_length(spans)
@@ -174,7 +180,7 @@ def _steps(model: ProfileModel) -> tuple[list[InputStep], dict[int, int]]:
     within a :func:`~tfprof_lite.base.shared.sharing` block: read-only)."""
     steps: list[InputStep] = []
     per_op: dict[int, int] = {}
-    is_input = _input_nodes(model)
+    is_input = np.asarray(_input_nodes(model), dtype=bool)
     for step in model.sorted_steps():
         timing = _step(model, step, per_op, is_input)
         if timing is not None:
@@ -190,8 +196,9 @@ def _trace_steps(model: ProfileModel, report: InputReport) -> list[InputStep]:
         trace, any(_input_nodes(model))
     )
     steps, sums = [], dict.fromkeys(trace.steps[next(iter(trace.steps))], 0.0)
-    whole = [n for n in sorted(trace.steps) if n not in model.cut_steps] or sorted(trace.steps)
-    for number in sorted(trace.steps):
+    ordered = sorted(trace.steps)
+    whole = {n for n in ordered if n not in model.cut_steps} or set(ordered)
+    for number in ordered:
         parts = trace.steps[number]
         wall = sum(parts.values())
         waited = parts["input"] + (parts["host"] if report.host_batches else 0)

@@ -12,14 +12,17 @@ import re
 from collections.abc import Iterable
 
 from tfprof_lite.analysis.kernel_launch import split_label
+from tfprof_lite.base.device_names import gpu_ordinal, tracer_parts
+from tfprof_lite.model.execs import KernelColumns
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.window import KIND_COPY as WINDOW_COPY
+from tfprof_lite.model.window import KIND_KERNEL as WINDOW_KERNEL
+from tfprof_lite.model.window import EventWindow
 
 __all__ = [
     "BYTES_RE",
-    "DEVICE_RE",
     "DIRECTIONS",
     "DIRECTION_RE",
-    "GPU_RE",
     "KIND_KERNEL",
     "KIND_MEMCPY",
     "KIND_OTHER",
@@ -34,6 +37,7 @@ __all__ = [
     "launcher",
     "record_kind",
     "step_devices",
+    "window_records",
 ]
 
 #: The kinds of record: a kernel, a copy, a ``cuStreamSynchronize``, other activity.
@@ -45,10 +49,6 @@ KIND_OTHER = "other"
 #: Kernel name of a TF 1.x kernel record (its timeline_label is empty).
 NOT_RECORDED = "(kernel name not recorded)"
 
-#: A tracer device: (GPU prefix, sub-device ``stream:N``/``stream:all``/``memcpy``/``sync``).
-DEVICE_RE = re.compile(r"(.*?)/(stream:[^/]*|memcpy|sync)", re.IGNORECASE)
-#: The GPU number in a device prefix.
-GPU_RE = re.compile(r"gpu:(\d+)", re.IGNORECASE)
 #: A copy's direction as the tracer spells it; :data:`DIRECTIONS` normalizes it.
 DIRECTION_RE = re.compile(r"(HtoD|H2D|DtoH|D2H|DtoD|D2D|P2P|HtoH|DtoA|AtoD)", re.IGNORECASE)
 #: The bytes a copy's label gives (``bytes:N``, ``size:N`` or ``N bytes``).
@@ -131,16 +131,16 @@ def record_kind(sub: str, name: str, label: str) -> str:
 def gpu_name(prefix: str) -> str:
     """``/device:GPU:N`` for any spelling of a GPU device prefix (the tracer's
     devices may or may not carry the ``/job:.../task:N`` part)."""
-    match = GPU_RE.search(prefix)
-    return f"/device:GPU:{match.group(1)}" if match else prefix
+    ordinal = gpu_ordinal(prefix)
+    return f"/device:GPU:{ordinal}" if ordinal is not None else prefix
 
 
 def device_parts(dev: str) -> tuple[str, str] | None:
     """(GPU, lower-cased sub-device) of a tracer device, or None for another device."""
-    match = DEVICE_RE.fullmatch(dev)
-    if match is None:
+    parts = tracer_parts(dev)
+    if parts is None:
         return None
-    return gpu_name(match.group(1)), match.group(2).lower()
+    return gpu_name(parts[0]), parts[1].lower()
 
 
 #: The GPUs of one step that have a ``stream:all`` device, and those that have a
@@ -201,3 +201,37 @@ def chosen(
     if sub == "stream:all" and kind == KIND_MEMCPY and gpu in has_memcpy:
         return None
     return gpu, kind
+
+
+def window_records(window: EventWindow) -> KernelColumns:
+    """The GPU events of a profile's whole window (``ProfileModel.event_window``)
+    as tracer records, one per event, on the device that counts it: a kernel on
+    ``stream:all`` labelled ``<kernel> <details>``, a copy on ``memcpy`` labelled
+    ``<MemcpyXXX> <details>``, other activity on ``stream:`` labelled with its op;
+    named after the op each adds its time to, as the steps' records are."""
+    events = window.device
+    dev: list[str] = []
+    label: list[str] = []
+    gpus = events.gpu.tolist()
+    for gpu, kind, name, said, op in zip(
+        gpus, events.kind.tolist(), events.name, events.details, events.op
+    ):
+        if kind == WINDOW_KERNEL:
+            dev.append(f"/device:GPU:{gpu}/stream:all")
+            label.append(f"{name} {said}")
+        elif kind == WINDOW_COPY:
+            copy = name if name.startswith("Memcpy") else "Memcpy"
+            dev.append(f"/device:GPU:{gpu}/memcpy")
+            label.append(f"{copy} {said}" if said else copy)
+        else:
+            dev.append(f"/device:GPU:{gpu}/stream:")
+            label.append(op)
+    dur_ns = events.dur_ns.tolist()
+    return KernelColumns(
+        dev=dev,
+        name=list(events.op),
+        label=label,
+        start=(events.start_ns // 1000).tolist(),
+        dur=[d // 1000 for d in dur_ns],
+        dur_ns=dur_ns,
+    )

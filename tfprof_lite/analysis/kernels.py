@@ -53,11 +53,13 @@ from tfprof_lite.analysis.kernel_records import (
     KIND_SYNC,
     NOT_RECORDED,
     kernel_name,
+    window_records,
 )
 from tfprof_lite.analysis.kernel_tally import Acc, RowKey, Tally
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.window import EventWindow
 
 __all__ = [
     "KERNEL_NAME_WIDTH",
@@ -133,6 +135,10 @@ class KernelReport:
     steps: int = 0
     source: str = "none"
     notes: list[str] = field(default_factory=list)
+    #: An XSpace's rows count its whole window: its length and the GPU events
+    #: outside every step (None: the rows count the steps' records only).
+    window_micros: float | None = None
+    outside_steps: int | None = None
 
     @property
     def total_micros(self) -> float:
@@ -142,6 +148,9 @@ class KernelReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         doc = asdict(self)
+        for key in ("window_micros", "outside_steps"):
+            if doc[key] is None:  # (a RunMetadata's rows: the steps are all there is)
+                del doc[key]
         doc["total_micros"] = self.total_micros
         return doc
 
@@ -156,7 +165,7 @@ class KernelReport:
             return "\n".join(["no GPU kernel records", *self.notes]) + "\n"
         launch = any(k.launch.known for k in self.kernels)
         lines = [
-            f"GPU kernels over {self.steps} step{'s' if self.steps != 1 else ''} "
+            f"GPU kernels over {self._extent()} "
             f"({self.source}), total {format_time(round(self.total_micros))}",
             f"{'count':>7} {'total':>10} {'avg':>10} {'min':>9} {'max':>9}  kind    "
             + (LAUNCH_HEAD if launch else "")
@@ -169,6 +178,17 @@ class KernelReport:
         if not full_names and any(short_kernel_name(k.kernel) != k.kernel for k in self.kernels):
             lines.append("note: long kernel names are shortened; --full-names prints them whole")
         return "\n".join(lines) + "\n"
+
+    def _extent(self) -> str:
+        """What the rows count: the steps, or an XSpace's whole window."""
+        steps = f"{self.steps} step{'s' if self.steps != 1 else ''}"
+        if self.window_micros is None:
+            return steps
+        outside = self.outside_steps or 0
+        return (
+            f"the whole {format_time(round(self.window_micros))} window ({steps}; "
+            f"{outside} GPU event{'s' if outside != 1 else ''} outside them)"
+        )
 
 
 def short_kernel_name(name: str, width: int = KERNEL_NAME_WIDTH) -> str:
@@ -283,11 +303,18 @@ def kernel_stats(
 ) -> KernelReport:
     """GPU kernel statistics over every traced step (or ``step`` only).
 
+    An XSpace's rows (``step`` None) count every GPU event of its window
+    (``model.event_window``), those outside any step too, as XProf's kernel
+    stats do; a RunMetadata profile's count its steps' records.
+
     Args:
         model: the profile.
         step: one step number, or None for every step.
         top: keep the ``top`` rows with the most time (None: all).
     """
+    window = model.event_window
+    if step is None and window is not None and len(window.device):
+        return _window_stats(model, window, top)
     steps = model.sorted_steps() if step is None else [s for s in model.sorted_steps() if s == step]
     acc: dict[_Key, Acc] = {}
     report = KernelReport()
@@ -303,6 +330,23 @@ def kernel_stats(
     report.steps = from_tracer + from_profile
     report.kernels = _rows(acc)[:top] if top is not None else _rows(acc)
     report.source, report.notes = _source(from_tracer, from_profile)
+    return report
+
+
+def _window_stats(model: ProfileModel, window: EventWindow, top: int | None) -> KernelReport:
+    """Every GPU event of an XSpace's window, inside a step or not."""
+    acc: dict[_Key, Acc] = {}
+    tally = Tally(model, acc)
+    counted = tally.add_step(window_records(window))
+    tally.finish()
+    rows = _rows(acc)
+    report = KernelReport(
+        kernels=rows[:top] if top is not None else rows,
+        steps=len(model.sorted_steps()),
+        window_micros=_micros(window.duration_ns),
+        outside_steps=window.outside_steps(),
+    )
+    report.source, report.notes = _source(int(counted), 0)
     return report
 
 

@@ -414,7 +414,8 @@ def _step_memory(
     """One step's profile and a note on its source (None when nothing to add;
     :func:`memory_profile` names the steps a note applies to)."""
     execs = model.steps[step]
-    start = min(execs.all_start.values(), default=0)
+    span = execs.wall_span()  # (the step's own span included: an XSpace's marker)
+    start = span[0] if span is not None else 0
     note = None
     if execs.raw_stats:
         series, source = _record_series(model, execs), "allocation records"
@@ -473,7 +474,11 @@ def _all(model: ProfileModel, step: int | None, scope_depth: int | None) -> Memo
     for note, numbers in noted.items():  # one note for every step it applies to
         which = step_ranges(numbers)
         report.notes.append(f"step{'s' if len(numbers) > 1 else ''} {which}: {note}")
-    if not any(s.allocators for s in report.steps):
+    from tfprof_lite.analysis.memory_window import window_memory  # (read only here)
+
+    window = window_memory(model) if step is None else None
+    report.notes += window.lines() if window is not None else []  # allocations outside steps too
+    if window is None and not any(s.allocators for s in report.steps):
         report.notes.append(NO_XSPACE_MEMORY if model.steps_source else NO_MEMORY)
     return report
 

@@ -1,6 +1,7 @@
 """Overview: the one-page summary of a profile, built from its RunMetadata.
 
-Average step time; host and device idle time (share of the step's wall time in
+Average step time; for an XSpace, the share of its window its steps cover
+(``ProfileModel.event_window``); host and device idle time (share of the step's wall time in
 which no op ran on CPU devices, respectively on accelerator streams); the top
 op types by self time (CPU plus accelerator time, as tfprof's exec time) with
 the nodes that ran of those defined, their FLOPs
@@ -17,7 +18,6 @@ divided by the time of the 10 that ran would be an impossible rate.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ import numpy as np
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline, parts_text
 from tfprof_lite.analysis.intervals import union_length
 from tfprof_lite.analysis.steptime import StepTimeReport, complete, step_times
+from tfprof_lite.base.device_names import task_text
 from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.devices import STEPS_DEVICE, is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
@@ -49,7 +50,6 @@ __all__ = [
     "recommend",
 ]
 
-_HOST_RE = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)")
 #: Share of the step in which nothing ran (or only transfers were awaited) from
 #: which the recommendation says the program is waiting rather than computing.
 WAITING_SHARE = 0.5
@@ -57,6 +57,8 @@ WAITING_SHARE = 0.5
 #: The op type of an XLA program's execution on a host thread (its dispatch).
 HOST_DISPATCH = "XlaModule"
 TOP_OPS_TITLE = "top ops by self time, CPU + accelerator (per step):"
+#: The overview's JSON keys of an XSpace's window, left out for other profiles.
+_WINDOW_KEYS = ("window_micros", "step_coverage", "device_events_outside_steps")
 
 
 @dataclass(frozen=True)
@@ -106,10 +108,20 @@ class Overview:
     #: Steps left out of :attr:`steps` and the averages, and why (an XSpace's
     #: steps cut by the trace's start or stop; the whole profile of one without).
     cut_steps: dict[int, str] = field(default_factory=dict)
+    #: An XSpace's window (``ProfileModel.event_window``): its length, the
+    #: share of it its steps cover and its GPU events outside every step (None
+    #: for a RunMetadata profile, whose JSON has none of the three).
+    window_micros: float | None = None
+    step_coverage: float | None = None
+    device_events_outside_steps: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (nested reports included)."""
-        return asdict(self)
+        doc = asdict(self)
+        for key in _WINDOW_KEYS:
+            if doc[key] is None:
+                del doc[key]
+        return doc
 
     def to_text(self) -> str:
         """The overview as plain text."""
@@ -117,6 +129,7 @@ class Overview:
         average = format_time(int(self.avg_step_micros)) if self.steps else "n/a"
         lines = [
             f"steps: {self.steps}{self._found()}, average step time: {average}",
+            *self._window_lines(),
             f"host idle: {100 * self.host_idle:.1f}%, device idle: {dev_idle}",
             f"hosts: {', '.join(self.hosts) or 'unknown'}",
             f"devices: {', '.join(self.devices) or 'unknown'}",
@@ -137,6 +150,17 @@ class Overview:
         lines.extend(f"straggler: {s}" for s in self.stragglers)
         lines.append(f"recommendation: {self.recommendation}")
         return "\n".join(lines) + "\n"
+
+    def _window_lines(self) -> list[str]:
+        """``steps cover 93.1% of the 81.2ms window`` (an XSpace's only)."""
+        if self.window_micros is None or self.step_coverage is None:
+            return []
+        outside = self.device_events_outside_steps or 0
+        events = f"; {outside} GPU event{'s' if outside != 1 else ''} outside them"
+        return [
+            f"steps cover {100 * self.step_coverage:.1f}% of the "
+            f"{format_time(round(self.window_micros))} window" + (events if outside else "")
+        ]
 
     def _found(self) -> str:
         """`` (how the steps were found; the cut steps left out)``."""
@@ -264,7 +288,7 @@ def _environment(model: ProfileModel) -> tuple[list[str], list[str]]:
     only when none is canonical)."""
     recorded = sorted({dev for execs in model.steps.values() for dev in execs.used_devices()})
     devices = [d for d in recorded if is_canonical_device(d)] or recorded
-    hosts = sorted({m.group(1) for d in devices if (m := _HOST_RE.match(d))})
+    hosts = sorted({t for d in devices if (t := task_text(d))})
     return hosts, devices
 
 
@@ -404,6 +428,11 @@ def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None 
         steps_source=model.steps_source,
         cut_steps=dict(model.cut_steps),
     )
+    window = model.event_window
+    if window is not None:
+        view.window_micros = window.duration_ns / 1000
+        view.step_coverage = round(window.coverage(), 6)
+        view.device_events_outside_steps = window.outside_steps()
     view.hosts, view.devices = _environment(model)
     if cluster is not None:
         from tfprof_lite.analysis.cluster import cluster_report  # a cluster's only

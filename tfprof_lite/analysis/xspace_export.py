@@ -7,8 +7,12 @@ facade and the CLI, through :mod:`tfprof_lite.base.writing`). What goes in:
 * ``/host:CPU`` (plane id 49, as TensorFlow's host plane): every op
   execution on the host side (``<node_name>:<op_type>``, the op's CPU record,
   which for a GPU op is its scheduling on the host) with stats ``shape`` and
-  ``output_bytes``, on lanes per device (``<device> #<lane>``: events of one
-  lane never overlap; the model keeps no thread ids). One line ``Step markers``
+  ``output_bytes``, on lanes per device (``<device> #<lane>``, packed by
+  :func:`~tfprof_lite.analysis.xspace_planes.pack_lanes`: events of one lane
+  never overlap, so XProf nests none in another; with per-execution thread ids,
+  which the model does not keep yet, lanes per thread, ``<device> thread
+  <tid>``, where an event nests only inside one it ran within on that thread).
+  One line ``Step markers``
   holds one event ``train`` per step (stats ``step_num`` and ``_r=1``, which
   makes it a step root for XProf) spanning the step, and inside it one launch
   event (``cudaLaunchKernel`` / ``cudaMemcpyAsync``) per GPU kernel or copy,
@@ -18,12 +22,16 @@ facade and the CLI, through :mod:`tfprof_lite.base.writing`). What goes in:
 * ``/device:GPU:<n>`` (plane id n): one line per stream (``Stream #<id>``),
   kernels named by kernel with ``kernel_details``, ``tf_op`` and
   ``correlation_id``; copies (``MemcpyH2D``...) with ``memcpy_details``
-  (:mod:`tfprof_lite.analysis.xspace_gpu`).
+  (:mod:`tfprof_lite.analysis.xspace_gpu`); a line ``Steps`` with a
+  zero-length ``Step begin`` and ``Step end`` at each step's first start and
+  last end (launched inside the step root), since with a GPU XProf times a
+  step by its device events.
 * ``Task Environment``: ``profile_start_time`` and ``profile_stop_time`` (ns).
 
 Line timestamps are 0 and event offsets count from ``profile_start_time``
-(the convention of newer profilers). No ``group_id`` stat is declared
-anywhere, so XProf groups steps itself: the ``_r`` roots, the producer and
+(the convention of newer profilers), 1 µs before the first record (XProf
+takes a zero-length event at time 0 for an empty span). No ``group_id`` stat is
+declared anywhere, so XProf groups steps itself: the ``_r`` roots, the producer and
 consumer context stats (``_p``/``_pt`` on a step root, ``_c``/``_ct`` on each
 op of the step, which puts the ops on other lines into the step) and the
 correlation ids (a device event joins its launch, inside the step root).
@@ -34,9 +42,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from tfprof_lite.analysis.xspace_gpu import GpuRecord, gpu_records
+from tfprof_lite.analysis.xspace_gpu import GpuRecord, add_step_bounds, gpu_records
 from tfprof_lite.analysis.xspace_memory import add_memory_events
-from tfprof_lite.analysis.xspace_planes import PS_PER_US, LaneSet, PlaneBuilder
+from tfprof_lite.analysis.xspace_planes import PS_PER_US, LaneSet, PlaneBuilder, pack_lanes
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.cluster import task_of
 from tfprof_lite.model.execs import KIND_CPU
@@ -61,6 +69,9 @@ _STEPS_LINE = 1
 _MEMORY_LINE = 2
 _FIRST_OP_LINE = 100
 _LAUNCH_PS = 1000
+#: The profile starts this long before its first record: XProf takes a zero-length
+#: event at time 0 for an empty span (a step's ``Step begin`` would not count).
+_ORIGIN_LEAD_US = 1
 #: Context type of the step-to-op links (TensorFlow's executor context).
 _CONTEXT_TYPE = 2
 
@@ -101,37 +112,64 @@ def _output_bytes(model: ProfileModel, step: int) -> dict[int, int]:
     return out
 
 
-def _host_ops(plane: PlaneBuilder, model: ProfileModel, task: str | None) -> int:
-    """Every CPU-side op execution on per-device lanes; returns how many."""
-    records: list[tuple[str, int, int, int, int]] = []
+def _lane_name(dev: str, thread: int, lane: int) -> str:
+    """``<device> #<lane>`` (no thread id), else ``<device> thread <tid>`` (``#<lane>``
+    after the first lane of that thread)."""
+    if not thread:
+        return f"{dev or 'ops'} #{lane}"
+    return f"{dev or 'ops'} thread {thread}" + (f" #{lane}" if lane else "")
+
+
+def _cpu_records(model: ProfileModel, task: str | None) -> dict[str, list[tuple[int, ...]]]:
+    """Per device, (start, dur, node, step, thread) of every CPU-side op execution."""
+    out: dict[str, list[tuple[int, ...]]] = {}
     for step in model.sorted_steps():
         execs = model.steps[step]
-        for dev, start, dur, nid, kind in zip(
-            execs.t_dev, execs.t_start, execs.t_dur, execs.t_node, execs.t_kind
+        # thread ids: only where the model keeps them (NodeExecStats.thread_id)
+        threads = getattr(execs, "t_thread", None)
+        if threads is None:
+            threads = [0] * len(execs.t_start)
+        for dev, start, dur, nid, kind, thread in zip(
+            execs.t_dev, execs.t_start, execs.t_dur, execs.t_node, execs.t_kind, threads
         ):
             if kind == KIND_CPU and (task is None or task_of(dev) == task):
-                records.append((dev, start, dur, nid, step))
-    records.sort(key=lambda r: (r[0], r[1], -r[2]))
-    lanes: dict[str, LaneSet] = {}
-    line_ids: dict[tuple[str, int], int] = {}
+                out.setdefault(dev, []).append((start, dur, nid, step, int(thread)))
+    return out
+
+
+def _host_ops(plane: PlaneBuilder, model: ProfileModel, task: str | None) -> int:
+    """Every CPU-side op execution on lanes per device (and thread); returns how many."""
+    line_ids: dict[tuple[str, int, int], int] = {}
     out_bytes: dict[int, dict[int, int]] = {}
-    for dev, start, dur, nid, step in records:
-        lane = lanes.setdefault(dev, LaneSet()).assign(start, dur)
-        key = (dev, lane)
-        if key not in line_ids:
-            line_ids[key] = plane.line(_FIRST_OP_LINE + len(line_ids), f"{dev or 'ops'} #{lane}")
-        if step not in out_bytes:
-            out_bytes[step] = _output_bytes(model, step)
-        stats: dict[str, int | float | str] = {"_ct": _CONTEXT_TYPE, "_c": _context_id(step)}
-        shape = _shape_text(model, nid)
-        if shape:
-            stats["shape"] = shape
-        nbytes = out_bytes[step].get(nid)
-        if nbytes:
-            stats["output_bytes"] = nbytes
-        name = f"{model.names[nid]}:{model.ops[nid]}"
-        plane.add(line_ids[key], name, start, dur, stats)
-    return len(records)
+    count = 0
+    for dev, records in sorted(_cpu_records(model, task).items()):
+        lanes = pack_lanes(
+            [r[0] for r in records], [r[1] for r in records], [r[4] for r in records]
+        )
+        for thread, lane in sorted(set(lanes)):  # line ids in lane order
+            key = (dev, thread, lane)
+            line_ids[key] = plane.line(_FIRST_OP_LINE + len(line_ids), _lane_name(*key))
+        for (start, dur, nid, step, _), (thread, lane) in zip(records, lanes):
+            if step not in out_bytes:
+                out_bytes[step] = _output_bytes(model, step)
+            name = f"{model.names[nid]}:{model.ops[nid]}"
+            stats = _op_stats(model, nid, step, out_bytes[step])
+            plane.add(line_ids[dev, thread, lane], name, start, dur, stats)
+            count += 1
+    return count
+
+
+def _op_stats(
+    model: ProfileModel, nid: int, step: int, out_bytes: dict[int, int]
+) -> dict[str, int | float | str]:
+    stats: dict[str, int | float | str] = {"_ct": _CONTEXT_TYPE, "_c": _context_id(step)}
+    shape = _shape_text(model, nid)
+    if shape:
+        stats["shape"] = shape
+    nbytes = out_bytes.get(nid)
+    if nbytes:
+        stats["output_bytes"] = nbytes
+    return stats
 
 
 def _steps(plane: PlaneBuilder, model: ProfileModel, launches: dict[int, list[GpuRecord]]) -> None:
@@ -165,6 +203,12 @@ def _launches(
         cursor = at + _LAUNCH_PS
 
 
+def _step_spans(model: ProfileModel) -> dict[int, tuple[int, int]]:
+    """step -> (first start, last end) in µs, of every step with timed records."""
+    spans = {step: model.steps[step].wall_span() for step in model.sorted_steps()}
+    return {step: span for step, span in spans.items() if span is not None}
+
+
 def _task_environment(start_ns: int, stop_ns: int) -> PlaneBuilder:
     plane = PlaneBuilder(0, "Task Environment", 0)
     for name, value in (("profile_start_time", start_ns), ("profile_stop_time", stop_ns)):
@@ -180,9 +224,10 @@ def build_xspace(model: ProfileModel, host: str = "localhost", task: str | None 
     out (allocators are not per task); steps span the whole cluster step.
     """
     start, end = profile_span(model)
-    origin_ns = start * 1000
+    origin_ns = (start - _ORIGIN_LEAD_US) * 1000
     host_plane = PlaneBuilder(HOST_PLANE_ID, "/host:CPU", origin_ns)
     gpu = gpu_records(model, origin_ns, task)
+    add_step_bounds(gpu, _step_spans(model))
     by_step: dict[int, list[GpuRecord]] = {}
     for rec in gpu.records:
         by_step.setdefault(rec.step, []).append(rec)

@@ -14,9 +14,12 @@ One ``/device:GPU:<n>`` plane per GPU (plane id n), one line per stream
 * without per-stream records (older formats) the ``stream:all`` and
   ``memcpy`` records are used, on lines ``stream:all`` and ``memcpy``;
 * ``cuStreamSynchronize`` records (``/sync``: the host waiting for the GPU,
-  part of the step) go on a line ``sync``, so the step's device span is the
-  step's; records on a bare ``stream:`` (memsets, no stream id) are not
-  written.
+  part of the step) go on a line ``sync``; records on a bare ``stream:``
+  (memsets, no stream id) are not written;
+* :func:`add_step_bounds` adds, on a line ``Steps`` of every GPU
+  plane, a zero-length ``Step begin`` and ``Step end`` at each step's first
+  start and last end, so the device span XProf takes for the step time is
+  the step's wall time.
 
 A step without tracer records (a profile loaded from a ProfileProto) writes
 its accelerator times per op instead, one event per op execution named by
@@ -32,17 +35,29 @@ from dataclasses import dataclass, field
 from tfprof_lite.analysis.kernel_launch import LaunchConfig, split_label
 from tfprof_lite.analysis.kernels import KIND_KERNEL, KIND_MEMCPY, KIND_SYNC, kernel_name
 from tfprof_lite.analysis.xspace_planes import PS_PER_US, PlaneBuilder, StatValue
+from tfprof_lite.base.device_names import STREAM, gpu_ordinal, tracer_parts
 from tfprof_lite.model.cluster import task_of
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KernelColumns
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["GpuPlanes", "GpuRecord", "details_text", "gpu_records"]
+__all__ = [
+    "STEP_BOUNDS_LINE",
+    "GpuPlanes",
+    "GpuRecord",
+    "add_step_bounds",
+    "details_text",
+    "gpu_records",
+]
 
-_DEVICE_RE = re.compile(r"(.*?)/(stream:[^/]*|memcpy|sync)", re.IGNORECASE)
-_STREAM_RE = re.compile(r"stream:(\d+)(<.*>)?", re.IGNORECASE)
-_GPU_RE = re.compile(r"gpu:(\d+)", re.IGNORECASE)
 _BYTES_RE = re.compile(r"(?:bytes|size):(\d+)|(\d+) bytes")
 _ALL_LINE, _MEMCPY_LINE, _SYNC_LINE = 1 << 20, (1 << 20) + 1, (1 << 20) + 2
+_BOUNDS_LINE = (1 << 20) + 3
+#: Name of the GPU line holding each step's zero-length bound events: the name
+#: of XProf's own derived step line (whose line id differs), which tfprof_lite's
+#: XSpace reader skips as repeating other events.
+STEP_BOUNDS_LINE = "Steps"
+#: Kind of a step-bound record (its launch is a ``cudaLaunchKernel``).
+KIND_STEP_BOUND = "step_bound"
 
 
 @dataclass(frozen=True)
@@ -135,12 +150,12 @@ def _placed(cols: KernelColumns) -> list[tuple[int, int, int, str]]:
     parsed = []
     per_stream: set[int] = set()
     for i, dev in enumerate(cols.dev):
-        match = _DEVICE_RE.fullmatch(dev)
-        gpu = _GPU_RE.search(dev)
-        if match is None or gpu is None:
+        parts = tracer_parts(dev)
+        gpu = gpu_ordinal(dev)
+        if parts is None or gpu is None:
             continue
-        ordinal, sub = int(gpu.group(1)), match.group(2)
-        stream = _STREAM_RE.fullmatch(sub)
+        ordinal, sub = gpu, parts[1]
+        stream = STREAM.fullmatch(sub)
         if stream is not None:
             per_stream.add(ordinal)
             parsed.append((i, ordinal, int(stream.group(1)), f"Stream #{stream.group(1)}"))
@@ -162,8 +177,8 @@ def _tracer_step(writer: _Writer, step: int, cols: KernelColumns) -> None:
         dev, name, label = cols.dev[i], cols.name[i], cols.label[i]
         if writer.task is not None and task_of(dev) != writer.task:
             continue
-        match = _DEVICE_RE.fullmatch(dev)
-        sub = match.group(2).lower() if match else ""
+        parts = tracer_parts(dev)
+        sub = parts[1].lower() if parts else ""
         kind = KIND_SYNC if sub == "sync" else _kind(sub, name, label)
         kernel, config = split_label(label) if label else ("", LaunchConfig())
         bare = kind == KIND_KERNEL and bool(kernel) and kernel == name
@@ -194,14 +209,38 @@ def _profile_step(writer: _Writer, step: int) -> None:
     for nid, kind, dev, start, dur in zip(
         execs.t_node, execs.t_kind, execs.t_dev, execs.t_start, execs.t_dur
     ):
-        gpu = _GPU_RE.search(dev)
+        gpu = gpu_ordinal(dev)
         if kind != KIND_ACCELERATOR or gpu is None:
             continue
         if writer.task is not None and task_of(dev) != writer.task:
             continue
         stats: dict[str, StatValue] = {"tf_op": f"{model.names[nid]}:{model.ops[nid]}"}
-        where = (int(gpu.group(1)), _ALL_LINE, "stream:all")
+        where = (gpu, _ALL_LINE, "stream:all")
         writer.add(step, where, model.names[nid], (start, dur * 1000), KIND_KERNEL, stats)
+
+
+def add_step_bounds(gpu: GpuPlanes, spans: dict[int, tuple[int, int]]) -> int:
+    """Two zero-length events per step on each GPU plane, at the step's first
+    start and last end (µs), on line ``Steps``; returns how many.
+
+    With a GPU, XProf's step time is the span of the step's device events
+    (the device ``Steps`` line it derives from its groups), not the host step
+    root: without the bounds a step whose host ops start before its first
+    kernel (or end after its last) looks shorter there. Each bound gets a
+    correlation id (:class:`GpuRecord` of kind :data:`KIND_STEP_BOUND`), so its
+    launch inside the step root puts it into the step's group.
+    """
+    count = 0
+    for plane in list(gpu.planes):
+        line = plane.line(_BOUNDS_LINE, STEP_BOUNDS_LINE)
+        for step in sorted(spans):
+            for edge, at in (("begin", spans[step][0]), ("end", spans[step][1])):
+                corr = len(gpu.records) + 1
+                stats: dict[str, StatValue] = {"correlation_id": corr}
+                plane.add_ps(line, f"Step {edge}", at * PS_PER_US, 0, stats)
+                gpu.records.append(GpuRecord(step, at, corr, KIND_STEP_BOUND))
+                count += 1
+    return count
 
 
 def gpu_records(model: ProfileModel, origin_ns: int, task: str | None = None) -> GpuPlanes:

@@ -109,6 +109,11 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
         "PROGRAM_COMMANDS",
         "Roofline chart of the XLA programs and their top ops.",
     ),
+    "op-stats": (
+        "op_stats",
+        "OP_STATS_COMMANDS",
+        "Op count, time and self time per type and op, whole window.",
+    ),
     "memory-viewer": (
         "memory_viewer",
         "MEMORY_VIEWER_COMMANDS",

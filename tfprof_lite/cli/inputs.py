@@ -58,7 +58,6 @@ from tfprof_lite.cli.common import ProfileArgument
 from tfprof_lite.cli.files import TEXT_SUFFIXES, blank, is_text_path, parse_file, read_file
 from tfprof_lite.cli.progress import Spinner
 from tfprof_lite.cli.xspace_inputs import (
-    PROFILE_FILE,
     is_xspace,
     load_programs,
     load_records,
@@ -66,6 +65,7 @@ from tfprof_lite.cli.xspace_inputs import (
     refuse_chrome_traces,
 )
 from tfprof_lite.errors import InvalidInputError, SameTaskError, UsageError
+from tfprof_lite.formats.resolve import saved_profiles
 from tfprof_lite.model.xspace_runs import MAX_DEPTH
 
 if TYPE_CHECKING:
@@ -272,11 +272,7 @@ def resolve_profile_path(path: str, step: int = -1) -> str:
     """
     if not os.path.isdir(path):
         return path
-    found: dict[int, str] = {}
-    for entry in os.listdir(path):
-        match = PROFILE_FILE.fullmatch(entry)
-        if match and os.path.isfile(os.path.join(path, entry)):
-            found[int(match[1])] = os.path.join(path, entry)
+    found = saved_profiles(path)
     if not found:
         raise InvalidInputError(
             f"{shown(path)}: no profile_<step> files in this directory, nor profiler "
@@ -324,6 +320,22 @@ def _load_raw(spec: InputSpec, spinner: Spinner) -> Profiler:
     return prof
 
 
+def capture_dir(path: str) -> str | None:
+    """The format of PROFILE ``path`` when it is a directory of RunMetadata
+    captures (``captures``: task-tagged; ``run-metadata-files``:
+    ``run_meta_<step>`` files of one run), read as :func:`tfprof_lite.cluster.merge`
+    reads it (the input table, :mod:`tfprof_lite.formats.resolve`, says so); else None."""
+    from tfprof_lite.formats import resolve
+
+    if not os.path.isdir(path):
+        return None
+    try:
+        name = resolve.identify(path).name
+    except InvalidInputError:
+        return None
+    return name if name in ("captures", "run-metadata-files") else None
+
+
 def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
     """Loads the profile ``spec`` names (see the module docstring).
 
@@ -338,14 +350,17 @@ def load_profiler(spec: InputSpec, step: int = -1) -> Profiler:
     """
     spec.check()
     refuse_chrome_traces(name for name in (spec.profile, *spec.tasks) if name)
-    if spec.tasks and spec.profile:
+    captures = capture_dir(spec.profile) if spec.profile and not spec.tasks else None
+    if spec.profile and (spec.tasks or captures):
         from tfprof_lite.cluster import merge
 
+        # one run's run_meta_<step> files are one task: its node names stay as they are
+        one_task = captures == "run-metadata-files"
         with Spinner("merging the profiles of every task"):
             try:
                 return merge(
                     (spec.profile, *spec.tasks),
-                    by_name=spec.by_name,
+                    by_name=spec.by_name or one_task,
                     allow_same_task=spec.merge_same_task,
                 )
             except SameTaskError as err:

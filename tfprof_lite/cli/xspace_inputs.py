@@ -26,12 +26,12 @@ Contract (used by :mod:`tfprof_lite.cli.inputs`):
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from tfprof_lite.base.shown import shown
+from tfprof_lite.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from tfprof_lite.model.xla_programs import XlaPrograms
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NOTE_PREFIX",
-    "PROFILE_FILE",
-    "has_saved_profiles",
     "is_xspace",
     "load_programs",
     "load_records",
@@ -51,32 +49,23 @@ __all__ = [
     "run_note",
 ]
 
-#: The name of a saved profile in a directory, ``profile_<step>``.
-PROFILE_FILE = re.compile(r"profile_(\d+)")
 #: The start of a note the commands print on stderr.
 NOTE_PREFIX = "tfprof-lite:"
 #: The most other runs a note names.
 _NOTE_RUNS = 4
 
 
-def has_saved_profiles(path: str) -> bool:
-    """Whether directory ``path`` holds a ``profile_<step>`` file."""
-    try:
-        entries = os.listdir(path)
-    except OSError:
-        return False
-    return any(PROFILE_FILE.fullmatch(e) and os.path.isfile(os.path.join(path, e)) for e in entries)
-
-
 def is_xspace(path: str) -> bool:
-    """Whether PROFILE ``path`` is read as an XSpace (see the module docstring)."""
-    from tfprof_lite.model import xspace_runs
+    """Whether PROFILE ``path`` is read as an XSpace: what the input table
+    (:func:`tfprof_lite.formats.resolve.identify`) says it holds."""
+    from tfprof_lite.formats import resolve
 
-    if os.path.isdir(path):
-        if xspace_runs.is_xspace_dir(path):
-            return True
-        return not has_saved_profiles(path) and bool(xspace_runs.find_runs(path))
-    return os.path.isfile(path) and xspace_runs.is_xspace_file(path)
+    if not os.path.exists(path):
+        return False
+    try:
+        return resolve.identify(path).name in resolve.XSPACE_FORMATS
+    except InvalidInputError:  # a directory with nothing: the saved-profile path says so
+        return False
 
 
 def _other(run: Run, chosen: Run) -> str:

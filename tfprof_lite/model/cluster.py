@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.device_names import SHORT_TASK, TASK
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto.steps import StepColumns
 
@@ -46,7 +47,6 @@ __all__ = [
     "transfers_from_columns",
 ]
 
-_TASK_RE = re.compile(r"/job:([^/]+)/replica:(\d+)/task:(\d+)(?=/|$)", re.IGNORECASE)
 _RECV_RE = re.compile(
     r"^\[(?P<size>[^\]]*)\](?: \[[^\]]*\])? (?P<tensor>\S+) from (?P<src>\S+) to (?P<dst>\S+)"
 )
@@ -62,19 +62,16 @@ UNKNOWN_TASK = "/job:unknown/replica:0/task:0"
 def task_of(device: str) -> str | None:
     """The task part of ``device`` (``/job:J/replica:R/task:T``, job lower-cased),
     or None when the device names no task."""
-    match = _TASK_RE.match(device)
+    match = TASK.match(device)
     if match is None:
         return None
     return f"/job:{match.group(1).lower()}/replica:{match.group(2)}/task:{match.group(3)}"
 
 
-_SHORT_TASK_RE = re.compile(r"^/job:([^/]+)/task:(\d+)$", re.IGNORECASE)
-
-
 def normalize_task(text: str) -> str | None:
     """``/job:J/replica:R/task:T`` from that or from ``/job:J/task:T`` (replica 0);
     None when ``text`` is neither."""
-    short = _SHORT_TASK_RE.match(text.strip())
+    short = SHORT_TASK.match(text.strip())
     if short is not None:
         return f"/job:{short.group(1).lower()}/replica:0/task:{short.group(2)}"
     return task_of(text.strip())
@@ -82,7 +79,7 @@ def normalize_task(text: str) -> str | None:
 
 def task_sort_key(task: str) -> tuple[str, int, int]:
     """Order of tasks: job name, replica, task number."""
-    match = _TASK_RE.match(task)
+    match = TASK.match(task)
     if match is None:
         return (task, 0, 0)
     return (match.group(1), int(match.group(2)), int(match.group(3)))
@@ -95,7 +92,7 @@ def task_prefix(task: str) -> str:
     """The name prefix of ``task``'s nodes: ``/job:worker/replica:0/task:1`` ->
     ``job_worker/replica_0/task_1/`` (no ``:``, which tfprof reads as the end of
     a node name, so the scope view nests every task's nodes under its job)."""
-    match = _TASK_RE.match(task)
+    match = TASK.match(task)
     if match is None:
         return f"{task.strip('/').replace(':', '_')}/"
     return f"job_{match.group(1).lower()}/replica_{match.group(2)}/task_{match.group(3)}/"

@@ -8,8 +8,9 @@ a device containing ``stream:all`` carries accelerator time; every other device
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
+
+from tfprof_lite.base.device_names import CANONICAL, GPU_INDEX, TRACER
 
 __all__ = [
     "DEVICE_ACCELERATOR",
@@ -25,17 +26,16 @@ __all__ = [
 DEVICE_OTHER = 0
 DEVICE_ACCELERATOR = 1
 DEVICE_CANONICAL = 2
-#: The pseudo device of an XSpace's step markers (spans each step, carries no time).
+#: The pseudo device on which earlier versions recorded an XSpace's step markers
+#: (one record spanning each step, no time). Steps now keep their marker as their
+#: span (``StepExecs.span``) and write no record here; profiles saved by those
+#: versions still hold such records, which the overview leaves out of its ops.
 STEPS_DEVICE = "/host:CPU/steps"
-
-_CANONICAL_RE = re.compile(r".*/(device:gpu|gpu|device:cpu|cpu):\d+")
-_GPU_INDEX_RE = re.compile(r"gpu:\d+")
-_TRACER_RE = re.compile(r".*/(stream:[^/]*|memcpy|sync)")
 
 
 def is_canonical_device(device: str) -> bool:
     """True when the lower-cased ``device`` is a canonical CPU/GPU device."""
-    return _CANONICAL_RE.fullmatch(device) is not None
+    return CANONICAL.fullmatch(device) is not None
 
 
 @lru_cache(maxsize=4096)
@@ -53,9 +53,9 @@ def is_tracer_device(device: str) -> bool:
     """True for a lower-cased GPU tracer device: ``.../stream:N``, ``.../stream:all``,
     ``.../stream:N<memcpyh2d>``, ``.../memcpy`` or ``.../sync`` (kernels and copies
     as the GPU tracer records them, not ops)."""
-    return _TRACER_RE.fullmatch(device) is not None
+    return TRACER.fullmatch(device) is not None
 
 
 def host_device_of(canonical_device: str) -> str:
     """The host device tfprof derives from a canonical device (``gpu:N`` -> ``cpu:0``)."""
-    return _GPU_INDEX_RE.sub("cpu:0", canonical_device)
+    return GPU_INDEX.sub("cpu:0", canonical_device)

@@ -30,19 +30,29 @@ steps loaded from a ProfileProto, which does not carry them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.model.exec_columns import (
+    COLUMN_TYPES,
+    MEM_VALUES,
+    Columns,
+    KernelColumns,
+    MemoryExec,
+    RunningSums,
+    StepTotals,
+    segment_sum,
+)
 from tfprof_lite.model.records import AllocationEvent, MemoryDetail, OutputMemory
-from tfprof_lite.proto.steps import MEM_FIELDS
 
 if TYPE_CHECKING:
     from tfprof_lite.model.allocator_columns import AllocatorColumns
+    from tfprof_lite.model.xspace_steps import StepSpan
 
 __all__ = [
+    "COLUMN_TYPES",
     "KIND_ACCELERATOR",
     "KIND_CPU",
     "MEM_VALUES",
@@ -52,6 +62,7 @@ __all__ = [
     "RunningSums",
     "StepExecs",
     "StepTotals",
+    "segment_sum",
 ]
 
 KIND_ACCELERATOR = 1
@@ -59,148 +70,33 @@ KIND_CPU = 2
 
 IntArray = npt.NDArray[np.int64]
 
-#: The value columns of a memory record (tfprof's ExecMemory), in ProfileProto order.
-MEM_VALUES = MEM_FIELDS
-
-
-class Columns:
-    """Named NumPy columns that grow by blocks; reads concatenate once and cache."""
-
-    def __init__(self, dtypes: dict[str, Any]) -> None:
-        self._dtypes = dtypes
-        self._parts: dict[str, list[npt.NDArray[Any]]] = {name: [] for name in dtypes}
-        self._merged: dict[str, npt.NDArray[Any]] = {}
-        self._len = 0
-
-    def __len__(self) -> int:
-        return self._len
-
-    def append(self, **cols: Any) -> None:
-        """Add one block: every column, all of the same length."""
-        size = -1
-        for name, dtype in self._dtypes.items():
-            arr = np.asarray(cols[name], dtype=dtype)
-            if size not in (-1, arr.size):
-                raise ValueError(f"column {name!r} has {arr.size} rows, expected {size}")
-            size = arr.size
-            self._parts[name].append(arr)
-        self._len += max(size, 0)
-        self._merged.clear()
-
-    def __getitem__(self, name: str) -> npt.NDArray[Any]:
-        got = self._merged.get(name)
-        if got is None:
-            parts = self._parts[name]
-            if len(parts) == 1:
-                got = parts[0]
-            else:
-                got = np.concatenate(parts) if parts else np.zeros(0, self._dtypes[name])
-                self._parts[name] = [got]
-            self._merged[name] = got
-        return got
-
-
-@dataclass
-class MemoryExec:
-    """One memory record (tfprof's ExecMemory) of a node in a step."""
-
-    node: int
-    memory_micros: int
-    host_temp_bytes: int = 0
-    host_persistent_bytes: int = 0
-    accelerator_temp_bytes: int = 0
-    accelerator_persistent_bytes: int = 0
-    requested_bytes: int = 0
-    peak_bytes: int = 0
-    residual_bytes: int = 0
-    output_bytes: int = 0
-    allocator_bytes_in_use: int = 0
-    output_memory: dict[int, OutputMemory] = field(default_factory=dict)
-
-
-@dataclass
-class StepTotals:
-    """Dense per-node sums for one step (arrays indexed by node id)."""
-
-    present: npt.NDArray[np.bool_]
-    run_count: IntArray
-    accelerator_exec_micros: IntArray
-    cpu_exec_micros: IntArray
-    requested_bytes: IntArray
-    peak_bytes: IntArray
-    residual_bytes: IntArray
-    output_bytes: IntArray
-
-    def padded(self, n: int) -> StepTotals:
-        """The same sums over ``n`` nodes (nodes added since have none)."""
-        extra = n - self.present.size
-        if extra <= 0:
-            return self
-        values = {
-            name: np.concatenate([getattr(self, name), np.zeros(extra, getattr(self, name).dtype)])
-            for name in self.__dataclass_fields__
-        }
-        return StepTotals(**values)
-
-
-@dataclass
-class KernelColumns:
-    """GPU tracer records of one step (kernels, copies, syncs), in columns.
-
-    ``name`` is the record's raw ``node_name`` (``op:Type`` annotation, or the
-    kernel name when nothing annotated the launch), ``label`` its
-    ``timeline_label``; records whose names are no graph node are kept too.
-    ``start`` and ``dur`` are microseconds; ``dur_ns`` is the duration in
-    nanoseconds, exact where the source has it (an XSpace) and ``dur * 1000``
-    where it has only microseconds (RunMetadata).
-    """
-
-    dev: list[str] = field(default_factory=list)
-    name: list[str] = field(default_factory=list)
-    label: list[str] = field(default_factory=list)
-    start: list[int] = field(default_factory=list)
-    dur: list[int] = field(default_factory=list)
-    dur_ns: list[int] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.dev)
-
-    def extend(
-        self,
-        dev: list[str],
-        name: list[str],
-        label: list[str],
-        start: list[int],
-        dur: list[int],
-        dur_ns: list[int] | None = None,
-    ) -> None:
-        """Append tracer records given as parallel lists (``dur_ns``: None when
-        only microseconds are known)."""
-        self.dev += dev
-        self.name += name
-        self.label += label
-        self.start += start
-        self.dur += dur
-        self.dur_ns += [d * 1000 for d in dur] if dur_ns is None else dur_ns
-
-
-_I32, _I64, _U64 = np.int32, np.int64, np.uint64
-
 
 class StepExecs:
-    """Everything recorded for one step number (see the module docstring)."""
+    """Everything recorded for one step number (see the module docstring).
 
-    def __init__(self) -> None:
+    ``version`` counts this step's changes; the class attribute ``changes``
+    counts the changes of every step, so that a caller that saw it unchanged
+    but for one step's own changes knows no other step changed (O(1)).
+    """
+
+    changes = 0
+    #: The step's own span, name and window (an XSpace's step marker or inferred
+    #: call: :class:`~tfprof_lite.model.xspace_steps.StepSpan`); None: none.
+    span: StepSpan | None = None
+
+    def __init__(self, **blocks: Columns) -> None:
+        """An empty step; ``blocks``: any of the column groups (``pairs``,
+        ``times``, ``spans``, ``mem``, ``outs``, ``allocs``) made already (over
+        :data:`COLUMN_TYPES`' columns), as the batched ingestion makes them."""
         self.device_names: list[str] = []
         self._device_index: dict[str, int] = {}
-        self.pairs = Columns({"node": _I32, "dev": _I32})
-        self.times = Columns(
-            {"node": _I32, "kind": np.int8, "dev": _I32, "start": _I64, "dur": _I64}
-        )
-        self.spans = Columns({"node": _I32, "start": _I64, "end": _I64})
-        self.mem = Columns({"node": _I32, **{name: _I64 for name in MEM_VALUES}})
-        self.outs = Columns({"mem": _I64, "slot": _I32, "bytes": _I64, "ptr": _U64})
-        self.allocs = Columns({"node": _I32, "micros": _I64, "bytes": _I64})
+        got = blocks.get
+        self.pairs = got("pairs") or Columns(COLUMN_TYPES["pairs"])
+        self.times = got("times") or Columns(COLUMN_TYPES["times"])
+        self.spans = got("spans") or Columns(COLUMN_TYPES["spans"])
+        self.mem = got("mem") or Columns(COLUMN_TYPES["mem"])
+        self.outs = got("outs") or Columns(COLUMN_TYPES["outs"])
+        self.allocs = got("allocs") or Columns(COLUMN_TYPES["allocs"])
         self.raw_node: list[int] = []
         self.raw_stats: list[bytes] = []
         self.kernels = KernelColumns()
@@ -220,12 +116,20 @@ class StepExecs:
     def changed(self) -> None:
         """Mark the step as changed (drops every cached view of it)."""
         self.version += 1
+        StepExecs.changes += 1
 
     def add_raw(self, nodes: Sequence[int], raws: Sequence[bytes]) -> None:
         """Keep serialized NodeExecStats with memory entries for the memory profile."""
         self.raw_node.extend(nodes)
         self.raw_stats.extend(raws)
         self.changed()
+
+    def seed(self, key: str, value: Any) -> None:
+        """Give the cached view ``key`` (``"spans"``: :meth:`node_spans`,
+        ``"present"``: :meth:`present_nodes`) its value, computed with other
+        steps' at once (:mod:`tfprof_lite.model.step_batch`); kept until the
+        step changes, as if built here."""
+        self._cached(key, lambda: value)
 
     def _cached(self, key: str, build: Callable[[], Any]) -> Any:
         if self._cache_version != self.version:
@@ -272,10 +176,19 @@ class StepExecs:
         return result
 
     def wall_span(self) -> tuple[int, int] | None:
-        """The step's (first start, last end) over its nodes, or None when nothing
-        started; the end is the start when no end is known (an end that wrapped
-        past int64, say)."""
-        nodes, starts, ends = self.node_spans()
+        """The step's (first start, last end) over its records and its own
+        :attr:`span`, or None when nothing started; the end is the start when
+        no end is known (an end that wrapped past int64, say)."""
+        own: tuple[int, int] | None = self._cached("wall", self._records_span)
+        span = self.span
+        if own is None:
+            return None if span is None else (span.start, span.end)
+        start, end = own
+        return (start, end) if span is None else (min(start, span.start), max(end, span.end))
+
+    def _records_span(self) -> tuple[int, int] | None:
+        """(first start, last end) over the step's records alone (see :meth:`wall_span`)."""
+        _, starts, ends = self.node_spans()
         keep = starts != 0
         if not keep.any():
             return None
@@ -454,44 +367,3 @@ class StepExecs:
             residual_bytes=segment_sum(mem_nodes, self.mem["residual_bytes"], n),
             output_bytes=segment_sum(mem_nodes, self.mem["output_bytes"], n),
         )
-
-
-def segment_sum(idx: npt.NDArray[Any], vals: npt.NDArray[Any], n: int) -> IntArray:
-    """Integer sums of ``vals`` grouped by ``idx`` into ``n`` bins (int64, wrapping).
-
-    When the absolute values add up to less than 2**53, every partial sum is an
-    exact float64 and ``bincount`` gives the same sums as integer adds.
-    """
-    out = np.zeros(n, dtype=np.int64)
-    if idx.size:
-        ints = vals.astype(np.int64, copy=False)
-        exact = float(np.abs(ints, dtype=np.float64).sum()) < 2.0**53
-        if exact and int(idx.min()) >= 0 and int(idx.max()) < n:
-            summed: IntArray = np.bincount(idx, weights=ints, minlength=n).astype(np.int64)
-            return summed
-        np.add.at(out, idx, ints)
-    return out
-
-
-class RunningSums:
-    """Per-node sums of the metrics ``names`` and step counts over the steps in
-    ``included`` (the all-steps totals of :class:`~tfprof_lite.model.profile.ProfileModel`)."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        self.included: dict[int, int] = {}
-        self.count = np.zeros(0, dtype=np.int64)
-        self.sums = {name: np.zeros(0, dtype=np.int64) for name in names}
-
-    def pad(self, n: int) -> None:
-        """Zeros for nodes ``count.size .. n - 1``."""
-        extra = n - self.count.size
-        if extra > 0:
-            fill = np.zeros(extra, dtype=np.int64)
-            self.count = np.concatenate([self.count, fill])
-            self.sums = {name: np.concatenate([v, fill]) for name, v in self.sums.items()}
-
-    def add(self, totals: StepTotals) -> None:
-        """One step's totals added in place."""
-        self.count += totals.present  # in place: pad() made these arrays ours
-        for name, v in self.sums.items():
-            v += getattr(totals, name)

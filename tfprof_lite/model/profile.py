@@ -14,7 +14,6 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
 from itertools import compress
 from typing import Any, TypeVar
 
@@ -22,9 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite._native import active
-from tfprof_lite.base.metrics import METRICS
 from tfprof_lite.model.execs import RunningSums, StepExecs
-from tfprof_lite.model.int64 import unsigned_mean
 from tfprof_lite.model.node_details import (
     DetailColumn,
     OpTypesColumn,
@@ -34,6 +31,7 @@ from tfprof_lite.model.node_details import (
 )
 from tfprof_lite.model.records import CodeFrame, NodeSpec, OpLogEntrySpec
 from tfprof_lite.model.step_ingest import ingest_step
+from tfprof_lite.model.step_sums import NodeStats, compute_stats, fold_step, running_sums
 from tfprof_lite.model.traces import DeferredTraces
 from tfprof_lite.proto.graphs import DETAILS, GraphColumns, OpLogColumns
 from tfprof_lite.proto.steps import StepColumns
@@ -44,27 +42,6 @@ log = logging.getLogger("tfprof_lite")
 
 IntArray = npt.NDArray[np.int64]
 _T = TypeVar("_T")
-
-
-@dataclass
-class NodeStats:
-    """Self values of every node for one query step (arrays indexed by node id)."""
-
-    step: int
-    run_count: IntArray
-    exec_micros: IntArray
-    accelerator_exec_micros: IntArray
-    cpu_exec_micros: IntArray
-    requested_bytes: IntArray
-    peak_bytes: IntArray
-    residual_bytes: IntArray
-    output_bytes: IntArray
-    float_ops: IntArray
-    parameters: IntArray
-
-
-#: The statistics summed from each step's records (the others are derived).
-_SUMMED = tuple(m.name for m in METRICS if m.per_step)
 _I64_WRAP = 1 << 63
 #: The node columns made on first read (stored as ``_<name>``).
 _LAZY = (*DETAILS, "op_types")
@@ -116,6 +93,7 @@ class ProfileModel(DeferredTraces):
         self.cut_steps: dict[int, str] = {}  # XSpace steps not whole -> why (xspace_cut)
         self.xla_programs: Any = None  # an XSpace's XLA programs, their ops' times
         self.trace_input: Any = None  # an XSpace's step parts and tf.data stages
+        self.event_window: Any = None  # an XSpace's whole window (model/window.py); TF1: None
         self.covered: set[int] = set()
         self.graph_version = 0
         self.data_version = 0
@@ -383,12 +361,15 @@ class ProfileModel(DeferredTraces):
         execs = self.steps.get(step)
         if execs is None:
             execs = self.steps[step] = StepExecs()
+        before, own = StepExecs.changes, execs.version
         ingest_step(self, execs, cols)
         self.data_version += 1
         # Fold the step into the all-steps sums now: the first view after the
         # steps then finds them ready (a step's totals take about as long as
-        # the bincounts over its records).
-        self._running_sums(len(self.names))
+        # the bincounts over its records). When nothing but this step changed
+        # since the sums were last current, only it is added (no walk of the
+        # other steps: adding N steps stays linear in N).
+        fold_step(self, step, execs, before, own)
 
     def new_pseudo_node(self, name: str) -> int:
         """Append a node first met in RunMetadata (op = name); returns its id."""
@@ -457,43 +438,8 @@ class ProfileModel(DeferredTraces):
         return cached
 
     def _compute_stats(self, step: int) -> NodeStats:
-        n = len(self.names)
-        if step < 0:
-            count, sums = self._running_sums(n)
-        else:
-            count = np.zeros(n, dtype=np.int64)
-            sums = {name: np.zeros(n, dtype=np.int64) for name in _SUMMED}
-            if step in self.steps:
-                totals = self.steps[step].totals(n)
-                count = totals.present.astype(np.int64)
-                sums = {name: getattr(totals, name) for name in _SUMMED}
-        exec_micros = sums["accelerator_exec_micros"] + sums["cpu_exec_micros"]
-        if step < 0:
-            exec_micros = unsigned_mean(exec_micros, count)
-            sums = {name: unsigned_mean(sums[name], count) for name in _SUMMED}
-        static = np.asarray(self.static_float_ops, dtype=np.int64)
-        ran = np.asarray(self.has_execs, dtype=bool)
-        float_ops = np.where(ran, static * sums["run_count"], static)
-        return NodeStats(
-            step=step,
-            exec_micros=exec_micros,
-            float_ops=float_ops,
-            parameters=self.parameters(),
-            **sums,
-        )
+        return compute_stats(self, step)
 
     def _running_sums(self, n: int) -> tuple[IntArray, dict[str, IntArray]]:
-        """Per-node step counts and sums over every step, kept between calls: a
-        new step adds its totals once, so the all-steps average costs the same
-        after 5 steps or 500; a step that changed makes them start over."""
-        run = self._running
-        if run is None or any(
-            s not in self.steps or self.steps[s].version != v for s, v in run.included.items()
-        ):
-            run = self._running = RunningSums(_SUMMED)
-        run.pad(n)
-        for s, execs in self.steps.items():
-            if run.included.get(s) != execs.version:
-                run.add(execs.totals(n))
-                run.included[s] = execs.version
-        return run.count, run.sums
+        """Per-node step counts and sums over every step (:func:`running_sums`)."""
+        return running_sums(self, n)

@@ -21,7 +21,7 @@ Only the name lookup walks rows in Python; everything else is NumPy.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +46,16 @@ log = logging.getLogger("tfprof_lite")
 _SKIPPED_NAMES = frozenset({"RecvTensor", "_SOURCE"})
 
 IntArray = npt.NDArray[np.int64]
+
+
+class MemoryRows(NamedTuple):
+    """What :func:`_add_memory` added: memory records for ``rows``, and which
+    outputs (``o_row``), allocations (``a_row``) and raw records (``r_row``)."""
+
+    rows: IntArray
+    outs: npt.NDArray[np.bool_]
+    allocs: npt.NDArray[np.bool_]
+    raws: npt.NDArray[np.bool_]
 
 
 def ingest_step(model: ProfileModel, execs: StepExecs, cols: StepColumns) -> None:
@@ -154,7 +164,9 @@ def _add_times(
     kept: IntArray,
     codes: IntArray,
     classes: IntArray,
-) -> None:
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Spans and times of ``rows`` (nodes ``kept``, device codes ``codes``,
+    device classes ``classes``); which rows started, and which of those are timed."""
     start = cols.start[rows]
     started = start > 0
     untimed = cols.untimed[rows][started] if cols.untimed.size else None
@@ -179,6 +191,7 @@ def _add_times(
         start=start[timed],
         dur=dur[timed],
     )
+    return started, timed
 
 
 def _add_memory(
@@ -188,8 +201,9 @@ def _add_memory(
     rows: IntArray,
     nid: IntArray,
     lowered: list[str],
-) -> None:
-    """tfprof's ExecMemory for the records on their node's canonical device."""
+) -> MemoryRows | None:
+    """tfprof's ExecMemory for the records on their node's canonical device;
+    which records it added them for (None: none)."""
     start = cols.start[rows]
     for row in rows[start <= 0].tolist():  # tfprof keeps memory only with a positive start
         log.warning("%s has no start time, skipping", model.names[int(nid[row])])
@@ -197,7 +211,7 @@ def _add_memory(
     for count in cols.gpu_allocs[rows][cols.gpu_allocs[rows] > 1].tolist():
         log.warning("found %d gpu allocator for 1 node", count)
     if not rows.size:
-        return
+        return None
     base = len(execs.mem)
     nodes = nid[rows]
     pos = np.full(len(cols), -1, dtype=np.int64)
@@ -228,15 +242,17 @@ def _add_memory(
         bytes=out_bytes,
         ptr=cols.o_ptr[out_sel] if cols.o_row.size else np.zeros(0, np.uint64),
     )
+    a_sel = pos[cols.a_row] >= 0 if cols.a_row.size else np.zeros(0, bool)
     if cols.a_row.size:
-        a_sel = pos[cols.a_row] >= 0
         execs.allocs.append(
             node=nid[cols.a_row[a_sel]], micros=cols.a_micros[a_sel], bytes=cols.a_bytes[a_sel]
         )
+    r_sel = pos[cols.r_row] >= 0 if cols.r_row.size else np.zeros(0, bool)
     if cols.r_row.size:
-        r_sel = (pos[cols.r_row] >= 0).tolist()
         r_rows = cols.r_row.tolist()
+        r_ok = r_sel.tolist()
         execs.add_raw(
-            [int(nid[r]) for r, ok in zip(r_rows, r_sel) if ok],
-            [raw for raw, ok in zip(cols.raw, r_sel) if ok],
+            [int(nid[r]) for r, ok in zip(r_rows, r_ok) if ok],
+            [raw for raw, ok in zip(cols.raw, r_ok) if ok],
         )
+    return MemoryRows(rows, out_sel, a_sel, r_sel)

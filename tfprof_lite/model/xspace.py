@@ -2,9 +2,10 @@
 
 :func:`convert` builds, for every step the file holds (see
 :mod:`tfprof_lite.model.xspace_steps`), the :class:`~tfprof_lite.proto.steps.StepColumns`
-a RunMetadata FULL_TRACE of that step would give, and adds them with
-:meth:`ProfileModel.add_step`, so every view, analysis, timeline and the
-advisor read an XSpace as they read TF1 profiles:
+a RunMetadata FULL_TRACE of that step would give, and adds them as
+:meth:`ProfileModel.add_step` would one by one (all at once:
+:mod:`tfprof_lite.model.step_batch`), so every view, analysis, timeline and
+the advisor read an XSpace as they read TF1 profiles:
 
 * a TF op executed on a host thread (an event ``<name>:<type>`` whose metadata
   display name is the type, or any such event in files without display names)
@@ -24,15 +25,16 @@ advisor read an XSpace as they read TF1 profiles:
   when XLA named it after its HLO instruction: a fusion or a wrapped op),
   else, through ``correlation_id``, the
   TF op around the host launch, else the event's own name;
-* each step's root (marker or inferred call) is a record of its own name on
-  ``/host:CPU/steps``, spanning the step (:mod:`tfprof_lite.model.xspace_rows`).
+* each step's root (marker or inferred call) is no node and no record: it is
+  the step's span (``StepExecs.span``: its name and the step's window,
+  :mod:`tfprof_lite.model.xspace_rows`).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,8 +43,9 @@ import numpy.typing as npt
 from tfprof_lite.base.heap import give_back_freed
 from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.records import NodeSpec
-from tfprof_lite.model.xla_programs import XlaPrograms, xla_programs
-from tfprof_lite.model.xspace_code import CodeSources, code_sources, defer_code_stacks
+from tfprof_lite.model.step_batch import add_many
+from tfprof_lite.model.xla_programs import xla_programs
+from tfprof_lite.model.xspace_code import code_sources, defer_code_stacks
 from tfprof_lite.model.xspace_cut import cut_steps
 from tfprof_lite.model.xspace_devices import bind_gpu_devices
 from tfprof_lite.model.xspace_events import (
@@ -51,11 +54,17 @@ from tfprof_lite.model.xspace_events import (
     event_table,
     read_event_stats,
 )
-from tfprof_lite.model.xspace_input import TraceInput, trace_input
+from tfprof_lite.model.xspace_input import trace_input
 from tfprof_lite.model.xspace_memory import add_memory, memory_stats
 from tfprof_lite.model.xspace_memory_steps import StepMemory
+from tfprof_lite.model.xspace_plan import XSpaceSteps
 from tfprof_lite.model.xspace_rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
-from tfprof_lite.model.xspace_steps import find_steps, outermost, program_runs
+from tfprof_lite.model.xspace_steps import (
+    add_spans,
+    find_steps,
+    outermost,
+    program_runs,
+)
 from tfprof_lite.model.xspace_xla import host_xla_ops, xla_events
 from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.proto.xplane import XSpaceColumns
@@ -80,63 +89,6 @@ _EAGER_INPUT = re.compile(r"EagerLocalExecute: (IteratorGetNext[A-Za-z0-9_]*)")
 #: Events from which a released conversion gives freed memory back between
 #: phases (smaller files free too little for it to matter).
 LARGE_EVENTS = 1 << 18
-
-
-class XSpaceSteps:
-    """The steps of one XSpace as step columns, and the graph nodes they name.
-
-    ``tracer_ns[i]``: the exact durations (ns) of step ``i``'s GPU tracer
-    records, in the order :meth:`ProfileModel.add_step` keeps them (an array).
-    ``pending``: step index -> its memory records, joined into ``columns``
-    when they are first read (:func:`add_plan` joins one step at a time).
-    ``cut``: step number -> why it is no whole step (:mod:`~tfprof_lite.model.xspace_cut`).
-    """
-
-    def __init__(
-        self,
-        numbers: list[int],
-        columns: list[StepColumns],
-        nodes: list[NodeSpec],
-        source: str,
-        tracer_ns: list[I64],
-        code: CodeSources,
-        pending: dict[int, StepMemory] | None = None,
-        xla: XlaPrograms | None = None,
-        cut: dict[int, str] | None = None,
-    ) -> None:
-        self.numbers = numbers
-        self.xla = xla
-        self._columns = columns
-        self.pending = pending or {}
-        self.nodes = nodes
-        self.source = source
-        self.tracer_ns = tracer_ns
-        self.code = code
-        self.cut = cut or {}
-        self.input: TraceInput | None = None  # where each step went (xspace_input)
-
-    @property
-    def columns(self) -> list[StepColumns]:
-        """Every step's columns, memory records included."""
-        for step, memory in self.pending.items():
-            self._columns[step] = memory.join(self._columns[step])
-        self.pending = {}
-        return self._columns
-
-    def take_steps(self) -> Iterator[tuple[int, StepColumns, I64]]:
-        """(number, columns, tracer durations) of each step, emptying the plan
-        first and joining each step's memory records only when it is taken."""
-        steps = list(zip(self.numbers, self._columns, self.tracer_ns, strict=False))
-        pending = self.pending
-        self._columns, self.tracer_ns, self.pending = [], [], {}
-        steps.reverse()
-        index = 0
-        while steps:
-            number, cols, exact = steps.pop()
-            memory = pending.pop(index, None)
-            index += 1
-            yield number, cols if memory is None else memory.join(cols), exact
-            del cols, exact, memory
 
 
 def tf_op_of(name: str, display_name: str, strict: bool) -> tuple[str, str] | None:
@@ -439,13 +391,14 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     settle()
     columns = [rows.columns(step, cols.origin_ns) for step in steps]
     tracer = [rows.tracer_ns(step) for step in steps]
+    spans = [rows.span(step, cols.origin_ns) for step in steps]
     # The steps' records are in their columns now: drop the table of them.
     del rows, dev_steps, device, launch, host_ops, names
     settle()
     programs = set(attribution.programs.values())
     code = code_sources(table, attribution)
     xla = xla_programs(table)
-    found_input = trace_input(table, roots, numbers, columns, cols.origin_ns)
+    found_input = trace_input(table, roots, numbers, spans, cols.origin_ns)
     # The memory records need the host ops and the events' times only.
     tf_ops = attribution.tf_ops
     del attribution
@@ -457,14 +410,20 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     settle()
     plan = XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending, xla, cut)
     plan.input = found_input
+    plan.spans = spans
     return plan
 
 
 def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
     """Add the ops and steps of ``cols`` to ``model``; records how steps were found
-    in ``model.steps_source``."""
+    in ``model.steps_source``; the whole window (events outside the steps too)
+    in ``model.event_window`` (:mod:`tfprof_lite.model.xspace_window`)."""
+    from tfprof_lite.model.xspace_window import bind_steps, event_window  # (imports this)
+
+    window = event_window(cols)
     plan = plan_steps(cols)
     add_plan(plan, model)
+    model.event_window = bind_steps(window, model)
     return plan
 
 
@@ -481,16 +440,10 @@ def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> N
         steps: Iterable[tuple[int, StepColumns, I64]] = plan.take_steps()
     else:
         steps = zip(plan.numbers, plan.columns, plan.tracer_ns, strict=False)
-    for number, step_cols, exact in steps:
-        if len(step_cols):
-            execs = model.steps.get(number)
-            before = len(execs.kernels) if execs is not None else 0
-            model.add_step(number, step_cols)
-            # The tracer records keep the file's nanoseconds (the columns hold µs).
-            kernels = model.steps[number].kernels
-            if len(kernels) == before + len(exact):
-                kernels.dur_ns[before:] = exact.tolist()
-        del step_cols, exact
+    # Many steps at once (the tracer records keep the file's nanoseconds).
+    add_many(model, steps)
+    del steps
+    add_spans(model, plan.numbers, plan.spans)
     bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)
     model.steps_source = plan.source

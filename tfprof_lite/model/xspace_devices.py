@@ -7,9 +7,9 @@ device, as TensorFlow binds a GPU op.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
+from tfprof_lite.base.device_names import GPU_TRACER
 from tfprof_lite.model.devices import host_device_of
 
 if TYPE_CHECKING:
@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
 __all__ = ["bind_gpu_devices"]
-
-_GPU_TRACER_RE = re.compile(r"/device:gpu:(\d+)/")
 
 
 def bind_gpu_devices(model: ProfileModel) -> None:
@@ -35,7 +33,7 @@ def bind_gpu_devices(model: ProfileModel) -> None:
                 continue
             for device in devices:
                 if device not in gpu_of:
-                    found = _GPU_TRACER_RE.match(device)
+                    found = GPU_TRACER.match(device)
                     gpu_of[device] = (
                         f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
                         if found is not None

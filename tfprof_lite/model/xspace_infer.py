@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.model.xspace_calls import outermost, program_runs
 from tfprof_lite.model.xspace_events import EventTable, distinct_codes
-from tfprof_lite.model.xspace_steps import outermost, program_runs
 
 __all__ = [
     "HIGH_SPREAD",

@@ -32,10 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.xspace_events import PLANE_GPU, PLANE_HOST, EventTable
-from tfprof_lite.model.xspace_steps import StepRoots
-from tfprof_lite.proto.steps import StepColumns
+from tfprof_lite.model.xspace_steps import StepRoots, StepSpan
 
 __all__ = ["PARTS", "TraceInput", "trace_input"]
 
@@ -126,20 +124,11 @@ def _event_classes(table: EventTable, lines: I64) -> I64:
     return out
 
 
-def _windows(columns: list[StepColumns], origin_ns: int) -> list[tuple[int, int] | None]:
-    """Each step's window in ps from the file's origin (its steps-device record)."""
-    out: list[tuple[int, int] | None] = []
-    for cols in columns:
-        found = None
-        if STEPS_DEVICE in cols.devices:
-            code = cols.devices.index(STEPS_DEVICE)
-            rows = np.flatnonzero(cols.dev == code)
-            if len(rows):
-                lo = int(cols.start[rows].min())
-                hi = int((cols.start[rows] + cols.rel[rows]).max())
-                found = ((lo * 1000 - origin_ns) * 1000, (hi * 1000 - origin_ns) * 1000)
-        out.append(found)
-    return out
+def _windows(spans: list[StepSpan | None], origin_ns: int) -> list[tuple[int, int] | None]:
+    """Each step's window in ps from the file's origin (its span, whole µs)."""
+    ps = [None if s is None else (s.start * 1000 - origin_ns, s.end * 1000 - origin_ns)
+          for s in spans]  # fmt: skip
+    return [None if w is None else (w[0] * 1000, w[1] * 1000) for w in ps]
 
 
 def _parts(table: EventTable, cls: I64, lo: int, hi: int) -> dict[str, int]:
@@ -158,6 +147,96 @@ def _parts(table: EventTable, cls: I64, lo: int, hi: int) -> dict[str, int]:
     return out
 
 
+def _all_parts(
+    table: EventTable, cls: I64, numbers: list[int], windows: list[tuple[int, int] | None]
+) -> dict[int, dict[str, int]]:
+    """Every step's parts (:func:`_parts` of each window), in one pass over the
+    events when the windows do not overlap: each event meets only the windows
+    it overlaps (found by binary search), and each part's union is measured
+    over all windows at once."""
+    kept = [(n, w) for n, w in zip(numbers, windows) if w is not None]
+    found = _disjoint([w for _, w in kept]) if kept else None
+    if found is None:
+        return {n: _parts(table, cls, *w) for n, w in kept}
+    lo, hi = found
+    events = np.flatnonzero(cls >= 0)
+    start, end = table.start[events], table.end[events]
+    first = np.searchsorted(hi, start, side="right")  # the first window ending after it
+    count = np.maximum(np.searchsorted(lo, end, side="left") - first, 0)
+    which = np.repeat(np.arange(len(events)), count)
+    # the window of each (event, window) pair: first + its rank among the pairs
+    offsets = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count)
+    win = first[which] + offsets
+    span_lo = np.maximum(start[which], lo[win])
+    span_hi = np.minimum(end[which], hi[win])
+    part = cls[events][which]
+    unions = [_unions(win, span_lo, span_hi, part <= k, len(lo)) for k in range(len(PARTS) - 1)]
+    taken = np.zeros(len(lo), dtype=np.int64)
+    ps: dict[str, list[int]] = {}
+    for name, union in zip(PARTS, unions):
+        ps[name] = ((union - taken) // 1_000_000).tolist()
+        taken = union
+    ps["host"] = np.maximum((hi - lo - taken) // 1_000_000, 0).tolist()
+    starts = np.asarray([w[0] for _, w in kept], dtype=np.int64)
+    rank = np.empty(len(kept), dtype=np.int64)  # each step's window among the sorted ones
+    rank[np.argsort(starts, kind="stable")] = np.arange(len(kept))
+    out: dict[int, dict[str, int]] = {}
+    for (number, _), at in zip(kept, rank.tolist()):
+        out[number] = {name: ps[name][at] for name in PARTS}
+    return out
+
+
+def _unions(win: I64, lo: I64, hi: I64, sel: npt.NDArray[np.bool_], n: int) -> I64:
+    """Per window ``0 .. n-1``, the length of the union of its spans in ``sel``
+    (the windows are disjoint and ascending, every span inside its window)."""
+    win, lo, hi = win[sel], lo[sel], hi[sel]
+    out = np.zeros(n, dtype=np.int64)
+    if not len(win):
+        return out
+    order = np.lexsort((lo, win))
+    win, lo, hi = win[order], lo[order], hi[order]
+    reach = np.maximum.accumulate(hi)  # spans of earlier windows end before this one
+    prior = np.concatenate([[np.iinfo(np.int64).min], reach[:-1]])
+    np.add.at(out, win, np.maximum(reach - np.maximum(lo, prior), 0))
+    return out
+
+
+def _disjoint(windows: list[tuple[int, int]]) -> tuple[I64, I64] | None:
+    """The windows' starts and ends by start, when no two overlap (else None)."""
+    lo = np.asarray([w[0] for w in windows], dtype=np.int64)
+    hi = np.asarray([w[1] for w in windows], dtype=np.int64)
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    if (hi < lo).any() or (hi[:-1] > lo[1:]).any():
+        return None
+    return lo, hi
+
+
+def _inside(windows: list[tuple[int, int]], start: I64, end: I64) -> I64:
+    """The time of each span ``start .. end`` inside ``windows`` (summed over them)."""
+    found = _disjoint(windows) if windows else None
+    if found is None:  # overlapping windows: each span against each window
+        return np.asarray(
+            [
+                sum(max(0, min(e, h) - max(s, lo)) for lo, h in windows)
+                for s, e in zip(start.tolist(), end.tolist())
+            ],
+            dtype=np.int64,
+        ).reshape(-1)
+    lo, hi = found
+    before = np.concatenate([[0], np.cumsum(hi - lo)])
+
+    def covered(t: I64) -> I64:  # window time before t
+        at = np.searchsorted(lo, t, side="right") - 1
+        pos = np.maximum(at, 0)
+        part = np.clip(np.minimum(t, hi[pos]) - lo[pos], 0, None)
+        out: I64 = np.where(at >= 0, before[pos] + part, 0)
+        return out
+
+    inside: I64 = np.maximum(covered(end) - covered(start), 0)
+    return inside
+
+
 def _stages(table: EventTable, windows: list[tuple[int, int]], into: dict[str, list[int]]) -> None:
     """Add each ``Iterator::`` stage's total and self ps inside ``windows``."""
     names = table.cols.meta_name
@@ -168,12 +247,13 @@ def _stages(table: EventTable, windows: list[tuple[int, int]], into: dict[str, l
         return
     lines = table.cols.event_line[rows].astype(np.int64)
     order = np.lexsort((-table.end[rows], table.start[rows], lines))
+    rows = rows[order]
+    within = _inside(windows, table.start[rows], table.end[rows]).tolist()
     stack: list[tuple[int, int, str, int]] = []  # line, end, name, self ps
-    for ev in rows[order].tolist():
+    for ev, inside in zip(rows.tolist(), within):
         line, start, end = table.line_of(ev), int(table.start[ev]), int(table.end[ev])
         while stack and (stack[-1][0] != line or stack[-1][1] <= start):
             _close(stack.pop(), into)
-        inside = sum(max(0, min(end, h) - max(start, lo)) for lo, h in windows)
         name = names[int(meta[ev])]
         if stack:  # nested on the same thread: not its parent's own time
             p = stack[-1]
@@ -192,7 +272,7 @@ def _close(entry: tuple[int, int, str, int], into: dict[str, list[int]]) -> None
 
 
 def trace_input(
-    table: EventTable, roots: StepRoots, numbers: list[int], columns: list[StepColumns],
+    table: EventTable, roots: StepRoots, numbers: list[int], spans: list[StepSpan | None],
     origin_ns: int,
 ) -> TraceInput | None:  # fmt: skip
     """The parts of each step and the tf.data stages (None without step roots)."""
@@ -203,10 +283,8 @@ def trace_input(
     lines = lines.astype(np.int64)
     cls = _event_classes(table, lines)
     out = TraceInput()
-    windows = _windows(columns, origin_ns)
-    for number, window in zip(numbers, windows):
-        if window is not None:
-            out.steps[number] = _parts(table, cls, *window)
+    windows = _windows(spans, origin_ns)
+    out.steps = _all_parts(table, cls, numbers, windows)
     stages: dict[str, list[int]] = {}
     _stages(table, [w for w in windows if w is not None], stages)
     out.stages = {k: [t // 1_000_000, s // 1_000_000] for k, (t, s) in stages.items()}

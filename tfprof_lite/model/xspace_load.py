@@ -20,6 +20,7 @@ from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model import xspace_runs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.xspace import add_plan, plan_steps
+from tfprof_lite.model.xspace_window import bind_steps, event_window
 from tfprof_lite.proto.xplane import XSpaceColumns, decode_xspace, decode_xspace_file
 
 __all__ = [
@@ -80,10 +81,12 @@ def _model_from_columns(cols: XSpaceColumns, what: str) -> ProfileModel:
         )
     # The columns are the caller's no more (see load_model): their stats go
     # once read, the rest before the model takes the steps.
+    window = event_window(cols)  # (before the plan releases the columns)
     plan = plan_steps(cols, release=True)
     del cols
     model = ProfileModel()
     add_plan(plan, model, release=True)
+    model.event_window = bind_steps(window, model)
     return model
 
 

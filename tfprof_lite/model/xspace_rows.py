@@ -3,8 +3,9 @@
 :func:`step_rows` lays out, for all steps at once, the records
 :func:`tfprof_lite.model.xspace.convert` gives each step (see its module
 docstring): two records per GPU kernel or copy and one per other GPU event (by
-launch time into the steps), the host op executions (cut at the step
-boundaries) and each step's root record. Records are arrays (step, device,
+launch time into the steps) and the host op executions (cut at the step
+boundaries); each step's root is no record but the step's span
+(:meth:`StepRows.span`). Records are arrays (step, device,
 name, label, start, end), strings interned once per distinct value;
 :meth:`StepRows.columns` groups each step's records by device (devices in
 first-seen order, records in the order they were added), as a RunMetadata's
@@ -19,9 +20,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.model.devices import STEPS_DEVICE, is_tracer_device
+from tfprof_lite.model.devices import is_tracer_device
 from tfprof_lite.model.xspace_events import EventTable, distinct_codes, gpu_ordinal
-from tfprof_lite.model.xspace_steps import StepRoots, step_of
+from tfprof_lite.model.xspace_steps import StepRoots, StepSpan, step_of
 from tfprof_lite.proto.steps import StepColumns
 
 __all__ = ["CPU_DEVICE", "DeviceNodes", "StepRows", "device_steps", "step_rows"]
@@ -247,17 +248,22 @@ class _LineStarts:
         return int(starts[at]) if at < len(starts) and starts[at] < high else high
 
 
-def _root_part(
-    table: EventTable, roots: StepRoots, added: _Part, steps: int, strings: _Strings
-) -> tuple[_Part, list[tuple[int, int]]]:
-    """One record per step on the steps device, spanning the step; the spans.
+def _step_windows(
+    table: EventTable, roots: StepRoots, added: _Part, steps: int
+) -> tuple[list[tuple[int, int]], list[str]]:
+    """Each step's window (ps) and the name of its root (``step`` without one).
 
     A step runs to the last end of its root, of its records and of the program
     run the root launched (``roots.ends``), from its root's start or, when the
     root's thread worked between the end of the previous step and the root (the
     loop reading its next batch, say), from the first event the thread started
     there; an inferred step (``roots.contiguous``) from the previous one's end.
+    Without roots, the one step spans its records (none: no window).
     """
+    if not roots.events:
+        if not len(added.step):
+            return [], []
+        return [(int(added.start.min()), int(added.end.max()))], ["step"]
     last = np.full(steps, _LOW, dtype=np.int64)
     np.maximum.at(last, added.step, added.end)
     windows: list[tuple[int, int]] = []
@@ -265,45 +271,37 @@ def _root_part(
     previous_end = None
     lines = _LineStarts(table)
     for step in range(steps):
-        if roots.events:
-            root = roots.events[step]
-            name = table.names[root] or "step"
-            start, end = int(table.start[root]), int(table.end[root])
-        elif len(added.step):
-            name = "step"
-            start, end = int(added.start.min()), int(added.end.max())
-        else:
-            continue
-        end = max(end, int(last[step]), roots.ends[step] if roots.events else -1)
-        if previous_end is not None and previous_end < start and roots.events:
+        root = roots.events[step]
+        start = int(table.start[root])
+        end = max(int(table.end[root]), int(last[step]), roots.ends[step])
+        if previous_end is not None and previous_end < start:
             if roots.contiguous:  # an inferred step: one loop period
                 start = previous_end
             else:
-                start = lines.first_between(roots.events[step], previous_end, start)
-        names.append(name)
+                start = lines.first_between(root, previous_end, start)
+        names.append(table.names[root] or "step")
         windows.append((start, end))
         previous_end = end
-    n = len(windows)
-    ids = strings.ids(names)
-    part = _Part(
-        step=np.arange(n, dtype=np.int64),
-        dev=np.full(n, strings.id(STEPS_DEVICE), dtype=np.int64),
-        name=ids,
-        label=ids,
-        start=np.asarray([s for s, _ in windows], dtype=np.int64).reshape(n),
-        end=np.asarray([e for _, e in windows], dtype=np.int64).reshape(n),
-    )
-    return part, windows
+    return windows, names
 
 
 class StepRows:
     """The records of every step (see the module docstring), grouped by step and
     device: ``bounds[i]:bounds[i + 1]`` are step ``i``'s rows."""
 
-    def __init__(self, rows: _Part, bounds: list[int], strings: list[str]) -> None:
+    def __init__(
+        self,
+        rows: _Part,
+        bounds: list[int],
+        strings: list[str],
+        windows: list[tuple[int, int]] | None = None,
+        names: list[str] | None = None,
+    ) -> None:
         self.rows = rows
         self.bounds = bounds
         self.strings = strings
+        self.windows = windows or []
+        self.names = names or []
         self._tracer: BoolArray | None = None
         self._texts: npt.NDArray[np.object_] | None = None
 
@@ -339,6 +337,13 @@ class StepRows:
             persist=zeros,
             has_step_stats=True,
         )
+
+    def span(self, step: int, origin_ns: int) -> StepSpan | None:
+        """Step ``step``'s span (absolute µs, as its records), None without one."""
+        if step >= len(self.windows):
+            return None
+        low, high = _micros(origin_ns, np.asarray(self.windows[step], dtype=np.int64)).tolist()
+        return StepSpan(self.names[step], low, high)
 
     def tracer_ns(self, step: int) -> I64:
         """The durations (ns) of step ``step``'s GPU tracer records, in row order."""
@@ -435,15 +440,15 @@ def step_rows(
                 np.full(len(events), strings.id(CPU_DEVICE), dtype=np.int64),
                 names, names, table.start[events], table.end[events])  # fmt: skip
     if roots.events:
-        root, windows = _root_part(table, roots, device, steps, strings)
-        parts = [device, root, _host_part(ops, windows)]
+        windows, roots_names = _step_windows(table, roots, device, steps)
+        parts = [device, _host_part(ops, windows)]
     else:
-        added = _concat([device, ops])
-        root, _ = _root_part(table, roots, added, steps, strings)
-        parts = [added, root]
-        del added
-    del device, ops, root
-    return _grouped(parts, steps, strings.values)
+        parts = [_concat([device, ops])]
+        windows, roots_names = _step_windows(table, roots, parts[0], steps)
+    del device, ops
+    found = _grouped(parts, steps, strings.values)
+    found.windows, found.names = windows, roots_names
+    return found
 
 
 def _grouped(parts: list[_Part], steps: int, strings: list[str]) -> StepRows:

@@ -23,20 +23,34 @@ events launched inside its root and those launched in the gap before it (the
 host's work for that step before it entered the marker: input, dispatch); an
 inferred step runs from the end of the previous one (one loop period); see
 :func:`tfprof_lite.model.xspace.convert`.
+
+A step root is no op: it becomes no graph node and no record. Each step keeps
+it as its :class:`StepSpan` (the root's name and the step's window,
+:mod:`tfprof_lite.model.xspace_rows`), which :func:`add_spans` gives the
+model's steps (``StepExecs.span``): step time, the overview, the input
+pipeline and the traces read the step boundaries from there.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.model.xspace_calls import host_programs, outermost, program_of, program_runs
 from tfprof_lite.model.xspace_events import EventTable, distinct_codes
+from tfprof_lite.model.xspace_infer import MIN_RUNS, program_steps, regularity
+from tfprof_lite.proto.steps import StepColumns
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
     "StepRoots",
+    "StepSpan",
+    "add_spans",
     "find_steps",
     "host_programs",
     "outermost",
@@ -46,19 +60,42 @@ __all__ = [
 ]
 
 I64 = npt.NDArray[np.int64]
-#: Rows read into Python at once by :func:`outermost`.
-_CHUNK = 1 << 16
 BoolArray = npt.NDArray[np.bool_]
 
 _KERAS = "multi_step_on_iterator"
 _KERAS_BATCH = "Profiled batch"
 _KERAS_EAGER = "__inference_multi_step_on_iterator"
-_PROGRAM = (
-    re.compile(r"(?P<m>[^\s:]+):XLA \w+ module"),
-    # a module name has no spaces: "ThunkExecutor::Execute (wait for completion)"
-    # (XLA's CPU runtime) runs none
-    re.compile(r".*Execute \((?P<m>[^)\s]+)\)"),
-)
+
+
+class StepSpan(NamedTuple):
+    """One step's own span: the name of its root (``train``, ``SessionRun``,
+    ``step`` for a file's whole window) and its first and last microsecond
+    (absolute, as the step's records), around every record of the step."""
+
+    name: str
+    start: int
+    end: int
+
+    def widened(self, other: StepSpan) -> StepSpan:
+        """The span over both (one step of several hosts' files); this one's name."""
+        return StepSpan(self.name, min(self.start, other.start), max(self.end, other.end))
+
+
+def add_spans(
+    model: ProfileModel, numbers: Sequence[int], spans: Sequence[StepSpan | None]
+) -> None:
+    """Give step ``numbers[i]`` of ``model`` its span ``spans[i]`` (None: none).
+
+    A step with a span and no record (a marker around nothing traced) is made,
+    empty; a step given a span again (another file of the same step) keeps the
+    span over both."""
+    for number, span in zip(numbers, spans, strict=False):
+        if span is None:
+            continue
+        if number not in model.steps:
+            model.add_step(number, StepColumns(has_step_stats=True))
+        execs = model.steps[number]
+        execs.span = span if execs.span is None else execs.span.widened(span)
 
 
 class StepRoots:
@@ -88,28 +125,6 @@ class StepRoots:
 
     def __len__(self) -> int:
         return len(self.events)
-
-
-def outermost(table: EventTable, rows: list[int] | I64) -> list[int]:
-    """``rows`` by start, without those that start inside an earlier one (read
-    :data:`_CHUNK` rows at a time: a large file runs programs by the million)."""
-    if not len(rows):
-        return []
-    at = np.asarray(rows, dtype=np.int64)
-    starts, ends = table.start[at], table.end[at]
-    order = np.lexsort((-ends, starts))
-    kept: list[int] = []
-    last_end = None
-    for low in range(0, len(order), _CHUNK):
-        part = order[low : low + _CHUNK]
-        for row, start, end in zip(
-            at[part].tolist(), starts[part].tolist(), ends[part].tolist(), strict=True
-        ):
-            if last_end is not None and start < last_end:
-                continue
-            kept.append(row)
-            last_end = end
-    return kept
 
 
 def _by_meta(table: EventTable, host: I64, test: Callable[[str], bool]) -> BoolArray:
@@ -143,36 +158,6 @@ def _keras(table: EventTable, host: I64) -> list[int]:
     return list(host[calls].tolist())
 
 
-def program_of(name: str) -> str:
-    """The XLA module an execution event runs (``jit_f:XLA GPU module``,
-    ``...Execute (jit_f)``), or ``""``."""
-    for pattern in _PROGRAM:
-        found = pattern.fullmatch(name)
-        if found:
-            return found.group("m")
-    return ""
-
-
-def host_programs(table: EventTable, host: I64) -> dict[int, str]:
-    """Host event -> the XLA module it runs, for the host events that run one
-    (:func:`program_of`, decided once per event metadata), by row."""
-    rows, which, modules = program_runs(table, host)
-    return {e: modules[i] for e, i in zip(rows.tolist(), which.tolist(), strict=True)}
-
-
-def program_runs(table: EventTable, host: I64) -> tuple[I64, I64, list[str]]:
-    """:func:`host_programs` in columns: the rows (of ``host``, ascending) that
-    run an XLA module, the index of each one's module, and the modules."""
-    if not len(host):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), []
-    names = table.cols.meta_name
-    used, inverse = distinct_codes(table.cols.event_meta[host], len(names))
-    modules = [program_of(names[m]) if m >= 0 else "" for m in used.tolist()]
-    which = inverse.reshape(-1)
-    runs = np.asarray([bool(m) for m in modules], dtype=bool)[which]
-    return host[runs], which[runs], modules
-
-
 def _numbers(table: EventTable, roots: list[int]) -> list[int]:
     present = table.has_int["step_num"]
     numbers: list[int] = table.ints.at("step_num", np.asarray(roots, dtype=np.int64)).tolist()
@@ -195,8 +180,6 @@ def find_steps(table: EventTable) -> StepRoots:
     keras = outermost(table, _keras(table, host))
     if keras:
         return _calls(table, keras, f"Keras {_KERAS} call")
-    from tfprof_lite.model.xspace_infer import program_steps  # it reads this module
-
     inferred = program_steps(table, host)
     if inferred is not None and inferred.runs is not None:
         runs = inferred.runs
@@ -217,8 +200,6 @@ _NOTHING = "no Keras, XLA program or SessionRun calls to infer them from"
 def _calls(table: EventTable, roots: list[int], what: str) -> StepRoots:
     """One inferred step per call of ``roots`` (a Keras train function, a
     ``SessionRun``), with how regular they are."""
-    from tfprof_lite.model.xspace_infer import MIN_RUNS, regularity
-
     n = len(roots)
     if n < MIN_RUNS:
         sure = f"confidence medium: {n} call{'s' if n != 1 else ''}"

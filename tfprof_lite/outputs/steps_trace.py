@@ -8,6 +8,10 @@ internal timing; a step that would overlap the previous one is shifted after
 it). Lanes keep events properly nested (see
 :class:`~tfprof_lite.outputs.trace_writer.LaneAssigner`). The file is streamed
 (``.gz`` for gzip) and renamed into place when complete.
+
+An XSpace's GPU events outside every step (``ProfileModel.event_window``) follow
+the steps, at their own times, on processes named ``<device> (outside steps)``
+(with every step only: a trace of some steps shows those steps alone).
 """
 
 from __future__ import annotations
@@ -19,12 +23,15 @@ from typing import Any
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.window import KIND_COPY, KIND_KERNEL, KIND_OTHER, EventWindow
 from tfprof_lite.outputs.trace_writer import LaneAssigner, TraceWriter
 
 __all__ = ["STEP_GAP_MICROS", "step_events", "write_steps_trace"]
 
 STEP_GAP_MICROS = 10
 _KIND_NAME = {KIND_CPU: "cpu", KIND_ACCELERATOR: "accelerator"}
+#: The device an XSpace's GPU event outside the steps is drawn on, by kind.
+_SUB = {KIND_KERNEL: "stream:all", KIND_COPY: "memcpy", KIND_OTHER: "stream:"}
 
 
 def _step_records(model: ProfileModel, step: int) -> list[tuple[str, int, int, int, int]]:
@@ -71,6 +78,37 @@ def step_events(
         }
         yield from _device_events(model, step, recs, shift, pids)
         cursor = last + shift + STEP_GAP_MICROS
+    if model.event_window is not None and set(chosen) == set(model.sorted_steps()):
+        yield from _outside_events(model.event_window, pids)
+
+
+def _outside_events(window: EventWindow, pids: dict[str, int]) -> Iterator[dict[str, Any]]:
+    """An XSpace's GPU events outside every step, at their own times, one process
+    per device after the steps' (``<device> (outside steps)``)."""
+    device = window.device
+    lanes: dict[str, LaneAssigner] = {}
+    rows = sorted(
+        (f"/device:GPU:{gpu}/{_SUB[kind]} (outside steps)", start // 1000, dur // 1000, at)
+        for at, (gpu, kind, start, dur, step) in enumerate(
+            zip(device.gpu.tolist(), device.kind.tolist(), device.start_ns.tolist(),
+                device.dur_ns.tolist(), device.step.tolist())
+        )
+        if step < 0
+    )  # fmt: skip
+    for dev, start, dur, at in rows:
+        if dev not in pids:
+            pids[dev] = len(pids) + 1
+            yield from _meta(pids[dev], dev, pids[dev])
+        yield {
+            "name": device.name[at],
+            "ph": "X",
+            "pid": pids[dev],
+            "tid": lanes.setdefault(dev, LaneAssigner()).assign(start, dur),
+            "ts": start,
+            "dur": dur,
+            "cat": "Outside steps",
+            "args": {"op": device.op[at], "op_type": device.op_type[at], "time": "accelerator"},
+        }
 
 
 def _device_events(

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from tfprof_lite._native import active
-from tfprof_lite.proto.xplane import StatColumns, XSpaceColumns
+from tfprof_lite.proto.xplane_columns import StatColumns, XSpaceColumns
 
 __all__ = ["available", "gunzip_text", "native_columns", "native_file_columns"]
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.proto.xplane import (
+from tfprof_lite.proto.xplane_columns import (
     I64,
     KIND_BYTES,
     KIND_COMPRESSED,

@@ -43,11 +43,13 @@ from tfprof_lite.report.sections import step_times as op_times
 __all__ = [
     "CAP_HEADROOM",
     "CUT_FROM",
+    "MAX_SHOWN_STEPS",
     "ChartScale",
     "StepRow",
     "chart_scale",
     "step_chart_svg",
     "step_rows",
+    "shown_rows",
     "steps_section",
 ]
 
@@ -226,13 +228,15 @@ def _mark(row: StepRow, outlier: bool) -> str:
     return "!" if outlier else "~" if row.cut else ""
 
 
-def step_chart_svg(rows: Sequence[StepRow], width: int = 960, height: int = 240) -> str:
+def step_chart_svg(
+    rows: Sequence[StepRow], width: int = 960, height: int = 240, fit: ChartScale | None = None
+) -> str:
     """Two bars per step on one scale: wall time (split) and summed op time; the
     axis is :func:`chart_scale`'s (taller bars cut and marked, outlier steps'
-    labels marked ``!``)."""
+    labels marked ``!``); ``fit``: that scale, made of more steps than ``rows``."""
     if not rows:
         return '<p class="muted">No steps were recorded (a graph without RunMetadata).</p>'
-    fit = chart_scale(rows)
+    fit = chart_scale(rows) if fit is None else fit
     left, bottom, top = 70, 30, 22 if fit.clipped else 10
     plot_w, base = width - left - 10, height - bottom
     scale = (base - top) / fit.cap
@@ -302,7 +306,7 @@ def _cut_note(rows: Sequence[StepRow]) -> str:
     if not cut:
         return ""
     whys = sorted({r.cut.split(":")[0] for r in cut})
-    names = ", ".join(str(r.step) for r in cut)
+    names = ", ".join(str(r.step) for r in cut[:10]) + (", ..." if len(cut) > 10 else "")
     one = len(cut) == 1
     return (
         f" Step{'' if one else 's'} {names} ({'; '.join(whys)}: hatched, marked ~) "
@@ -361,16 +365,52 @@ def _table(rows: Sequence[StepRow], fit: ChartScale) -> str:
     )
 
 
+#: Beyond this many steps the chart and the table show a sample of them ...
+MAX_SHOWN_STEPS = 300
+#: ... that keeps the slowest whole steps and the cut ones, up to this many each.
+SHOWN_SLOWEST = 30
+
+
+def shown_rows(rows: Sequence[StepRow]) -> list[StepRow]:
+    """The steps the chart and the table draw: all of them up to
+    :data:`MAX_SHOWN_STEPS`, else that many: the :data:`SHOWN_SLOWEST` slowest
+    whole steps, as many cut ones, and the others evenly spaced, in step order."""
+    if len(rows) <= MAX_SHOWN_STEPS:
+        return list(rows)
+    whole = [i for i, r in enumerate(rows) if not r.cut]
+    keep = set(sorted(whole, key=lambda i: -rows[i].wall)[:SHOWN_SLOWEST])
+    keep.update([i for i, r in enumerate(rows) if r.cut][:SHOWN_SLOWEST])
+    room = max(MAX_SHOWN_STEPS - len(keep), 2)
+    stride = (len(rows) - 1) / (room - 1)
+    keep.update(round(k * stride) for k in range(room))
+    return [rows[i] for i in sorted(keep)]
+
+
+def _sample_note(shown: Sequence[StepRow], rows: Sequence[StepRow]) -> str:
+    """The line saying the chart and the table show a sample (empty when not)."""
+    if len(shown) == len(rows):
+        return ""
+    return (
+        f'<p class="muted" id="steps-sample">The chart and the table show {len(shown)} of the '
+        f"{len(rows)} steps: the {SHOWN_SLOWEST} slowest, the cut ones and the others evenly "
+        "spaced (the numbers above cover every step).</p>"
+    )
+
+
 def steps_section(model: ProfileModel) -> Section:
     """The per-step summary (median beside mean, outliers), chart, legend and a
-    table of each step's times."""
+    table of each step's times (of a sample of the steps when there are many:
+    :func:`shown_rows`)."""
     rows = step_rows(model)
     if not rows:
         return Section("steps", "Time per step", step_chart_svg(rows))
+    fit = chart_scale(rows)
+    shown = shown_rows(rows)
     body = (
         _summary(rows, model.steps_source)
-        + step_chart_svg(rows)
+        + _sample_note(shown, rows)
+        + step_chart_svg(shown, fit=fit)
         + _legend(rows)
-        + _table(rows, chart_scale(rows))
+        + _table(shown, fit)
     )
     return Section("steps", "Time per step", body)

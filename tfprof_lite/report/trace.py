@@ -29,13 +29,13 @@ Contract of :func:`trace_data` (the JSON the page's script draws on a canvas):
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.lanes import first_free, scan_free
 from tfprof_lite.model.devices import DEVICE_CANONICAL, classify_device
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.report.markup import Section, script_json
@@ -49,45 +49,9 @@ I64 = npt.NDArray[np.int64]
 
 def pack_rows(starts: list[int], durs: list[int]) -> tuple[list[int], int]:
     """Rows for events given in start order (longer first on ties): each event
-    goes to the first row whose last event has ended. Returns (rows, row count).
-
-    In start order a row that has ended stays free until it is given an event,
-    so the free rows are kept in a heap (lowest first) and the busy ones in a
-    heap by end: each event costs a logarithm of the rows, not a scan of them.
-    """
-    if any(b < a for a, b in zip(starts, starts[1:])):
-        return _pack_scanning(starts, durs)
-    free: list[int] = []
-    busy: list[tuple[int, int]] = []  # (end, row)
-    rows: list[int] = []
-    count = 0
-    for start, dur in zip(starts, durs):
-        while busy and busy[0][0] <= start:
-            heapq.heappush(free, heapq.heappop(busy)[1])
-        if free:
-            row = heapq.heappop(free)
-        else:
-            row = count
-            count += 1
-        rows.append(row)
-        heapq.heappush(busy, (start + dur, row))
-    return rows, count
-
-
-def _pack_scanning(starts: list[int], durs: list[int]) -> tuple[list[int], int]:
-    """:func:`pack_rows` for events out of start order: a scan of every row."""
-    ends: list[int] = []
-    rows: list[int] = []
-    for start, dur in zip(starts, durs):
-        for row, end in enumerate(ends):
-            if end <= start:
-                ends[row] = start + dur
-                rows.append(row)
-                break
-        else:
-            rows.append(len(ends))
-            ends.append(start + dur)
-    return rows, len(ends)
+    goes to the first row whose last event has ended
+    (:func:`~tfprof_lite.base.lanes.first_free`). Returns (rows, row count)."""
+    return first_free(starts, durs)
 
 
 def front_code(names: list[str]) -> tuple[list[int], list[str]]:
@@ -136,7 +100,7 @@ def _rows(starts: I64, durs: I64) -> tuple[list[int], int]:
         return [0] * len(starts), 1
     running = np.arange(1, len(starts) + 1) - np.searchsorted(np.sort(ends), starts, "right")
     if int(running.max()) <= _SCAN_ROWS:
-        return _pack_scanning(starts.tolist(), durs.tolist())
+        return scan_free(starts.tolist(), durs.tolist())
     return pack_rows(starts.tolist(), durs.tolist())
 
 

@@ -40,6 +40,7 @@ EXPECTED_COMMANDS = [
     "hlo",
     "op-profile",
     "roofline",
+    "op-stats",
     "memory-viewer",
     "help",
     "cluster",

@@ -14,6 +14,7 @@ from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any, Callable, NamedTuple
 
+from tfprof_lite.base.lanes import first_free
 from tfprof_lite.outputs.chrome_trace.encoder import (
     FLOW_EVENTS,
     PLAIN_OP_EVENT,
@@ -58,22 +59,10 @@ class Device(NamedTuple):
 
 
 def assign_lanes(starts: Sequence[int], durs: Sequence[int]) -> list[int]:
-    """Per node: the first lane whose last node ended strictly before it starts."""
-    lane_ends = [0]
-    lanes = []
-    for start, dur in zip(starts, durs):
-        if start > lane_ends[0]:
-            lane = 0
-        else:
-            for lane, last in enumerate(lane_ends):  # noqa: B007 (the lane found is used)
-                if start > last:
-                    break
-            else:
-                lane = len(lane_ends)
-                lane_ends.append(0)
-        lane_ends[lane] = start + dur
-        lanes.append(lane)
-    return lanes
+    """Per node: the first lane whose last node ended strictly before it starts,
+    lane 0 taken until time 0 (TensorFlow's ``Timeline``;
+    :func:`~tfprof_lite.base.lanes.first_free`)."""
+    return first_free(starts, durs, strict=True, first_lane_end=0)[0]
 
 
 def read_devices(
