@@ -192,6 +192,7 @@ def _trace_steps(model: ProfileModel, report: InputReport) -> list[InputStep]:
     """An XSpace's steps from its trace parts; fills ``parts``, ``stages``,
     ``slow_stage`` and ``fix`` of ``report``."""
     trace = model.trace_input
+    assert trace is not None  # (the caller reads the trace parts only when there are some)
     report.host_batches = model.xla_programs is not None and host_makes_batches(
         trace, any(_input_nodes(model))
     )

@@ -13,7 +13,7 @@ Contract (used by :mod:`tfprof_lite.cli.inputs`):
   named, one note on stderr says which was read and lists the others
   (:func:`run_note`).
 * :func:`load_programs` reads the same run's and hosts' compiled XLA programs
-  and step count only (:func:`tfprof_lite.model.xla_programs.load_programs`),
+  and step count only (:func:`tfprof_lite.model.xla_programs_read.load_programs`),
   for the program tools, which need no model; :func:`load_records` their
   HLO alone (the memory viewer), without decoding any event.
 * :func:`refuse_chrome_traces` raises the one-line error for a Chrome trace
@@ -105,8 +105,8 @@ def _hosts(path: str, run: str | None, host: str | None) -> dict[str, str]:
 def load_programs(path: str, run: str | None, host: str | None) -> tuple[XlaPrograms | None, int]:
     """The compiled XLA programs of ``path``'s run (every host's together) and the
     most steps a host has (see the module docstring)."""
-    from tfprof_lite.model.xla_programs import load_programs as load
     from tfprof_lite.model.xla_programs import merge_programs
+    from tfprof_lite.model.xla_programs_read import load_programs as load
 
     found = [load(file) for file in _hosts(path, run, host).values()]
     return merge_programs([programs for programs, _ in found]), max(s for _, s in found)
@@ -114,8 +114,8 @@ def load_programs(path: str, run: str | None, host: str | None) -> tuple[XlaProg
 
 def load_records(path: str, run: str | None, host: str | None) -> list[ProgramRecord]:
     """The compiled programs of ``path``'s run, every host's (their HLO only: no
-    event is decoded, :func:`tfprof_lite.model.xla_records.read_program_records`)."""
-    from tfprof_lite.model.xla_records import read_program_records
+    event is decoded, :func:`tfprof_lite.model.xla_records_read.read_program_records`)."""
+    from tfprof_lite.model.xla_records_read import read_program_records
 
     return [r for f in _hosts(path, run, host).values() for r in read_program_records(f)]
 

@@ -49,7 +49,7 @@ from tfprof_lite.model.records import AllocationEvent, MemoryDetail, OutputMemor
 
 if TYPE_CHECKING:
     from tfprof_lite.model.allocator_columns import AllocatorColumns
-    from tfprof_lite.model.xspace_steps import StepSpan
+    from tfprof_lite.model.step_spans import StepSpan
 
 __all__ = [
     "COLUMN_TYPES",
@@ -81,7 +81,7 @@ class StepExecs:
 
     changes = 0
     #: The step's own span, name and window (an XSpace's step marker or inferred
-    #: call: :class:`~tfprof_lite.model.xspace_steps.StepSpan`); None: none.
+    #: call: :class:`~tfprof_lite.model.step_spans.StepSpan`); None: none.
     span: StepSpan | None = None
 
     def __init__(self, **blocks: Columns) -> None:

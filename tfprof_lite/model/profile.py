@@ -15,7 +15,7 @@ import math
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import compress
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,11 @@ from tfprof_lite.model.step_sums import NodeStats, compute_stats, fold_step, run
 from tfprof_lite.model.traces import DeferredTraces
 from tfprof_lite.proto.graphs import DETAILS, GraphColumns, OpLogColumns
 from tfprof_lite.proto.steps import StepColumns
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.step_spans import TraceInput
+    from tfprof_lite.model.window import EventWindow
+    from tfprof_lite.model.xla_programs import XlaPrograms
 
 __all__ = ["NodeStats", "ProfileModel"]
 
@@ -91,9 +96,10 @@ class ProfileModel(DeferredTraces):
         #: ("step markers (train)", "inferred: ..."); empty otherwise.
         self.steps_source = ""
         self.cut_steps: dict[int, str] = {}  # XSpace steps not whole -> why (xspace_cut)
-        self.xla_programs: Any = None  # an XSpace's XLA programs, their ops' times
-        self.trace_input: Any = None  # an XSpace's step parts and tf.data stages
-        self.event_window: Any = None  # an XSpace's whole window (model/window.py); TF1: None
+        # What a profile with a window around its steps (an XSpace) adds; TF1: None.
+        self.xla_programs: XlaPrograms | None = None  # the XLA programs, their ops' times
+        self.trace_input: TraceInput | None = None  # step parts, tf.data stages
+        self.event_window: EventWindow | None = None  # every event of the window
         self.covered: set[int] = set()
         self.graph_version = 0
         self.data_version = 0

@@ -27,11 +27,11 @@ consumer's side is its wait for the thread that runs its input: no self time.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.model.step_spans import TraceInput
 from tfprof_lite.model.xspace_events import PLANE_GPU, PLANE_HOST, EventTable
 from tfprof_lite.model.xspace_steps import StepRoots, StepSpan
 
@@ -51,16 +51,6 @@ _WAIT_RE = re.compile(
 )
 _TF_OP = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*:[A-Z_][a-zA-Z0-9_]*")
 _MEMCPY = re.compile(r"(?i).*memcpy.*|.*memset.*")
-
-
-@dataclass
-class TraceInput:
-    """Per step number, each part's microseconds (:data:`PARTS`); per stage
-    (``Iterator::...`` full name), ``[total, self]`` µs summed over the steps
-    in ``stages``."""
-
-    steps: dict[int, dict[str, int]] = field(default_factory=dict)
-    stages: dict[str, list[int]] = field(default_factory=dict)
 
 
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

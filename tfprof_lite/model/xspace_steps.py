@@ -34,11 +34,12 @@ pipeline and the traces read the step boundaries from there.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.model.step_spans import StepSpan
 from tfprof_lite.model.xspace_calls import host_programs, outermost, program_of, program_runs
 from tfprof_lite.model.xspace_events import EventTable, distinct_codes
 from tfprof_lite.model.xspace_infer import MIN_RUNS, program_steps, regularity
@@ -65,20 +66,6 @@ BoolArray = npt.NDArray[np.bool_]
 _KERAS = "multi_step_on_iterator"
 _KERAS_BATCH = "Profiled batch"
 _KERAS_EAGER = "__inference_multi_step_on_iterator"
-
-
-class StepSpan(NamedTuple):
-    """One step's own span: the name of its root (``train``, ``SessionRun``,
-    ``step`` for a file's whole window) and its first and last microsecond
-    (absolute, as the step's records), around every record of the step."""
-
-    name: str
-    start: int
-    end: int
-
-    def widened(self, other: StepSpan) -> StepSpan:
-        """The span over both (one step of several hosts' files); this one's name."""
-        return StepSpan(self.name, min(self.start, other.start), max(self.end, other.end))
 
 
 def add_spans(

@@ -39,7 +39,7 @@ from tfprof_lite.model.window import (
     HostOps,
     MemoryEvents,
 )
-from tfprof_lite.model.xspace import _Attribution
+from tfprof_lite.model.xspace_attribution import Attribution
 from tfprof_lite.model.xspace_events import EventTable, distinct_codes, event_table, gpu_ordinal
 from tfprof_lite.model.xspace_memory import memory_stats
 from tfprof_lite.model.xspace_rows import device_steps
@@ -64,7 +64,7 @@ def event_window(cols: XSpaceColumns) -> EventWindow:
     table = event_table(cols)
     with _quiet():
         roots = find_steps(table)
-        attribution = _Attribution(table)
+        attribution = Attribution(table)
         device, launch = attribution.device, attribution.launch
         steps = device_steps(table, roots, device, launch)
         attribution.type_nodes(attribution.node)
@@ -136,7 +136,7 @@ def _texts(table: EventTable, stat: str, events: I64) -> list[str]:
 
 
 def _device_events(
-    table: EventTable, attribution: _Attribution, events: I64, steps: I64, origin: int
+    table: EventTable, attribution: Attribution, events: I64, steps: I64, origin: int
 ) -> DeviceEvents:
     """The columns of the device events ``events`` (kinds as the steps' records
     tell kernels, copies and other activity apart)."""
@@ -191,7 +191,7 @@ def _placer(table: EventTable, roots: StepRoots) -> Callable[[I64], I64]:
     return place
 
 
-def _op_rows(table: EventTable, attribution: _Attribution) -> tuple[I64, list[tuple[str, str]]]:
+def _op_rows(table: EventTable, attribution: Attribution) -> tuple[I64, list[tuple[str, str]]]:
     """The host op events (rows) and each one's (name, op type)."""
     ops: dict[int, tuple[str, str]] = dict(attribution.tf_ops)
     ops.update({e: (name, kind) for e, (name, kind, _) in attribution.host_xla.items()})
@@ -228,7 +228,7 @@ def _self_times(lines: list[int], starts: list[int], ends: list[int]) -> list[in
 
 
 def _host_ops(
-    table: EventTable, attribution: _Attribution, place: Callable[[I64], I64], origin: int
+    table: EventTable, attribution: Attribution, place: Callable[[I64], I64], origin: int
 ) -> HostOps:
     """The columns of the window's host op events (see :class:`HostOps`)."""
     rows, named = _op_rows(table, attribution)
