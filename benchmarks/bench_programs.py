@@ -75,8 +75,8 @@ def child_ours(path: str, tool: str, module: str, out: str) -> None:
     """Our calls alone (after their imports), as the command makes them: the
     programs read (no model), then the op profile and its text, or the memory
     of the programs named ``module`` (``--program``)."""
-    from tfprof_lite.model.xla_programs_read import load_programs
-    from tfprof_lite.model.xla_records_read import read_program_records
+    from tfprof_lite.formats.xspace.read.programs import load_programs
+    from tfprof_lite.formats.xspace.read.records import read_program_records
     from tfprof_lite.programs.buffers import program_memory
     from tfprof_lite.programs.hlo import Program
     from tfprof_lite.programs.op_profile import op_profile
@@ -102,7 +102,7 @@ def _child(kind: str, args: list[str]) -> dict[str, Any]:
 
 def _busiest(path: str) -> tuple[str, str]:
     """(module, program id) of the program with the most op time in ``path``."""
-    from tfprof_lite.model.xla_programs_read import load_programs
+    from tfprof_lite.formats.xspace.read.programs import load_programs
 
     xla, _ = load_programs(path)
     assert xla is not None, f"{path}: no XLA programs"

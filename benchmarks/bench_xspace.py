@@ -228,7 +228,7 @@ class Series:
 def native_built() -> bool:
     """Whether the native XSpace decoder is built and used (then both paths are measured)."""
     probe = (
-        "try:\n from tfprof_lite.proto.xplane_native import available\n"
+        "try:\n from tfprof_lite.formats.xspace.wire.native import available\n"
         " print(available())\nexcept ImportError:\n print(False)"
     )
     done = subprocess.run(
@@ -338,8 +338,8 @@ def memory_rows(
         print(f"-- grown file: {size:.1f} MB in {time.perf_counter() - start:.1f}s", flush=True)
         load = f"from tfprof_lite import Profiler; Profiler.load({big!r})"
         decode = (
-            "from tfprof_lite.model.xspace_load import EVENT_STATS\n"
-            "from tfprof_lite.proto.xplane import decode_xspace_file\n"
+            "from tfprof_lite.formats.xspace.read.load import EVENT_STATS\n"
+            "from tfprof_lite.formats.xspace.wire.decode import decode_xspace_file\n"
             f"decode_xspace_file({big!r}, event_stats=EVENT_STATS)"
         )
         bare = run([sys.executable, "-c", "import tfprof_lite.profiler"])

@@ -31,7 +31,7 @@ ENV = "TFPROF_LITE_PURE_PYTHON"
 #: The child: decode ``scale`` copies of a file once; print the peak growth (bytes).
 CHILD = """
 import resource, sys
-from tfprof_lite.proto import xplane
+from tfprof_lite.formats.xspace.wire import decode as xplane
 raw = open(sys.argv[1], "rb").read() * int(sys.argv[2])
 xplane.decode_xspace(b"\\x0a\\x03\\x12\\x01a")
 before = int(open("/proc/self/statm").read().split()[1]) * 4096
@@ -48,7 +48,7 @@ def _files(given: list[str]) -> list[Path]:
 
 def _timed(raw: bytes, pure: bool) -> float:
     """Seconds of one ``decode_xspace(raw)`` on the chosen path."""
-    from tfprof_lite.proto import xplane
+    from tfprof_lite.formats.xspace.wire import decode as xplane
 
     if pure:
         os.environ[ENV] = "1"
@@ -77,7 +77,8 @@ def bench(path: Path, repeat: int, scale: int) -> dict[str, Any]:
     """Timings and peak memory of both paths on one file."""
     sys.path.insert(0, str(ROOT))
     from tests.xspacecols import column_differences
-    from tfprof_lite.proto import xplane, xplane_native
+    from tfprof_lite.formats.xspace.wire import decode as xplane
+    from tfprof_lite.formats.xspace.wire import native as xplane_native
 
     raw = path.read_bytes()
     native = xplane_native.native_columns(raw)

@@ -48,9 +48,9 @@ _SHOWN = ("devices", "dev", "name", "label", "start", "rel")
 
 def plan_text(raw: bytes) -> str:
     """The conversion's plan and the model's nodes for XSpace bytes ``raw``."""
-    from tfprof_lite.model import xspace
+    from tfprof_lite.formats.xspace.read import conversion as xspace
+    from tfprof_lite.formats.xspace.wire import decode as xplane
     from tfprof_lite.model.profile import ProfileModel
-    from tfprof_lite.proto import xplane
 
     model = ProfileModel()
     plan = xspace.convert(xplane.decode_xspace(raw, "input"), model)

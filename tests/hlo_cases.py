@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from tests.xspace_files import jax_cases, jax_file
-from tfprof_lite.model.xspace_events import event_table
-from tfprof_lite.model.xspace_xla import hlo_protos
+from tfprof_lite.formats.xspace.read.events import event_table
+from tfprof_lite.formats.xspace.read.xla import hlo_protos
+from tfprof_lite.formats.xspace.wire.decode import decode_xspace_file
 from tfprof_lite.proto import hlo
 from tfprof_lite.proto import hlo_module as hm
-from tfprof_lite.proto.xplane import decode_xspace_file
 
 __all__ = ["TUPLE_OF", "canonical", "full_program", "jax_protos"]
 

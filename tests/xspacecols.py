@@ -1,16 +1,17 @@
 """Checks shared by the native XSpace decoder's tests and fuzz target.
 
 :func:`check_xspace` runs one input through the three readers: upb's parse
-(:func:`tfprof_lite.proto.xplane.parse_xspace`), the pure walk of that parse
-(:func:`~tfprof_lite.proto.xplane.columns_from_message`) and the native decoder
-(:func:`tfprof_lite.proto.xplane_native.native_columns`), and requires that they
+(:func:`tfprof_lite.formats.xspace.wire.decode.parse_xspace`), the pure walk of that parse
+(:func:`~tfprof_lite.formats.xspace.wire.decode.columns_from_message`) and the native decoder
+(:func:`tfprof_lite.formats.xspace.wire.native.native_columns`), and requires that they
 agree: bytes upb or the pure walk rejects are declined by the native decoder, the
-columns it returns equal the pure walk's, and :func:`~tfprof_lite.proto.xplane.decode_xspace`
+columns it returns equal the pure walk's, and
+:func:`~tfprof_lite.formats.xspace.wire.decode.decode_xspace`
 gives the pure path's columns or its error, and so does the pure path that
 parses a file's planes and lines one by one
-(:func:`tfprof_lite.proto.xplane_walk.walk_bytes`). Each check runs twice: with every
+(:func:`tfprof_lite.formats.xspace.wire.walk.walk_bytes`). Each check runs twice: with every
 event stat, and with the event stats cut down to :data:`KEEP` (the loader's filter,
-:data:`tfprof_lite.model.xspace_load.EVENT_STATS`, and ``""`` for stats without
+:data:`tfprof_lite.formats.xspace.read.load.EVENT_STATS`, and ``""`` for stats without
 metadata).
 :func:`column_differences` names the columns that differ (values and dtypes).
 """
@@ -27,7 +28,9 @@ import numpy as np
 from tests.stepcols import skip_or_fail
 from tfprof_lite._native import PURE_PYTHON_ENV
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.proto import xplane, xplane_native, xplane_walk
+from tfprof_lite.formats.xspace.wire import decode as xplane
+from tfprof_lite.formats.xspace.wire import native as xplane_native
+from tfprof_lite.formats.xspace.wire import walk as xplane_walk
 
 __all__ = [
     "KEEP",
@@ -90,7 +93,8 @@ def _pure(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | s
 
 
 def _public(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | str:
-    """What :func:`~tfprof_lite.proto.xplane.decode_xspace` gives: columns or its error."""
+    """What :func:`~tfprof_lite.formats.xspace.wire.decode.decode_xspace` gives:
+    columns or its error."""
     try:
         return xplane.decode_xspace(data, event_stats=keep)
     except InvalidInputError as err:
@@ -133,7 +137,7 @@ def _from_fd(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns 
 
 def _split(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | str:
     """The pure path's columns from the bytes split into planes and lines
-    (:func:`tfprof_lite.proto.xplane_walk.walk_bytes`), or its error."""
+    (:func:`tfprof_lite.formats.xspace.wire.walk.walk_bytes`), or its error."""
     try:
         return xplane_walk.walk_bytes(data, "XSpace", keep)
     except InvalidInputError as err:

@@ -136,7 +136,7 @@ def _tagged(directory: str, entries: list[str]) -> list[TaskInput]:
 def xspace_tasks(hosts: dict[str, str]) -> list[TaskInput]:
     """One task per host's XSpace file (``{host: file}``): task ``i`` of job
     ``localhost`` in host-name order, each on its own host's clock."""
-    from tfprof_lite.model import xspace_load
+    from tfprof_lite.formats.xspace.read import load as xspace_load
 
     return [
         TaskInput(
@@ -159,7 +159,7 @@ def load_task(path: str) -> list[TaskInput]:
     """
     fmt = resolve.identify(path).name
     if fmt in resolve.XSPACE_FORMATS and os.path.isdir(path):  # one task per host
-        from tfprof_lite.model import xspace_load
+        from tfprof_lite.formats.xspace.read import load as xspace_load
 
         return xspace_tasks(xspace_load.xspace_hosts(path))
     if fmt == "captures":

@@ -153,8 +153,8 @@ class Profiler:
         time (``YYYY_MM_DD_HH_MM_SS``), ``host`` to ``localhost``. Returns the paths
         written (see ``docs/xspace_write.md``).
         """
-        from tfprof_lite.analysis.xspace_export import run_name, xspace_files
         from tfprof_lite.base.writing import write_atomic
+        from tfprof_lite.formats.xspace.write.export import run_name, xspace_files
 
         cluster = getattr(self, "cluster", None)
         tasks = list(cluster.tasks) if cluster is not None else None
@@ -213,7 +213,7 @@ class Profiler:
                 no ``host``.
             InvalidOptionError: ``max_input_size`` is not a size.
         """
-        from tfprof_lite.model import xspace_load
+        from tfprof_lite.formats.xspace.read import load as xspace_load
 
         what = "profile"
         if isinstance(source, (str, os.PathLike)):
@@ -269,7 +269,7 @@ def _saved_path(path: str) -> str | None:
             RunMetadata captures (which :func:`tfprof_lite.cluster.merge` reads).
     """
     from tfprof_lite.formats import resolve
-    from tfprof_lite.model.trace_json import chrome_trace_error
+    from tfprof_lite.formats.chrome_trace import chrome_trace_error
 
     if not os.path.exists(path):
         return None if path.endswith(resolve.XSPACE_SUFFIX) else path
@@ -293,7 +293,7 @@ def _xspace_model(
     path: str, max_input_size: int | str | None, run: str | None, host: str | None
 ) -> ProfileModel:
     """The model of one host's XSpace under ``path`` (a file, run directory or logdir)."""
-    from tfprof_lite.model import xspace_load
+    from tfprof_lite.formats.xspace.read import load as xspace_load
 
     hosts = xspace_load.pick_host(xspace_load.xspace_hosts(path, run), host, path)
     if len(hosts) > 1:

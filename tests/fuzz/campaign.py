@@ -33,8 +33,8 @@ from tests.fuzz.cases import TARGETS, Case, Corpus, make_case, seed_cases
 from tests.fuzz.repro import minimize, replay, save_reproducer
 from tests.fuzz.runner import RunConfig, run_cases, run_cli_subprocess
 from tests.fuzz.targets import Outcome
+from tfprof_lite.formats.xspace.wire.native import available as xspace_available
 from tfprof_lite.proto.steps import native_available
-from tfprof_lite.proto.xplane_native import available as xspace_available
 
 __all__ = ["Tally", "main", "run_campaign"]
 

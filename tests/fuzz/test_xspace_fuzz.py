@@ -22,7 +22,7 @@ from tests.fuzz.runner import RunConfig, run_cases
 from tests.fuzz.test_fuzz import KNOWN, SEED
 from tests.xspacecols import check_xspace, require_xspace_native
 from tfprof_lite._native import pure_forced
-from tfprof_lite.proto import xplane_native
+from tfprof_lite.formats.xspace.wire import native as xplane_native
 
 #: Mutated inputs of the suite's slice.
 SLICE = 1500

@@ -19,9 +19,9 @@ from tests.integration.step_captures import REPO_ROOT, Capture, _child, _load, _
 from tests.stepcols import skip_or_fail
 from tfprof_lite.advisor.input_pipeline import InputPipelineChecker
 from tfprof_lite.analysis.overview import Overview, overview
-from tfprof_lite.model import xspace
+from tfprof_lite.formats.xspace.read import conversion as xspace
+from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto import xplane
 
 _MADE: dict[str, Capture] = {}
 

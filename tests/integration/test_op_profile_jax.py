@@ -28,8 +28,8 @@ from tests.stepcols import skip_or_fail
 from tests.xspace_files import SpaceBuilder
 from tests.xspace_kernels import jax_file
 from tfprof_lite.cli import cli
+from tfprof_lite.formats.xspace.read.load import load_model
 from tfprof_lite.model.xla_programs import programs_of
-from tfprof_lite.model.xspace_load import load_model
 from tfprof_lite.programs.op_profile import op_profile
 from tfprof_lite.programs.peaks import gpu_peaks
 

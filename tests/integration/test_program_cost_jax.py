@@ -34,10 +34,10 @@ from tests.integration import jax_cost_programs
 from tests.integration.jax_cost_programs import PROGRAM_NAMES
 from tests.stepcols import skip_or_fail
 from tests.xspace_data import data_dir, jax_file
+from tfprof_lite.formats.xspace.wire.decode import decode_xspace_file
 from tfprof_lite.programs.cost import OpCost, instruction_cost, program_cost
 from tfprof_lite.programs.hlo import Program
 from tfprof_lite.proto.xla_program import HloProto, parse_program
-from tfprof_lite.proto.xplane import decode_xspace_file
 
 FLOPS_TOLERANCE = 0.05
 BYTES_TOLERANCE = 0.15

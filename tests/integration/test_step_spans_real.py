@@ -27,8 +27,8 @@ from tests.integration.step_captures import jax_loop, keras_fit
 from tests.xspace_data import JAX_CASES, jax_file
 from tfprof_lite.analysis import steptime
 from tfprof_lite.analysis.diff import DIFF_VIEWS, Side, view_values
+from tfprof_lite.formats.xspace.read.load import load_model
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.xspace_load import load_model
 from tfprof_lite.proto import messages as pb
 
 VIEWS = ("scope", "graph", "op", "code")

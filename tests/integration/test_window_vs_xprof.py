@@ -24,8 +24,8 @@ from tests.xspace_data import JAX_CASES, jax_file
 from tfprof_lite.analysis.kernels import kernel_stats
 from tfprof_lite.analysis.overview import overview
 from tfprof_lite.analysis.steptime import step_times
+from tfprof_lite.formats.xspace.read.load import load_model
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.xspace_load import load_model
 from tfprof_lite.proto import messages as pb
 
 #: Per row, ours and XProf's total may differ by this (float rounding of ns / 1000).

@@ -12,7 +12,7 @@ import pytest
 from tests.integration import xspace_tf_small
 from tests.mutations import mutate
 from tests.xspacecols import check_xspace, require_xspace_native
-from tfprof_lite.proto import xplane_native
+from tfprof_lite.formats.xspace.wire import native as xplane_native
 
 pytestmark = pytest.mark.tf
 

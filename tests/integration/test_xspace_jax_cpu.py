@@ -20,8 +20,8 @@ import pytest
 
 from tfprof_lite import Profiler
 from tfprof_lite.analysis.overview import overview
+from tfprof_lite.formats.xspace.wire.decode import decode_xspace_file
 from tfprof_lite.options.builder import ProfileOptionBuilder
-from tfprof_lite.proto.xplane import decode_xspace_file
 
 
 def _leaf_op_micros_in_steps(path: str) -> float:

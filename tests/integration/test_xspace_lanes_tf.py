@@ -28,8 +28,8 @@ from tests.gpu_tf221 import tf221_gpu_meta, tf221_graph
 from tests.handmade import ns
 from tests.integration.test_xspace_write_tf import _check_steps
 from tfprof_lite.analysis.steptime import step_times
-from tfprof_lite.analysis.xspace_export import HOST_PLANE_ID
-from tfprof_lite.analysis.xspace_planes import PlaneBuilder, pack_lanes
+from tfprof_lite.formats.xspace.write.export import HOST_PLANE_ID
+from tfprof_lite.formats.xspace.write.planes import PlaneBuilder, pack_lanes
 from tfprof_lite.model.execs import KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.profiler import Profiler

@@ -22,8 +22,9 @@ from tests.integration.cli.runner import invoke
 from tests.integration.step_captures import _child, _require
 from tests.unit.test_step_batch import snapshot
 from tfprof_lite.analysis.steptime import step_times
-from tfprof_lite.model import profile, step_batch, step_ingest, step_sums, xspace_input
-from tfprof_lite.model.xspace_load import load_model
+from tfprof_lite.formats.xspace.read import input as xspace_input
+from tfprof_lite.formats.xspace.read.load import load_model
+from tfprof_lite.model import profile, step_batch, step_ingest, step_sums
 
 STEPS = 3000
 #: The mean step time may differ from the loop's own by this share (tracing

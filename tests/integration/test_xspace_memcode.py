@@ -24,8 +24,8 @@ from tests import xspace_oracle as oracle
 from tests.integration.cli.runner import invoke
 from tests.integration.xspace_captures import JAX_CASES, REPO_ROOT, jax_sample
 from tfprof_lite.analysis.memory import MemoryReport, memory_profile
+from tfprof_lite.formats.xspace.read.load import load_model
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.xspace_load import load_model
 from tfprof_lite.options.options import Options
 from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.views.query import run_view

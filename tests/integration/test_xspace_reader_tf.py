@@ -10,7 +10,7 @@ import pytest
 
 from tests import xspace_files
 from tests.integration import xspace_tf_small
-from tfprof_lite.proto import xplane
+from tfprof_lite.formats.xspace.wire import decode as xplane
 
 pytestmark = pytest.mark.tf
 

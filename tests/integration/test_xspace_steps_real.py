@@ -18,10 +18,11 @@ from tests.integration.step_captures import Capture, jax_loop, keras_fit
 from tests.xspace_data import JAX_CASES, data_dir, jax_file
 from tfprof_lite.analysis.overview import overview
 from tfprof_lite.analysis.steptime import complete, step_times
-from tfprof_lite.model import xspace, xspace_cut
+from tfprof_lite.formats.xspace.read import conversion as xspace
+from tfprof_lite.formats.xspace.read import cut as xspace_cut
+from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto import xplane
 
 #: A step's time may differ from the loop's by this share, or by ABS_US: the
 #: loop reads its clock a little after the step's work ends (after

@@ -7,7 +7,7 @@ import pytest
 from tests.integration.xspace_captures import INPUT_SLEEP_S, tf_capture
 from tfprof_lite.analysis.input_pipeline import input_pipeline
 from tfprof_lite.analysis.overview import overview
-from tfprof_lite.model.xspace_load import load_model
+from tfprof_lite.formats.xspace.read.load import load_model
 
 
 def test_eager_iterator_read_is_input_time() -> None:

@@ -14,9 +14,9 @@ import tfprof_lite
 from tests.gpu_tf221 import CUB, KERNELS, REDZONE, tf221_gpu_meta, tf221_graph
 from tests.xspace_data import JAX_CASES, jax_file
 from tfprof_lite.analysis.overview import TOP_OPS_TITLE, Overview, TopOp, overview, recommend
+from tfprof_lite.formats.xspace.read.load import load_model
 from tfprof_lite.model.execs import KIND_ACCELERATOR
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.xspace_load import load_model
 
 ALL = 10_000  # every op type
 

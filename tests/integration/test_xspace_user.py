@@ -8,7 +8,7 @@ import pytest
 
 from tests.xspace_data import JAX_CASES, jax_file
 from tfprof_lite.advisor.accelerator import AcceleratorUtilizationChecker, device_windows
-from tfprof_lite.model.xspace_load import load_model
+from tfprof_lite.formats.xspace.read.load import load_model
 
 GPU0 = "/job:localhost/replica:0/task:0/device:gpu:0"
 

@@ -21,8 +21,8 @@ from tests.integration.test_xspace_write_tf import (
     _xprof_op,
 )
 from tfprof_lite.analysis.steptime import step_times
-from tfprof_lite.analysis.xspace_export import host_name
 from tfprof_lite.cli import main
+from tfprof_lite.formats.xspace.write.export import host_name
 from tfprof_lite.model.cluster import split_qualified, task_of
 from tfprof_lite.model.execs import KIND_CPU
 

@@ -24,7 +24,7 @@ from tests.handmade import GPU, Mem, ns
 from tfprof_lite.analysis.kernels import kernel_stats
 from tfprof_lite.analysis.memory import memory_profile
 from tfprof_lite.analysis.steptime import step_times
-from tfprof_lite.analysis.xspace_gpu import STEP_BOUNDS_LINE
+from tfprof_lite.formats.xspace.write.gpu import STEP_BOUNDS_LINE
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.profiler import Profiler

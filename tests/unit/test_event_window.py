@@ -14,11 +14,11 @@ from tests.handmade import ns, run_meta
 from tests.xspace_files import SpaceBuilder
 from tfprof_lite.analysis.kernels import kernel_stats
 from tfprof_lite.analysis.overview import overview
-from tfprof_lite.model import xspace
+from tfprof_lite.formats.xspace.read import conversion as xspace
+from tfprof_lite.formats.xspace.read.load import model_from_bytes
+from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.window import KIND_COPY, KIND_KERNEL, DeviceEvents, EventWindow
-from tfprof_lite.model.xspace_load import model_from_bytes
-from tfprof_lite.proto import xplane
 
 DETAILS = "regs:32 static_shared:0 dynamic_shared:0 grid:4,1,1 block:128,1,1 occ_pct:50"
 COPY = "kind_src:device kind_dst:pinned size:64 dest:0 async:0"

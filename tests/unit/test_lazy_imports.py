@@ -140,7 +140,7 @@ def test_loading_an_xspace_leaves_numpy_ma_out(tmp_path: Path) -> None:
     modules = _loaded(
         f"from tfprof_lite import Profiler\nassert Profiler.load({str(path)!r}).model.steps"
     )
-    assert "tfprof_lite.model.xspace" in modules
+    assert "tfprof_lite.formats.xspace.read.conversion" in modules
     assert "numpy.ma" not in modules
 
 

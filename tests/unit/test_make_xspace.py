@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.xspace_files import hand_space, stat
+from tfprof_lite.formats.xspace.wire.decode import decode_xspace
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.xplane import decode_xspace
 
 _SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "make_xspace.py"
 

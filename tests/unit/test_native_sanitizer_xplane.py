@@ -28,8 +28,8 @@ from tests.unit.test_native_sanitizer import build, libasan, problems
 from tests.unit.test_native_sanitizer_codecs import _run_child
 from tests.xspacecols import KEEP
 from tfprof_lite._native import load
+from tfprof_lite.formats.xspace.wire.native import gunzip_text
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto.xplane_native import gunzip_text
 
 __all__ = ["libasan"]  # the fixture, imported for this module's tests
 

@@ -101,7 +101,7 @@ def test_a_report_of_an_xspace_computes_its_code_stacks_once(
     code table, flame graph and ExpensiveOperationChecker all read them)."""
     from tests.xspace_data import JAX_CASES, jax_file
     from tfprof_lite import Profiler
-    from tfprof_lite.model import xspace_code
+    from tfprof_lite.formats.xspace.read import code as xspace_code
 
     model = Profiler.load(str(jax_file(JAX_CASES[1]))).model
     calls: list[int] = []

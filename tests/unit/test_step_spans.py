@@ -17,12 +17,12 @@ import pytest
 import tfprof_lite
 from tests.xspace_files import SpaceBuilder
 from tfprof_lite.analysis import steptime
-from tfprof_lite.model import xspace
+from tfprof_lite.formats.xspace.read import conversion as xspace
+from tfprof_lite.formats.xspace.read.steps import StepSpan, add_spans
+from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.xspace_steps import StepSpan, add_spans
 from tfprof_lite.options.options import Options
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto import xplane
 from tfprof_lite.views.query import run_view
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:0"

@@ -12,9 +12,9 @@ import numpy as np
 
 from tests.xspace_kernels import jax_file
 from tfprof_lite.analysis.overview import overview
+from tfprof_lite.formats.xspace.read.load import load_model
 from tfprof_lite.model.int64 import unsigned_mean
 from tfprof_lite.model.whole_steps import whole_step_stats
-from tfprof_lite.model.xspace_load import load_model
 
 
 def test_equal_to_the_whole_steps_one_by_one() -> None:

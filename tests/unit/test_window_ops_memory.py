@@ -20,10 +20,10 @@ from tests.xspace_files import SpaceBuilder
 from tfprof_lite.analysis.memory import NO_XSPACE_MEMORY, memory_profile
 from tfprof_lite.analysis.memory_window import MAX_POINTS, _points, window_memory
 from tfprof_lite.analysis.op_stats import STEPS_NOTE, UNKNOWN_TYPE, op_stats
+from tfprof_lite.formats.xspace.read.load import model_from_bytes
+from tfprof_lite.formats.xspace.read.window import _self_times
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.window import DATASET_TYPE
-from tfprof_lite.model.xspace_load import model_from_bytes
-from tfprof_lite.model.xspace_window import _self_times
 
 START = SpaceBuilder.START
 ALLOC = "bfc_cpu_allocator"

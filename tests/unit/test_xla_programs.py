@@ -14,10 +14,10 @@ import pytest
 
 from tests.xspace_files import SpaceBuilder, stat
 from tests.xspace_kernels import JAX_CASES, jax_file
+from tfprof_lite.formats.xspace.read.load import load_model, model_from_bytes
+from tfprof_lite.formats.xspace.wire.decode import decode_xspace_file
 from tfprof_lite.model.xla_programs import programs_of
-from tfprof_lite.model.xspace_load import load_model, model_from_bytes
 from tfprof_lite.proto import xla_program as xp
-from tfprof_lite.proto.xplane import decode_xspace_file
 
 
 def _module(name: str, ops: list[tuple[str, str]]) -> bytes:

@@ -1,6 +1,7 @@
-"""The programs of an XSpace read without its events (:mod:`tfprof_lite.proto.xplane_meta`).
+"""The programs of an XSpace read without its events (:mod:`tfprof_lite.formats.xspace.wire.meta`).
 
-They equal what the full decode gives (:func:`tfprof_lite.model.xla_programs_read.load_programs`)
+They equal what the full decode gives
+(:func:`tfprof_lite.formats.xspace.read.programs.load_programs`)
 on the H100 samples and on hand-made files (ids, names, bytes; a program without
 an id, a plane of another name, int64 and uint64 ids), cut or corrupted bytes
 give one error naming the file, and reading them imports no NumPy.
@@ -18,9 +19,9 @@ from tests.program_cases import basic_program, xspace_file
 from tests.xspace_files import SpaceBuilder, stat
 from tests.xspace_kernels import JAX_CASES, jax_file
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.model.xla_programs_read import load_programs
-from tfprof_lite.model.xla_records_read import read_program_records
-from tfprof_lite.proto.xplane_meta import hlo_programs
+from tfprof_lite.formats.xspace.read.programs import load_programs
+from tfprof_lite.formats.xspace.read.records import read_program_records
+from tfprof_lite.formats.xspace.wire.meta import hlo_programs
 
 
 def _key(records: list) -> list[tuple[object, str, bytes]]:  # type: ignore[type-arg]
@@ -80,7 +81,7 @@ def test_cut_bytes_are_one_error(tmp_path: Path, cut: int) -> None:
 
 def test_reading_imports_no_numpy() -> None:
     code = (
-        "import sys; from tfprof_lite.model.xla_records_read import read_program_records;"
+        "import sys; from tfprof_lite.formats.xspace.read.records import read_program_records;"
         f"r = read_program_records({str(jax_file(JAX_CASES[0]))!r});"
         "print(len(r), 'numpy' in sys.modules)"
     )

@@ -27,7 +27,8 @@ from tests.xspacecols import (
 )
 from tfprof_lite._native import PURE_PYTHON_ENV, load
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.proto import xplane, xplane_native
+from tfprof_lite.formats.xspace.wire import decode as xplane
+from tfprof_lite.formats.xspace.wire import native as xplane_native
 
 MUTATIONS = 1500
 REAL_MUTATIONS = 40

@@ -12,8 +12,9 @@ import pytest
 from tests import xspace_files
 from tests.xspacecols import column_differences, require_xspace_native
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.formats.xspace.wire import decode as xplane
+from tfprof_lite.formats.xspace.wire import native as xplane_native
 from tfprof_lite.proto import messages as pb
-from tfprof_lite.proto import xplane, xplane_native
 
 START = 1_700_000_000_000_000_000
 

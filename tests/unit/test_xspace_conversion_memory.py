@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 
 from tests.xspace_files import SpaceBuilder
-from tfprof_lite.model import xspace, xspace_load
+from tfprof_lite.formats.xspace.read import conversion as xspace
+from tfprof_lite.formats.xspace.read import load as xspace_load
+from tfprof_lite.formats.xspace.read.events import event_table
+from tfprof_lite.formats.xspace.wire import decode as xplane
+from tfprof_lite.model import step_batch
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.xspace_events import event_table
-from tfprof_lite.proto import xplane
 
 
 @pytest.fixture
@@ -92,8 +94,15 @@ def test_loading_frees_the_decoded_file_before_the_model_takes_the_steps(
         alive_at_steps.append(decoded[0]() is not None)
         add_step(self, *args)
 
+    add_steps = step_batch.add_steps
+
+    def add_steps_and_look(model: ProfileModel, numbers: Any, *args: Any) -> bool:
+        alive_at_steps.extend(decoded[0]() is not None for _ in numbers)
+        return add_steps(model, numbers, *args)
+
     monkeypatch.setattr(xspace_load, "decode_xspace_file", decode_and_watch)
     monkeypatch.setattr(ProfileModel, "add_step", add_step_and_look)
+    monkeypatch.setattr(step_batch, "add_steps", add_steps_and_look)  # (the steps in one batch)
     model = xspace_load.load_model(str(path))
     assert model.sorted_steps() == [10, 11]
     assert alive_at_steps == [False, False]

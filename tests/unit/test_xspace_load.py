@@ -96,8 +96,9 @@ def test_an_xspace_given_as_another_message_is_named() -> None:
 
 
 def test_the_decoded_event_stats_cover_what_the_conversion_reads() -> None:
-    from tfprof_lite.model import xspace_events, xspace_memory
-    from tfprof_lite.model.xspace_load import EVENT_STATS
+    from tfprof_lite.formats.xspace.read import events as xspace_events
+    from tfprof_lite.formats.xspace.read import memory as xspace_memory
+    from tfprof_lite.formats.xspace.read.load import EVENT_STATS
 
     read = {*xspace_events._TEXT_STATS, *xspace_events._INT_STATS}
     read |= {*xspace_memory._INT_STATS, *xspace_memory._TEXT_STATS}
@@ -105,7 +106,8 @@ def test_the_decoded_event_stats_cover_what_the_conversion_reads() -> None:
 
 
 def test_loading_decodes_only_the_event_stats_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tfprof_lite.model import xspace, xspace_load
+    from tfprof_lite.formats.xspace.read import conversion as xspace
+    from tfprof_lite.formats.xspace.read import load as xspace_load
 
     seen = []
     real = xspace.plan_steps
@@ -126,7 +128,8 @@ def test_the_native_path_never_holds_the_file_as_bytes(monkeypatch: pytest.Monke
     """With the native decoder the file is read by the decoder itself (into memory
     it gives back line by line), never into one ``bytes`` held next to the columns."""
     from tfprof_lite.base import reading
-    from tfprof_lite.proto import xplane, xplane_native
+    from tfprof_lite.formats.xspace.wire import decode as xplane
+    from tfprof_lite.formats.xspace.wire import native as xplane_native
 
     if not xplane_native.available():
         pytest.skip("the native XSpace decoder is not built")
@@ -147,8 +150,8 @@ def test_the_event_table_shares_the_decoded_starts() -> None:
     """The per-event starts are the decoded column, not a copy (8 bytes per event)."""
     import numpy as np
 
-    from tfprof_lite.model.xspace_events import event_table
-    from tfprof_lite.proto.xplane import decode_xspace
+    from tfprof_lite.formats.xspace.read.events import event_table
+    from tfprof_lite.formats.xspace.wire.decode import decode_xspace
 
     cols = decode_xspace(xspace_files.jax_file(MLP).read_bytes())
     assert np.shares_memory(event_table(cols).start, cols.event_start_ps)

@@ -7,6 +7,7 @@ straightforward versions of themselves."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import numpy as np
@@ -15,21 +16,19 @@ import pytest
 from tests import xspace_files
 from tests.xspace_files import SpaceBuilder
 from tfprof_lite.base.heap import give_back_freed
-from tfprof_lite.model import (
-    xspace,
-    xspace_calls,
-    xspace_code,
-    xspace_memory_steps,
-    xspace_memory_wire,
-)
+from tfprof_lite.formats.xspace.read import calls as xspace_calls
+from tfprof_lite.formats.xspace.read import code as xspace_code
+from tfprof_lite.formats.xspace.read import conversion as xspace
+from tfprof_lite.formats.xspace.read import memory_steps as xspace_memory_steps
+from tfprof_lite.formats.xspace.read import memory_wire as xspace_memory_wire
+from tfprof_lite.formats.xspace.read.devices import bind_gpu_devices
+from tfprof_lite.formats.xspace.read.events import EventCodes, distinct_codes, event_table
+from tfprof_lite.formats.xspace.read.load import model_from_bytes
+from tfprof_lite.formats.xspace.read.memory_wire import allocation_records
+from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.xla_ops import KernelEvents, _groups
-from tfprof_lite.model.xspace_devices import bind_gpu_devices
-from tfprof_lite.model.xspace_events import EventCodes, distinct_codes, event_table
-from tfprof_lite.model.xspace_load import model_from_bytes
-from tfprof_lite.model.xspace_memory_wire import allocation_records
-from tfprof_lite.proto import xplane
 from tfprof_lite.proto.steps import StepColumns
 
 GPU = "GPU_0_bfc"
@@ -229,7 +228,7 @@ def _devices_the_old_way(model: ProfileModel) -> list[str]:
             if canonical[nid]:
                 continue
             for device in devices:
-                found = xspace.re.match(r"/device:gpu:(\d+)/", device)
+                found = re.match(r"/device:gpu:(\d+)/", device)
                 if found:
                     canonical[nid] = f"/job:localhost/replica:0/task:0/device:gpu:{found.group(1)}"
                     break
@@ -293,7 +292,7 @@ def test_step_times_count_devices_without_the_devices_cache(
 
 @pytest.mark.parametrize("steps", [3, 40, 200])  # 200: more (step, device) pairs than rows
 def test_step_records_are_grouped_as_sorting_by_three_keys_does(steps: int) -> None:
-    from tfprof_lite.model.xspace_rows import _grouped, _Part
+    from tfprof_lite.formats.xspace.read.rows import _grouped, _Part
 
     rng = np.random.default_rng(steps)
     sizes = [50, 7, 0, 30]

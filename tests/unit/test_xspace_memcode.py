@@ -9,11 +9,16 @@ import numpy as np
 
 from tests.xspace_files import SpaceBuilder
 from tfprof_lite.analysis.memory import NO_MEMORY, NO_XSPACE_MEMORY, memory_profile
+from tfprof_lite.formats.xspace.read.code import _frames, _module_stacks, call_site, python_frame
+from tfprof_lite.formats.xspace.read.load import model_from_bytes
+from tfprof_lite.formats.xspace.read.memory import (
+    NO_OP_TYPE,
+    PROGRAM_TYPE,
+    concat_columns,
+    take_rows,
+)
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import CodeFrame
-from tfprof_lite.model.xspace_code import _frames, _module_stacks, call_site, python_frame
-from tfprof_lite.model.xspace_load import model_from_bytes
-from tfprof_lite.model.xspace_memory import NO_OP_TYPE, PROGRAM_TYPE, concat_columns, take_rows
 from tfprof_lite.options.options import Options
 from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.proto import hlo

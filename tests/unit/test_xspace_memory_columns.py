@@ -8,10 +8,10 @@ import random
 import numpy as np
 
 from tests.xspace_files import SpaceBuilder
-from tfprof_lite.model.xspace_intervals import LineIntervals
-from tfprof_lite.model.xspace_load import model_from_bytes
-from tfprof_lite.model.xspace_memory import _matched_allocations
-from tfprof_lite.model.xspace_memory_wire import (
+from tfprof_lite.formats.xspace.read.intervals import LineIntervals
+from tfprof_lite.formats.xspace.read.load import model_from_bytes
+from tfprof_lite.formats.xspace.read.memory import _matched_allocations
+from tfprof_lite.formats.xspace.read.memory_wire import (
     AllocatorUse,
     OutputTensor,
     allocation_records,

@@ -8,9 +8,10 @@ import pytest
 
 from tests import xspace_files
 from tests.xspace_files import SpaceBuilder
-from tfprof_lite.model import xspace, xspace_cut
+from tfprof_lite.formats.xspace.read import conversion as xspace
+from tfprof_lite.formats.xspace.read import cut as xspace_cut
+from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto import xplane
 
 DETAILS = "regs:32 static_shared:0 dynamic_shared:0 grid:4,1,1 block:128,1,1 occ_pct:50"
 

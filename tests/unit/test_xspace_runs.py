@@ -12,9 +12,9 @@ import pytest
 
 from tfprof_lite.base.shown import shown
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.model import xspace_load
-from tfprof_lite.model.trace_json import chrome_trace_error, is_chrome_trace
-from tfprof_lite.model.xspace_runs import MAX_DEPTH, Run, find_runs, pick_run
+from tfprof_lite.formats.chrome_trace import chrome_trace_error, is_chrome_trace
+from tfprof_lite.formats.xspace.read import load as xspace_load
+from tfprof_lite.formats.xspace.read.runs import MAX_DEPTH, Run, find_runs, pick_run
 
 TRACE = {"displayTimeUnit": "ns", "traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}]}
 

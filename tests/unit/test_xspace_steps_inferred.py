@@ -18,9 +18,10 @@ from tests.xspace_files import SpaceBuilder
 from tfprof_lite.advisor.steptime import StepTimeChecker
 from tfprof_lite.analysis.overview import overview
 from tfprof_lite.analysis.steptime import complete, step_times
-from tfprof_lite.model import xspace, xspace_cut
+from tfprof_lite.formats.xspace.read import conversion as xspace
+from tfprof_lite.formats.xspace.read import cut as xspace_cut
+from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.proto import xplane
 from tfprof_lite.report.steps import steps_section
 
 DETAILS = "regs:32 static_shared:0 dynamic_shared:0 grid:4,1,1 block:128,1,1"

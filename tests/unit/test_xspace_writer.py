@@ -14,10 +14,10 @@ import pytest
 
 from tests.gpu_tf221 import KERNELS, tf221_gpu_meta, tf221_graph
 from tfprof_lite.analysis.kernel_launch import parse_details
-from tfprof_lite.analysis.xspace_export import build_xspace, host_name, xspace_files
-from tfprof_lite.analysis.xspace_gpu import STEP_BOUNDS_LINE, details_text
-from tfprof_lite.analysis.xspace_planes import pack_lanes
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.formats.xspace.write.export import build_xspace, host_name, xspace_files
+from tfprof_lite.formats.xspace.write.gpu import STEP_BOUNDS_LINE, details_text
+from tfprof_lite.formats.xspace.write.planes import pack_lanes
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.proto import messages as pb
 

@@ -5,7 +5,7 @@ profile, ``_graphdecode`` a GraphDef and an op log, ``_xplanedecode`` an XSpace
 (``*.xplane.pb``), straight from their wire bytes; ``_profileencode`` writes a
 model's ProfileProto and the bulk parts of the views' messages; ``_scopetree``
 builds the scope view's tree (see :mod:`tfprof_lite.proto.steps`,
-:mod:`tfprof_lite.proto.profiles`, :mod:`tfprof_lite.proto.xplane_native`,
+:mod:`tfprof_lite.proto.profiles`, :mod:`tfprof_lite.formats.xspace.wire.native`,
 :mod:`tfprof_lite.model.profile_write`, :mod:`tfprof_lite.outputs.message`,
 :mod:`tfprof_lite.views.scope` and ``docs/native.md``). Nothing here is
 required: when an extension is not built, or :data:`PURE_PYTHON_ENV` is set,

@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from tfprof_lite.analysis.input_stages import host_makes_batches, stage_fix, stages_of
 from tfprof_lite.analysis.intervals import union_length
+from tfprof_lite.analysis.step_join import joined_steps
 from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_time
 from tfprof_lite.model.profile import ProfileModel
@@ -176,11 +177,41 @@ def _suggestions(model: ProfileModel, report: InputReport) -> list[str]:
 
 
 def _steps(model: ProfileModel) -> tuple[list[InputStep], dict[int, int]]:
-    """Every traced step's timing and each input op's summed time (shared
-    within a :func:`~tfprof_lite.base.shared.sharing` block: read-only)."""
+    """Every traced step's timing (none for an XSpace with trace parts, whose
+    steps come from them) and each input op's summed time, all steps measured
+    at once where exact (:class:`~tfprof_lite.analysis.step_join.JoinedSteps`;
+    shared within a :func:`~tfprof_lite.base.shared.sharing` block: read-only)."""
+    is_input = np.asarray(_input_nodes(model), dtype=bool)
+    joined = joined_steps(model)
+    if not joined.exact():
+        return _steps_one_by_one(model, is_input)
+    walls, has = joined.walls()
+    hit = is_input[joined.t_node] if len(is_input) else np.zeros(len(joined.t_node), bool)
+    rows = np.flatnonzero(hit & has[joined.t_at])  # the input ops' records, in record order
+    nodes, first, where = np.unique(joined.t_node[rows], return_index=True, return_inverse=True)
+    sums = np.zeros(len(nodes), dtype=np.int64)
+    np.add.at(sums, where.reshape(-1), joined.t_dur[rows])
+    order = np.argsort(first, kind="stable")  # each op in the order first met
+    per_op = dict(zip(nodes[order].tolist(), sums[order].tolist(), strict=True))
+    trace = getattr(model, "trace_input", None)
+    if trace is not None and trace.steps:
+        return [], per_op
+    waited = joined.union(hit).tolist()
+    steps = [
+        InputStep(step, wall, wait, round(wait / wall if wall > 0 else 0.0, 4))
+        for step, found, wall, wait
+        in zip(joined.numbers, has.tolist(), walls.tolist(), waited, strict=True)
+        if found
+    ]  # fmt: skip
+    return steps, per_op
+
+
+def _steps_one_by_one(
+    model: ProfileModel, is_input: npt.NDArray[np.bool_]
+) -> tuple[list[InputStep], dict[int, int]]:
+    """:func:`_steps` one step at a time (the reference)."""
     steps: list[InputStep] = []
     per_op: dict[int, int] = {}
-    is_input = np.asarray(_input_nodes(model), dtype=bool)
     for step in model.sorted_steps():
         timing = _step(model, step, per_op, is_input)
         if timing is not None:
@@ -196,16 +227,19 @@ def _trace_steps(model: ProfileModel, report: InputReport) -> list[InputStep]:
     report.host_batches = model.xla_programs is not None and host_makes_batches(
         trace, any(_input_nodes(model))
     )
-    steps, sums = [], dict.fromkeys(trace.steps[next(iter(trace.steps))], 0.0)
     ordered = sorted(trace.steps)
-    whole = {n for n in ordered if n not in model.cut_steps} or set(ordered)
-    for number in ordered:
-        parts = trace.steps[number]
-        wall = sum(parts.values())
-        waited = parts["input"] + (parts["host"] if report.host_batches else 0)
+    rows = [trace.steps[n] for n in ordered]
+    walls = [sum(parts.values()) for parts in rows]
+    host = report.host_batches
+    steps = []
+    for number, parts, wall in zip(ordered, rows, walls, strict=True):
+        waited = parts["input"] + (parts["host"] if host else 0)
         steps.append(InputStep(number, wall, waited, round(waited / wall, 4) if wall else 0.0))
-        for k, v in parts.items():
-            sums[k] += v / wall / len(whole) if wall and number in whole else 0.0
+    whole = {n for n in ordered if n not in model.cut_steps} or set(ordered)
+    keys = list(trace.steps[next(iter(trace.steps))])
+    sums = _part_sums(keys, ordered, rows, walls, whole)
+    if sums is None:
+        sums = _part_sums_per_step(keys, ordered, rows, walls, whole)
     report.parts = {k: round(v, 4) for k, v in sums.items()}
     stages = stages_of(trace)
     report.stages = [{"name": s.name, "micros": s.micros, "self_micros": s.self_micros}
@@ -220,6 +254,47 @@ def _trace_steps(model: ProfileModel, report: InputReport) -> list[InputStep]:
             "prefetch them to the device, and move the NumPy work into the compiled step"
         )
     return steps
+
+
+def _part_sums(
+    keys: list[str], ordered: list[int], rows: list[dict[str, int]], walls: list[int],
+    whole: set[int],
+) -> dict[str, float] | None:  # fmt: skip
+    """Each part's mean share over the ``whole`` steps, all steps at once: the
+    shares added in step order (a running sum), as :func:`_part_sums_per_step`
+    adds them; None where that cannot be exact (steps with other parts, values
+    past 2**53)."""
+    names = set(keys)
+    if any(parts.keys() != names for parts in rows):
+        return None
+    values = np.asarray([[parts[k] for k in keys] for parts in rows]).reshape(len(rows), len(keys))
+    wall = np.asarray(walls).reshape(len(rows))
+    if not (_exact_floats(values) and _exact_floats(wall)):
+        return None
+    counted = np.asarray([n in whole for n in ordered], dtype=bool) & (wall != 0)
+    safe = np.where(counted, wall, 1)
+    shares = np.where(counted[:, None], values / safe[:, None] / len(whole), 0.0)
+    totals = np.cumsum(shares, axis=0)[-1] if len(rows) else np.zeros(len(keys))
+    return {k: 0.0 + float(v) for k, v in zip(keys, totals.tolist(), strict=True)}
+
+
+def _exact_floats(values: npt.NDArray[Any]) -> bool:
+    """Whether ``values`` turn into float64 as Python's int / int division does."""
+    if values.dtype.kind == "f":
+        return True
+    return values.dtype.kind in "iu" and (not values.size or int(np.abs(values).max()) < 2**53)
+
+
+def _part_sums_per_step(
+    keys: list[str], ordered: list[int], rows: list[dict[str, int]], walls: list[int],
+    whole: set[int],
+) -> dict[str, float]:  # fmt: skip
+    """:func:`_part_sums` one step at a time (the reference)."""
+    sums = dict.fromkeys(keys, 0.0)
+    for number, parts, wall in zip(ordered, rows, walls, strict=True):
+        for k, v in parts.items():
+            sums[k] += v / wall / len(whole) if wall and number in whole else 0.0
+    return sums
 
 
 def input_pipeline(model: ProfileModel, top: int = 5) -> InputReport:

@@ -1,7 +1,7 @@
 """tf.data's iterator stages and the parts of an XSpace's steps, for the
 input-pipeline analysis (:mod:`tfprof_lite.analysis.input_pipeline`).
 
-An XSpace's steps are split by :mod:`tfprof_lite.model.xspace_input` into
+An XSpace's steps are split by :mod:`tfprof_lite.formats.xspace.read.input` into
 ``input``, ``device``, ``copies``, ``launch``, ``idle`` and ``host``. The
 input share of a step is its ``input`` part; in a profile of XLA programs
 without any tf.data iterator or input op (a JAX loop making its batches with
@@ -36,7 +36,7 @@ class Stage:
 
 
 def stages_of(trace: Any) -> list[Stage]:
-    """The stages of ``trace`` (a :class:`~tfprof_lite.model.xspace_input.TraceInput`),
+    """The stages of ``trace`` (a :class:`~tfprof_lite.formats.xspace.read.input.TraceInput`),
     per step, slowest self time first."""
     n = max(1, len(trace.steps))
     out = [Stage(name, t // n, s // n) for name, (t, s) in trace.stages.items()]

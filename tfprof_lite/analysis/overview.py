@@ -25,8 +25,10 @@ import numpy as np
 
 from tfprof_lite.analysis.input_pipeline import InputReport, input_pipeline, parts_text
 from tfprof_lite.analysis.intervals import union_length
+from tfprof_lite.analysis.step_join import joined_steps
 from tfprof_lite.analysis.steptime import StepTimeReport, complete, step_times
 from tfprof_lite.base.device_names import task_text
+from tfprof_lite.base.shared import sharing
 from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.devices import STEPS_DEVICE, is_canonical_device
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
@@ -218,6 +220,28 @@ def _top_op_lines(top_ops: list[TopOp]) -> list[str]:
 
 
 def _idle(model: ProfileModel, kind: int) -> float | None:
+    """The mean share of the whole steps' wall time in which no record of
+    ``kind`` ran (steps with none left out), all steps measured at once where
+    exact (:class:`~tfprof_lite.analysis.step_join.JoinedSteps`)."""
+    joined = joined_steps(model)
+    if not joined.exact():
+        return _idle_per_step(model, kind)
+    walls, has = joined.walls()
+    mine = joined.t_kind == kind
+    busy = joined.union(mine).tolist()
+    counts = np.bincount(joined.t_at[mine], minlength=joined.n).tolist()
+    cut = model.cut_steps if len(model.cut_steps) < len(model.steps) else {}
+    idle = [
+        max(0.0, 1.0 - union / wall)
+        for step, found, wall, union, count
+        in zip(joined.numbers, has.tolist(), walls.tolist(), busy, counts, strict=True)
+        if found and wall > 0 and count and step not in cut
+    ]  # fmt: skip
+    return round(sum(idle) / len(idle), 4) if idle else None
+
+
+def _idle_per_step(model: ProfileModel, kind: int) -> float | None:
+    """:func:`_idle` one step at a time (the reference)."""
     idle: list[float] = []
     for step in model.sorted_steps():
         if step in model.cut_steps and len(model.cut_steps) < len(model.steps):
@@ -237,16 +261,14 @@ def _idle(model: ProfileModel, kind: int) -> float | None:
 
 def _step_markers(model: ProfileModel) -> set[int]:
     """Nodes recorded on the steps pseudo device only (an XSpace's step markers)."""
-    on_steps: set[int] = set()
-    elsewhere: set[int] = set()
-    for execs in model.steps.values():
-        nodes, codes = execs.pairs["node"], execs.pairs["dev"]
-        steps = [code for code, dev in enumerate(execs.device_names) if dev == _STEPS_DEVICE]
-        marked = np.isin(codes, steps)
-        on_steps.update(np.unique(nodes[marked], return_index=True)[0].tolist())
-        other = (codes >= 0) & ~marked
-        elsewhere.update(np.unique(nodes[other], return_index=True)[0].tolist())
-    return on_steps - elsewhere
+    joined = joined_steps(model)
+    steps = [code for code, dev in enumerate(joined.devices) if dev == _STEPS_DEVICE]
+    if not steps:
+        return set()
+    marked = np.isin(joined.p_dev, steps)
+    on_steps = np.unique(joined.p_node[marked], return_index=True)[0]
+    elsewhere = np.unique(joined.p_node[(joined.p_dev >= 0) & ~marked], return_index=True)[0]
+    return set(on_steps.tolist()) - set(elsewhere.tolist())
 
 
 def _top_ops(model: ProfileModel, top: int) -> list[TopOp]:
@@ -286,7 +308,9 @@ def _environment(model: ProfileModel) -> tuple[list[str], list[str]]:
     """Hosts and devices ops ran on: the canonical devices, not the GPU tracer's
     streams or pseudo devices such as ``/host:cpu/steps`` (all recorded devices
     only when none is canonical)."""
-    recorded = sorted({dev for execs in model.steps.values() for dev in execs.used_devices()})
+    joined = joined_steps(model)
+    used = np.unique(joined.p_dev[joined.p_dev >= 0], return_index=True)[0].tolist()
+    recorded = sorted({joined.devices[code] for code in used})
     devices = [d for d in recorded if is_canonical_device(d)] or recorded
     hosts = sorted({t for d in devices if (t := task_text(d))})
     return hosts, devices
@@ -412,10 +436,8 @@ def _cluster_part(view: Overview, report: ClusterReport) -> None:
         )
 
 
-def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None = None) -> Overview:
-    """The overview of ``model``; with ``cluster`` (a merged distributed profile)
-    also per task where the step went, the stragglers, and a recommendation that
-    looks at each task's waiting time."""
+def _view(model: ProfileModel, top: int) -> Overview:
+    """The overview's measures of ``model``'s steps (in a sharing block)."""
     times = step_times(model)
     view = Overview(
         steps=len(complete(times)),
@@ -428,12 +450,21 @@ def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None 
         steps_source=model.steps_source,
         cut_steps=dict(model.cut_steps),
     )
+    view.hosts, view.devices = _environment(model)
+    return view
+
+
+def overview(model: ProfileModel, top: int = 10, cluster: ClusterProfile | None = None) -> Overview:
+    """The overview of ``model``; with ``cluster`` (a merged distributed profile)
+    also per task where the step went, the stragglers, and a recommendation that
+    looks at each task's waiting time."""
+    with sharing():  # the analyses below join the steps' columns once
+        view = _view(model, top)
     window = model.event_window
     if window is not None:
         view.window_micros = window.duration_ns / 1000
         view.step_coverage = round(window.coverage(), 6)
         view.device_events_outside_steps = window.outside_steps()
-    view.hosts, view.devices = _environment(model)
     if cluster is not None:
         from tfprof_lite.analysis.cluster import cluster_report  # a cluster's only
 

@@ -11,13 +11,15 @@ median (a warm-up step of 45 ms among 5 ms steps), which lift the mean.
 The wall time spans the step's own span too (``StepExecs.span``: an XSpace's
 step marker or inferred call, which is no record), as
 :meth:`~tfprof_lite.model.execs.StepExecs.wall_span` does. Every step is
-measured at once over the steps' columns joined (:func:`_measure`), linear in
-records and steps; a profile whose values the batched path cannot take exactly
-(a zero start or end, a negative duration, times too far apart) is measured
-one step at a time (:func:`_one_step`), with equal results.
+measured at once over the steps' columns joined
+(:class:`~tfprof_lite.analysis.step_join.JoinedSteps`, shared with the overview's
+and the input pipeline's measures), linear in records and steps; a profile
+whose values the batched path cannot take exactly (a zero start or end, a
+negative duration, times too far apart) is measured one step at a time
+(:func:`_one_step`), with equal results.
 
 A step of an XSpace cut by the trace's start or stop (``ProfileModel.cut_steps``,
-:mod:`tfprof_lite.model.xspace_cut`), or the whole profile of one without
+:mod:`tfprof_lite.formats.xspace.read.cut`), or the whole profile of one without
 steps, is listed with ``cut`` saying why and left out of the statistics.
 
 tfprof itself only reports one step (or a per-node average) at a time.
@@ -30,12 +32,11 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from tfprof_lite.analysis.intervals import union_length
+from tfprof_lite.analysis.step_join import JoinedSteps, joined_steps
 from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_time
-from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
@@ -50,10 +51,6 @@ __all__ = [
 
 #: A step is an outlier when its wall time exceeds this many times the median.
 OUTLIER_FACTOR = 2.0
-
-I64 = npt.NDArray[np.int64]
-#: The batched busy time keys (step, time) into one int64 below this.
-_KEY_LIMIT = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -141,107 +138,36 @@ def _one_step(model: ProfileModel, step: int) -> StepTime | None:
     )
 
 
-class _Joined:
-    """Every step's columns joined (``at``: each column's rows' step index)."""
-
-    def __init__(self, steps: list[StepExecs]) -> None:
-        def join(arrays: list[I64]) -> tuple[I64, I64]:
-            sizes = np.asarray([len(a) for a in arrays], dtype=np.int64).reshape(len(arrays))
-            at = np.repeat(np.arange(len(arrays), dtype=np.int64), sizes)
-            joined = np.concatenate(arrays).astype(np.int64) if arrays else np.zeros(0, np.int64)
-            return joined, at
-
-        self.n = len(steps)
-        self.t_start, self.t_at = join([e.times["start"] for e in steps])
-        self.t_dur, _ = join([e.times["dur"] for e in steps])
-        self.s_start, self.s_at = join([e.spans["start"] for e in steps])
-        self.s_end, _ = join([e.spans["end"] for e in steps])
-        self.dev, self.d_at = join([e.pairs["dev"] for e in steps])
-        spans = [e.span for e in steps]
-        self.has_span = np.asarray([s is not None for s in spans], dtype=bool).reshape(self.n)
-        self.span = np.asarray([(s.start, s.end) if s else (0, 0) for s in spans],
-                               dtype=np.int64).reshape(self.n, 2)  # fmt: skip
-
-    def exact(self) -> bool:
-        """Whether the batched measures equal the per-step ones here."""
-        if (self.s_start == 0).any() or (self.s_end == 0).any() or (self.t_dur < 0).any():
-            return False
-        if not len(self.t_start):
-            return True
-        width = self.width()
-        return width * self.n < _KEY_LIMIT and int(self.t_dur.max()) * len(self.t_dur) < _KEY_LIMIT
-
-    def width(self) -> int:
-        """A bound on the time records' ends, from their first start, plus one."""
-        return int(self.t_start.max()) + int(self.t_dur.max()) - int(self.t_start.min()) + 1
-
-
-def _walls(j: _Joined) -> tuple[I64, I64]:
-    """Each step's wall time and whether it has one (a start or a span)."""
-    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-    first = np.full(j.n, big, dtype=np.int64)
-    last = np.full(j.n, small, dtype=np.int64)
-    np.minimum.at(first, j.s_at, j.s_start)
-    np.maximum.at(last, j.s_at, j.s_end)
-    has = np.zeros(j.n, dtype=bool)
-    has[j.s_at] = True
-    first = np.where(j.has_span, np.minimum(first, j.span[:, 0]), first)
-    last = np.where(j.has_span, np.maximum(last, j.span[:, 1]), last)
-    has |= j.has_span
-    return np.where(has, last - first, 0), has
-
-
-def _busy(j: _Joined) -> I64:
-    """Each step's busy time: the union of its time records, for all steps at
-    once (records by step then start; each adds what runs past the latest end
-    of the step's records before it)."""
-    busy = np.zeros(j.n, dtype=np.int64)
-    if not len(j.t_start):
-        return busy
-    low, width = int(j.t_start.min()), j.width()
-    start = j.t_start - low
-    end = start + j.t_dur
-    order = np.lexsort((start, j.t_at))
-    at, start, end = j.t_at[order], start[order], end[order]
-    reach = np.maximum.accumulate(at * width + end) - at * width  # (keys rise by step)
-    before = np.empty_like(reach)
-    before[0] = -1
-    before[1:] = reach[:-1]
-    before[np.flatnonzero(np.diff(at)) + 1] = -1  # a step's first record
-    np.add.at(busy, at, np.maximum(end - np.maximum(start, before), 0))
-    return busy
-
-
-def _devices(j: _Joined) -> I64:
-    """How many devices each step's nodes ran on (its distinct device codes)."""
-    keep = j.dev >= 0
-    codes, at = j.dev[keep], j.d_at[keep]
-    width = int(codes.max()) + 1 if len(codes) else 1
-    present = np.zeros(j.n * width, dtype=bool)
-    present[at * width + codes] = True
-    counts: I64 = present.reshape(j.n, width).sum(axis=1).astype(np.int64)
-    return counts
+#: The steps' columns joined (kept under this name for the tests).
+_Joined = JoinedSteps
 
 
 def _measure(model: ProfileModel, steps: list[int]) -> list[StepTime | None]:
     """:func:`_one_step` of every step of ``steps``, batched where exact."""
-    joined = _Joined([model.steps[s] for s in steps])
+    return _measured(model, JoinedSteps([model.steps[s] for s in steps], steps))
+
+
+def _measured(model: ProfileModel, joined: JoinedSteps, cut: dict[int, str] | None = None
+              ) -> list[StepTime | None]:  # fmt: skip
+    """:func:`_measure` of ``joined``'s steps, each with its ``cut`` reason."""
+    steps, why = joined.numbers, cut or {}
     if not joined.exact():
-        return [_one_step(model, s) for s in steps]
-    walls, has = _walls(joined)
-    busy = _busy(joined)
+        return [
+            replace(t, cut=why.get(s, "")) if t is not None and why else t
+            for s, t in ((s, _one_step(model, s)) for s in steps)
+        ]
+    walls, has = joined.walls()
+    busy = joined.union()
     ops = np.zeros(joined.n, dtype=np.int64)
     np.add.at(ops, joined.t_at, joined.t_dur)
-    devices = _devices(joined)
-    out: list[StepTime | None] = []
+    devices = joined.devices_used()
     rows = zip(steps, has.tolist(), walls.tolist(), ops.tolist(), busy.tolist(), devices.tolist())
-    for step, found, wall, op_time, busy_time, used in rows:
-        out.append(
-            StepTime(step, wall, op_time, busy_time,
-                     round(op_time / busy_time, 4) if busy_time else 0.0, used)
-            if found else None
-        )  # fmt: skip
-    return out
+    return [
+        StepTime(step, wall, op_time, busy_time,
+                 round(op_time / busy_time, 4) if busy_time else 0.0, used, why.get(step, ""))
+        if found else None
+        for step, found, wall, op_time, busy_time, used in rows
+    ]  # fmt: skip
 
 
 def step_times(model: ProfileModel) -> StepTimeReport:
@@ -257,11 +183,8 @@ def complete(report: StepTimeReport) -> list[StepTime]:
 
 def _step_times(model: ProfileModel) -> StepTimeReport:
     report = StepTimeReport()
-    cut = model.cut_steps
-    ordered = model.sorted_steps()
-    for step, timing in zip(ordered, _measure(model, ordered), strict=True):
-        if timing is not None:
-            report.steps.append(replace(timing, cut=cut.get(step, "")))
+    measured = _measured(model, joined_steps(model), model.cut_steps)
+    report.steps = [timing for timing in measured if timing is not None]
     walls = [s.wall_micros for s in complete(report)]
     if walls:
         mean = sum(walls) / len(walls)

@@ -5,7 +5,7 @@ or protobuf text format (a ``.pbtxt``-like suffix, :data:`TEXT_SUFFIXES`, or a
 file that does not parse as binary but does as text). Every failure is one
 :class:`~tfprof_lite.errors.InvalidInputError` line that starts with the file
 name: missing, unreadable, empty, not UTF-8 text, corrupt or truncated, a
-Chrome trace (JSON; :mod:`tfprof_lite.model.trace_json` names what to pass
+Chrome trace (JSON; :mod:`tfprof_lite.formats.chrome_trace` names what to pass
 instead), or another message kind (naming the kind it looks like and where it
 goes on the command line).
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from tfprof_lite.base.reading import read_input
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.model.trace_json import chrome_trace_error
+from tfprof_lite.formats.chrome_trace import chrome_trace_error
 
 __all__ = ["TEXT_SUFFIXES", "blank", "is_text_path", "parse_file", "read_file"]
 

@@ -66,7 +66,7 @@ from tfprof_lite.cli.xspace_inputs import (
 )
 from tfprof_lite.errors import InvalidInputError, SameTaskError, UsageError
 from tfprof_lite.formats.resolve import saved_profiles
-from tfprof_lite.model.xspace_runs import MAX_DEPTH
+from tfprof_lite.formats.xspace.read.runs import MAX_DEPTH
 
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel

@@ -7,18 +7,18 @@ Contract (used by :mod:`tfprof_lite.cli.inputs`):
   (``plugins/profile/<run>/``), a logdir, or a folder with no ``profile_<step>``
   file of its own but logdirs a few levels below it (Keras'
   ``TensorBoard(log_dir=LOGDIR)`` writes ``LOGDIR/train/plugins/profile/``;
-  :mod:`tfprof_lite.model.xspace_runs` searches).
+  :mod:`tfprof_lite.formats.xspace.read.runs` searches).
 * :func:`load_xspace` reads the run chosen (``--run NAME``, else the newest),
   one host or every host merged. When the run was chosen among several and not
   named, one note on stderr says which was read and lists the others
   (:func:`run_note`).
 * :func:`load_programs` reads the same run's and hosts' compiled XLA programs
-  and step count only (:func:`tfprof_lite.model.xla_programs_read.load_programs`),
+  and step count only (:func:`tfprof_lite.formats.xspace.read.programs.load_programs`),
   for the program tools, which need no model; :func:`load_records` their
   HLO alone (the memory viewer), without decoding any event.
 * :func:`refuse_chrome_traces` raises the one-line error for a Chrome trace
   (``*.trace.json.gz``, ``.json``, ``.json.gz``) given as PROFILE, naming the
-  ``*.xplane.pb`` to pass instead (:mod:`tfprof_lite.model.trace_json`).
+  ``*.xplane.pb`` to pass instead (:mod:`tfprof_lite.formats.chrome_trace`).
 * Every path printed goes through :func:`~tfprof_lite.base.shown.shown`, so a
   file name that is not UTF-8 prints.
 """
@@ -34,9 +34,9 @@ from tfprof_lite.base.shown import shown
 from tfprof_lite.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from tfprof_lite.formats.xspace.read.runs import Run, RunPick
     from tfprof_lite.model.xla_programs import XlaPrograms
     from tfprof_lite.model.xla_records import ProgramRecord
-    from tfprof_lite.model.xspace_runs import Run, RunPick
     from tfprof_lite.profiler import Profiler
 
 __all__ = [
@@ -92,7 +92,7 @@ def run_note(pick: RunPick) -> str | None:
 
 def _hosts(path: str, run: str | None, host: str | None) -> dict[str, str]:
     """The host files of the run chosen (a note names the others, as for every command)."""
-    from tfprof_lite.model import xspace_runs
+    from tfprof_lite.formats.xspace.read import runs as xspace_runs
 
     pick = xspace_runs.pick_run(path, run)
     note = run_note(pick) if run is None else None
@@ -105,8 +105,8 @@ def _hosts(path: str, run: str | None, host: str | None) -> dict[str, str]:
 def load_programs(path: str, run: str | None, host: str | None) -> tuple[XlaPrograms | None, int]:
     """The compiled XLA programs of ``path``'s run (every host's together) and the
     most steps a host has (see the module docstring)."""
+    from tfprof_lite.formats.xspace.read.programs import load_programs as load
     from tfprof_lite.model.xla_programs import merge_programs
-    from tfprof_lite.model.xla_programs_read import load_programs as load
 
     found = [load(file) for file in _hosts(path, run, host).values()]
     return merge_programs([programs for programs, _ in found]), max(s for _, s in found)
@@ -114,8 +114,8 @@ def load_programs(path: str, run: str | None, host: str | None) -> tuple[XlaProg
 
 def load_records(path: str, run: str | None, host: str | None) -> list[ProgramRecord]:
     """The compiled programs of ``path``'s run, every host's (their HLO only: no
-    event is decoded, :func:`tfprof_lite.model.xla_records_read.read_program_records`)."""
-    from tfprof_lite.model.xla_records_read import read_program_records
+    event is decoded, :func:`tfprof_lite.formats.xspace.read.records.read_program_records`)."""
+    from tfprof_lite.formats.xspace.read.records import read_program_records
 
     return [r for f in _hosts(path, run, host).values() for r in read_program_records(f)]
 
@@ -147,7 +147,7 @@ def refuse_chrome_traces(paths: Iterable[str]) -> None:
     Raises:
         InvalidInputError: naming what to pass instead.
     """
-    from tfprof_lite.model.trace_json import chrome_trace_error
+    from tfprof_lite.formats.chrome_trace import chrome_trace_error
 
     for path in paths:
         error = chrome_trace_error(path)

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 from tfprof_lite.base.shown import shown
 from tfprof_lite.errors import InvalidInputError
-from tfprof_lite.model import xspace_runs as runs
-from tfprof_lite.model.trace_json import is_chrome_trace
+from tfprof_lite.formats.chrome_trace import is_chrome_trace
+from tfprof_lite.formats.xspace.read import runs
 
 __all__ = [
     "DIR_FORMATS",

@@ -30,7 +30,7 @@ steps loaded from a ProfileProto, which does not carry them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +61,7 @@ __all__ = [
     "MemoryExec",
     "RunningSums",
     "StepExecs",
+    "StepSource",
     "StepTotals",
     "segment_sum",
 ]
@@ -69,6 +70,28 @@ KIND_ACCELERATOR = 1
 KIND_CPU = 2
 
 IntArray = npt.NDArray[np.int64]
+
+
+class StepSource(Protocol):
+    """Many steps' parts, made on request (:meth:`StepExecs.deferred`)."""
+
+    def group(self, index: int, name: str) -> Columns:
+        """Step ``index``'s column group ``name`` (a key of :data:`COLUMN_TYPES`)."""
+
+    def device_names(self, index: int) -> list[str]:
+        """Step ``index``'s device strings, by device code."""
+
+    def raws(self, index: int) -> tuple[list[int], list[bytes]]:
+        """Step ``index``'s kept NodeExecStats: (nodes, serialized)."""
+
+    def kernels(self, index: int) -> KernelColumns:
+        """Step ``index``'s GPU tracer records."""
+
+
+#: The parts of a deferred step made when first read.
+_DEFERRED = frozenset(
+    {*COLUMN_TYPES, "device_names", "_device_index", "raw_node", "raw_stats", "kernels"}
+)
 
 
 class StepExecs:
@@ -103,6 +126,40 @@ class StepExecs:
         self.version = 0
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
+
+    @classmethod
+    def deferred(cls, source: StepSource, index: int, cache: dict[str, Any]) -> StepExecs:
+        """A step whose columns, device names, kept NodeExecStats and kernels are
+        step ``index`` of ``source`` (:mod:`tfprof_lite.model.step_batch`), each
+        made when first read; ``cache``: cached views of it, computed with other
+        steps' (``"spans"``: :meth:`node_spans`, ``"present"``:
+        :meth:`present_nodes`, ``"wall"``: what :meth:`wall_span` reads of the
+        records). The step has changed once."""
+        execs = cls.__new__(cls)
+        state = execs.__dict__
+        state["_source"] = (source, index)
+        state["version"] = 1
+        state["_cache"] = cache
+        state["_cache_version"] = 1
+        return execs
+
+    def __getattr__(self, name: str) -> Any:
+        """Make a deferred step's part ``name`` (see :meth:`deferred`)."""
+        held = self.__dict__.get("_source")
+        if held is None or name not in _DEFERRED:
+            raise AttributeError(name)
+        source, index = held
+        if name in ("device_names", "_device_index"):
+            names = source.device_names(index)
+            self.device_names = names
+            self._device_index = {device: at for at, device in enumerate(names)}
+        elif name in ("raw_node", "raw_stats"):
+            self.raw_node, self.raw_stats = source.raws(index)
+        elif name == "kernels":
+            self.kernels = source.kernels(index)
+        else:
+            setattr(self, name, source.group(index, name))
+        return self.__dict__[name]
 
     # ------------------------------------------------------------- building
     def device_code(self, device: str) -> int:

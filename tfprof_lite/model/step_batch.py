@@ -1,15 +1,17 @@
 """Many steps' columns into the model at once, as one ``add_step`` per step would.
 
 :func:`add_steps` takes the step columns of many new step numbers (an
-XSpace's steps, :func:`tfprof_lite.model.xspace.add_plan`) and applies
+XSpace's steps, :func:`tfprof_lite.formats.xspace.read.conversion.add_plan`) and applies
 tfprof's ``AddStep`` rules (:mod:`tfprof_lite.model.step_ingest`) to all their
 records in one pass: the steps' rows are laid end to end in one block (a step
 index per row, each step's device strings numbered in one table), the node
 lookup, canonical device binding, times, spans and memory records are computed
 over the block, and each step's :class:`~tfprof_lite.model.execs.StepExecs`
-gets its rows as a span of the block's arrays (sliced on first read:
-:class:`~tfprof_lite.model.exec_columns.Columns`). The all-steps sums of the
-model are added from the block at once.
+is deferred (:meth:`~tfprof_lite.model.execs.StepExecs.deferred`): its column
+groups, device names, kept NodeExecStats and kernels are spans of the block's
+arrays (:class:`_Source`), made when first read, and its node spans and present
+nodes are computed for all steps at once. The all-steps sums of the model are
+added from the block at once.
 
 Contract: the model ends as ``model.add_step(number, cols)`` for each step in
 order would leave it (nodes, their canonical devices, coverage, every step's
@@ -123,7 +125,8 @@ def _joined(columns: Sequence[StepColumns], dev: I64, bounds: I64) -> StepColumn
     for name in _ARRAY_FIELDS:
         setattr(out, name, _cat([getattr(c, name) for c in columns], getattr(out, name).dtype))
     for name in _ROW_FIELDS:
-        parts = [getattr(c, name).astype(np.int64) + base for c, base in zip(columns, bounds)]
+        parts = [getattr(c, name).astype(np.int64) + base
+                 for c, base in zip(columns, bounds) if getattr(c, name).size]  # fmt: skip
         setattr(out, name, _cat(parts, np.int64))
     if any(c.untimed.size for c in columns):
         out.untimed = _cat([c.untimed if c.untimed.size else np.zeros(len(c), bool)
@@ -131,10 +134,16 @@ def _joined(columns: Sequence[StepColumns], dev: I64, bounds: I64) -> StepColumn
     return out
 
 
-def add_steps(model: ProfileModel, numbers: Sequence[int], columns: Sequence[StepColumns]) -> bool:
+def add_steps(
+    model: ProfileModel,
+    numbers: Sequence[int],
+    columns: Sequence[StepColumns],
+    exact: Sequence[I64] | None = None,
+) -> bool:
     """Add step ``numbers[i]``'s ``columns[i]`` for every ``i`` (see the module
     docstring); False, having changed nothing, when a number is in the model
-    already or repeats."""
+    already or repeats. ``exact[i]``: the durations (ns) of step ``i``'s GPU
+    tracer records, kept when there is one per record."""
     if len(set(numbers)) != len(numbers) or any(n in model.steps for n in numbers):
         return False
     if not numbers:
@@ -172,7 +181,8 @@ def add_steps(model: ProfileModel, numbers: Sequence[int], columns: Sequence[Ste
         "times": spans_step[timed],
     }
     _memory_marks(marks, memory, cols, step_of)
-    _make_steps(model, numbers, block, scratch, marks, kernels)
+    seeds = _seeds(marks, scratch, len(numbers), len(model.names))
+    _make_steps(model, numbers, _Source(block, scratch, marks, kernels, exact or ()), seeds)
     _fold(model, numbers, scratch, step_of[rows], kept)
     return True
 
@@ -220,50 +230,71 @@ def _kernels(block: _Block) -> tuple[I64, list[tuple[int, int]]]:
     return rows, list(zip(at[:-1].tolist(), at[1:].tolist(), strict=True))
 
 
-def _make_steps(
-    model: ProfileModel,
-    numbers: Sequence[int],
-    block: _Block,
-    scratch: StepExecs,
-    marks: dict[str, I64],
-    kernels: tuple[I64, list[tuple[int, int]]],
-) -> None:
-    """One StepExecs per step, over its span of the scratch step's columns."""
-    steps = np.arange(len(numbers) + 1)
-    cuts = {group: np.searchsorted(marks[group], steps).tolist() for group in COLUMN_TYPES}
-    groups = {group: getattr(scratch, group) for group in COLUMN_TYPES}
-    shared = {group: {name: cols[name] for name in COLUMN_TYPES[group]}
-              for group, cols in groups.items()}  # fmt: skip
-    outs = shared["outs"]
-    outs["mem"] = outs["mem"] - np.asarray(cuts["mem"], dtype=np.int64)[marks["outs"]]
-    raw_cut = np.searchsorted(marks["raws"], steps).tolist()
-    seeds = _seeds(marks, scratch, len(numbers), len(model.names))
-    rows, spans = kernels
-    cols = block.cols
-    k_dev = [block.devices[d] for d in cols.dev[rows].tolist()]
-    k_name = [cols.name[r] for r in rows.tolist()]
-    k_label = [cols.label[r] for r in rows.tolist()]
-    k_start, k_dur = cols.start[rows].tolist(), cols.rel[rows].tolist()
+class _Source:
+    """The new steps' parts over the batch's arrays (:class:`StepSource`): each
+    step's column groups are spans of the scratch step's columns, its kernels a
+    span of the block's GPU tracer rows."""
+
+    def __init__(
+        self,
+        block: _Block,
+        scratch: StepExecs,
+        marks: dict[str, I64],
+        kernels: tuple[I64, list[tuple[int, int]]],
+        exact: Sequence[I64],
+    ) -> None:
+        steps = np.arange(len(block.names) + 1)
+        self.cuts = {group: np.searchsorted(marks[group], steps).tolist() for group in COLUMN_TYPES}
+        self.shared = {group: {name: getattr(scratch, group)[name] for name in types}
+                       for group, types in COLUMN_TYPES.items()}  # fmt: skip
+        outs = self.shared["outs"]
+        outs["mem"] = outs["mem"] - np.asarray(self.cuts["mem"], dtype=np.int64)[marks["outs"]]
+        self.raw_cut = np.searchsorted(marks["raws"], steps).tolist()
+        self.raw_node, self.raw_stats = scratch.raw_node, scratch.raw_stats
+        self.names = block.names
+        rows, self.spans = kernels
+        cols = block.cols
+        self.k_dev = [block.devices[d] for d in cols.dev[rows].tolist()]
+        self.k_name = [cols.name[r] for r in rows.tolist()]
+        self.k_label = [cols.label[r] for r in rows.tolist()]
+        self.k_start, self.k_dur = cols.start[rows].tolist(), cols.rel[rows].tolist()
+        self.exact = exact
+
+    def group(self, index: int, name: str) -> Columns:
+        """Step ``index``'s column group ``name``."""
+        cut = self.cuts[name]
+        return Columns(COLUMN_TYPES[name], self.shared[name], cut[index], cut[index + 1])
+
+    def device_names(self, index: int) -> list[str]:
+        """Step ``index``'s device strings."""
+        return list(self.names[index])
+
+    def raws(self, index: int) -> tuple[list[int], list[bytes]]:
+        """Step ``index``'s kept NodeExecStats."""
+        lo, hi = self.raw_cut[index], self.raw_cut[index + 1]
+        return self.raw_node[lo:hi], self.raw_stats[lo:hi]
+
+    def kernels(self, index: int) -> KernelColumns:
+        """Step ``index``'s GPU tracer records (exact durations in ns where given)."""
+        lo, hi = self.spans[index]
+        if hi <= lo:
+            return KernelColumns()
+        dur = self.k_dur[lo:hi]
+        exact = self.exact[index] if index < len(self.exact) else _i64()
+        dur_ns = exact.tolist() if len(exact) == hi - lo else [d * 1000 for d in dur]
+        return KernelColumns(self.k_dev[lo:hi], self.k_name[lo:hi], self.k_label[lo:hi],
+                             self.k_start[lo:hi], dur, dur_ns)  # fmt: skip
+
+
+def _make_steps(model: ProfileModel, numbers: Sequence[int], source: _Source,
+                seeds: dict[str, list[Any]]) -> None:  # fmt: skip
+    """One deferred StepExecs per step, over ``source``."""
+    deferred = StepExecs.deferred
+    spans, present, walls = seeds["spans"], seeds["present"], seeds["wall"]
     for i, number in enumerate(numbers):
-        made = {group: Columns(COLUMN_TYPES[group], shared[group], cut[i], cut[i + 1])
-                for group, cut in cuts.items()}  # fmt: skip
-        execs = StepExecs(**made)
-        names = block.names[i]
-        execs.device_names = list(names)
-        execs._device_index = {name: at for at, name in enumerate(names)}  # noqa: SLF001
-        lo, hi = raw_cut[i], raw_cut[i + 1]
-        if hi > lo:
-            execs.raw_node = scratch.raw_node[lo:hi]
-            execs.raw_stats = scratch.raw_stats[lo:hi]
-        lo, hi = spans[i]
-        if hi > lo:
-            execs.kernels = KernelColumns(k_dev[lo:hi], k_name[lo:hi], k_label[lo:hi],
-                                          k_start[lo:hi], k_dur[lo:hi],
-                                          [d * 1000 for d in k_dur[lo:hi]])  # fmt: skip
-        execs.changed()
-        for key, per_step in seeds.items():
-            execs.seed(key, per_step[i])
-        model.steps[number] = execs
+        cache = {"spans": spans[i], "present": present[i], "wall": walls[i]}
+        model.steps[number] = deferred(source, i, cache)
+    StepExecs.changes += len(numbers)
     model.data_version += len(numbers)
 
 
@@ -283,10 +314,40 @@ def _seeds(marks: dict[str, I64], scratch: StepExecs, steps: int, n: int) -> dic
     at = np.searchsorted(keys // max(n, 1), np.arange(steps + 1)).tolist()
     nodes = keys % max(n, 1)
     node_spans = [(nodes[lo:hi], starts[lo:hi], ends[lo:hi]) for lo, hi in zip(at, at[1:])]
+    walls = _walls(starts, ends, at)
     pairs = _distinct_keys(marks["pairs"] * n + scratch.pairs["node"].astype(np.int64))
     at = np.searchsorted(pairs // max(n, 1), np.arange(steps + 1)).tolist()
     present = pairs % max(n, 1)
-    return {"spans": node_spans, "present": [present[lo:hi] for lo, hi in zip(at, at[1:])]}
+    return {
+        "spans": node_spans,
+        "present": [present[lo:hi] for lo, hi in zip(at, at[1:])],
+        "wall": walls,
+    }
+
+
+def _walls(starts: I64, ends: I64, at: list[int]) -> list[tuple[int, int] | None]:
+    """Each step's (first start, last end) over its records (the nodes' spans of
+    step ``i``: ``at[i]:at[i + 1]``), as :meth:`StepExecs.wall_span` reads them
+    without the step's own span: the non-zero starts and ends only, the end the
+    start when none; None without a start."""
+    bounds = np.asarray(at, dtype=np.int64)
+    lows = bounds[:-1][bounds[:-1] < bounds[1:]]  # the steps with spans
+    if not len(lows):
+        return [None] * (len(at) - 1)
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    has_start = np.add.reduceat((starts != 0).astype(np.int64), lows).tolist()
+    has_end = np.add.reduceat((ends != 0).astype(np.int64), lows).tolist()
+    first = np.minimum.reduceat(np.where(starts != 0, starts, big), lows).tolist()
+    last = np.maximum.reduceat(np.where(ends != 0, ends, small), lows).tolist()
+    out: list[tuple[int, int] | None] = []
+    k = 0
+    for lo, hi in zip(at, at[1:]):
+        if hi <= lo:
+            out.append(None)
+            continue
+        out.append((first[k], last[k] if has_end[k] else first[k]) if has_start[k] else None)
+        k += 1
+    return out
 
 
 def _fold(model: ProfileModel, numbers: Sequence[int], scratch: StepExecs, pair_steps: I64,
@@ -333,12 +394,10 @@ def add_many(
 
 def _add_batch(model: ProfileModel, batch: list[tuple[int, StepColumns, I64]]) -> None:
     numbers = [number for number, _, _ in batch]
-    if len(batch) > 1 and add_steps(model, numbers, [cols for _, cols, _ in batch]):
-        for number, _, exact in batch:
-            kernels = model.steps[number].kernels
-            if len(exact) and len(kernels) == len(exact):
-                kernels.dur_ns = exact.tolist()
+    durations = [ns for _, _, ns in batch]
+    if len(batch) > 1 and add_steps(model, numbers, [cols for _, cols, _ in batch], durations):
         return
+    del durations
     while batch:
         number, cols, exact = batch.pop(0)
         execs = model.steps.get(number)

@@ -6,7 +6,7 @@ or None per node) and :attr:`~DeferredTraces.has_trace` for
 a computation that fills them (:meth:`~DeferredTraces.defer_traces`) instead
 of filling them while loading: reading an XSpace gathers what the call stacks
 come from and leaves the HLO programs' parse to the first reader of a trace
-(:func:`~tfprof_lite.model.xspace_code.defer_code_stacks`). Any access to
+(:func:`~tfprof_lite.formats.xspace.read.code.defer_code_stacks`). Any access to
 either attribute, to read or to change it, runs the pending computations
 first, in the order they were handed in, so every reader and writer sees the
 traces the eager load would have given.

@@ -1,14 +1,14 @@
 """A profile as a window of timed events, with its steps as spans over it.
 
 An XSpace holds every event the profiler saw between its start and its stop;
-the steps (:mod:`tfprof_lite.model.xspace_steps`) are spans over that window
+the steps (:mod:`tfprof_lite.formats.xspace.read.steps`) are spans over that window
 and need not cover it: a kernel may run before the first step, after the last,
 or between two. The per-step records of the model (``ProfileModel.steps``)
 keep only what falls inside a step; :class:`EventWindow` keeps the rest too,
 for the analyses that count over the whole window (kernel statistics, the
 overview's step coverage, the op statistics, the memory curve).
 
-Built once per XSpace by its conversion (:mod:`tfprof_lite.model.xspace_window`)
+Built once per XSpace by its conversion (:mod:`tfprof_lite.formats.xspace.read.window`)
 and kept as ``ProfileModel.event_window``; ``None`` for a TF1 RunMetadata
 profile, whose steps are all there is.
 

@@ -4,7 +4,7 @@ What the XLA program tools (op profile, roofline, memory viewer:
 :mod:`tfprof_lite.xla.program`) read of an XSpace, kept on the model as
 :class:`XlaPrograms` (``ProfileModel.xla_programs``; ``None`` for a profile
 without HLO programs). Built once when the file is opened
-(:mod:`tfprof_lite.model.xla_programs_read`), from every event in
+(:mod:`tfprof_lite.formats.xspace.read.programs`), from every event in
 the window, whether or not it falls inside a step:
 
 * ``programs``: each program of the ``/host:metadata`` plane (its

@@ -3,9 +3,9 @@
 Contract: :class:`ProgramRecord` is one program: its ``program_id`` (None when
 the file gives none), module name and serialized ``HloProto`` (parsed only when
 a tool asks). For an XSpace file,
-:func:`tfprof_lite.model.xla_records_read.read_program_records` reads the programs
+:func:`tfprof_lite.formats.xspace.read.records.read_program_records` reads the programs
 through the bounded reader without decoding its events
-(:func:`tfprof_lite.proto.xplane_meta.hlo_programs`): what a tool that needs
+(:func:`tfprof_lite.formats.xspace.wire.meta.hlo_programs`): what a tool that needs
 the programs and not their times (the memory viewer) reads. Imports no NumPy.
 """
 

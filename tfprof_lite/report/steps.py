@@ -22,7 +22,7 @@ Contract of :func:`step_rows` and :func:`steps_section`:
   tallest bar of the other steps (:func:`chart_scale`): taller bars are cut
   there and marked with a break and their time;
 * a step of an XSpace cut by the trace's start or stop (``cut``, see
-  :mod:`tfprof_lite.model.xspace_cut`) is drawn greyed and hatched, marked
+  :mod:`tfprof_lite.formats.xspace.read.cut`) is drawn greyed and hatched, marked
   ``~`` on the axis and in the table, and left out of the median, the mean,
   the outliers and the axis; a legend entry and a line say why.
 """

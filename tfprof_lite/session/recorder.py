@@ -25,9 +25,9 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from tfprof_lite.analysis.xspace_export import run_name
 from tfprof_lite.capture.notes import internal_capture
 from tfprof_lite.errors import TfprofLiteError
+from tfprof_lite.formats.xspace.write.export import run_name
 from tfprof_lite.model.cluster import normalize_task
 from tfprof_lite.profiler import Profiler
 from tfprof_lite.session.schedule import step_set

@@ -1,0 +1,499 @@
+"""The records of every step of an XSpace, in columns, and their step columns.
+
+:func:`step_rows` lays out, for all steps at once, the records
+:func:`tfprof_lite.formats.xspace.read.conversion.convert` gives each step (see its module
+docstring): two records per GPU kernel or copy and one per other GPU event (by
+launch time into the steps) and the host op executions (cut at the step
+boundaries); each step's root is no record but the step's span
+(:meth:`StepRows.span`). Records are arrays (step, device,
+name, label, start, end), strings interned once per distinct value;
+:meth:`StepRows.columns` groups each step's records by device (devices in
+first-seen order, records in the order they were added), as a RunMetadata's
+step stats list them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tfprof_lite.formats.xspace.read.events import EventTable, distinct_codes, gpu_ordinal
+from tfprof_lite.formats.xspace.read.steps import StepRoots, StepSpan, step_of
+from tfprof_lite.model.devices import is_tracer_device
+from tfprof_lite.proto.steps import StepColumns
+
+__all__ = ["CPU_DEVICE", "DeviceNodes", "StepRows", "device_steps", "step_rows"]
+
+I64 = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+_LOW = np.iinfo(np.int64).min
+#: :meth:`StepRows.all_columns` makes the columns of about this many rows at once.
+CHUNK_ROWS = 1 << 18
+
+
+class DeviceNodes:
+    """The device events to lay out and what the attribution found for them:
+    ``events`` (GPU event rows, ascending), ``launch`` (host launch event, -1:
+    none), ``node`` (index into ``names``, the node names)."""
+
+    def __init__(self, events: I64, launch: I64, node: I64, names: list[str]) -> None:
+        self.events = events
+        self.launch = launch
+        self.node = node
+        self.names = names
+
+
+class _Strings:
+    """Strings interned to ids."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def id(self, text: str) -> int:
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = len(self.values)
+            self.values.append(text)
+        return found
+
+    def ids(self, texts: list[str]) -> I64:
+        return np.asarray([self.id(t) for t in texts], dtype=np.int64).reshape(len(texts))
+
+
+_FIELDS = ("step", "dev", "name", "label", "start", "end")
+#: The record fields that are small ids (step, string ids): int32 columns.
+_IDS = frozenset(_FIELDS[:4])
+
+
+class _Part:
+    """Records in the order they are added: their step, device, name, label
+    (string ids, int32) and start and end (ps)."""
+
+    def __init__(
+        self,
+        step: npt.NDArray[np.integer[Any]],
+        dev: npt.NDArray[np.integer[Any]],
+        name: npt.NDArray[np.integer[Any]],
+        label: npt.NDArray[np.integer[Any]],
+        start: I64,
+        end: I64,
+    ) -> None:
+        self.step = step.astype(np.int32, copy=False)
+        self.dev = dev.astype(np.int32, copy=False)
+        self.name = name.astype(np.int32, copy=False)
+        self.label = label.astype(np.int32, copy=False)
+        self.start = start
+        self.end = end
+
+
+def _concat(parts: list[_Part]) -> _Part:
+    return _Part(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
+
+
+def _per_pair(
+    a: npt.NDArray[np.integer[Any]],
+    b: npt.NDArray[np.integer[Any]],
+    make: Callable[[int, int], str],
+    strings: _Strings,
+) -> npt.NDArray[np.int32]:
+    """The string id of ``make(a[i], b[i])``, made once per distinct pair."""
+    if not len(a):
+        return np.zeros(0, dtype=np.int32)
+    span = int(b.max()) + 2
+    low = int(a.min())
+    key = a.astype(np.int64)
+    key -= low
+    key *= span
+    key += b
+    key += 1
+    used, inverse = np.unique(key, return_inverse=True)
+    del key
+    made = [strings.id(make(int(k // span) + low, int(k % span) - 1)) for k in used.tolist()]
+    out: npt.NDArray[np.int32] = np.asarray(made, dtype=np.int32)[inverse.reshape(-1)]
+    return out
+
+
+def _text(strings: list[str], code: int) -> str:
+    return strings[code] if code >= 0 else ""
+
+
+def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _Strings) -> _Part:
+    """The records of the device events with a step: a kernel's on its stream and
+    ``stream:all`` labelled ``<kernel> <details>``, a copy's on
+    ``stream:<id><MemcpyXXX>`` and ``memcpy``, any other's on ``stream:``."""
+    cols = table.cols
+    keep = steps >= 0
+    events, steps = nodes.events[keep], steps[keep]
+    node_ids = strings.ids(nodes.names)[nodes.node[keep]] if len(events) else steps
+    texts = cols.strings
+    # Narrow columns (rows and codes): this runs over every GPU event.
+    line = cols.event_line[events]
+    meta = cols.event_meta[events]
+    details = table.codes["kernel_details"][events]
+    copies = table.codes["memcpy_details"][events]
+    names = cols.meta_name
+    ordinal = [gpu_ordinal(name) for name in cols.plane_name]
+
+    def base(line_row: int) -> str:
+        return f"/device:GPU:{ordinal[int(cols.line_plane[line_row])]}"
+
+    def copy_kind(m: int) -> str:
+        name = names[m] if m >= 0 else ""
+        return name if name.startswith("Memcpy") else "Memcpy"
+
+    kernel = _nonempty(details, texts)
+    memcpy_name = np.asarray([name.startswith("Memcpy") for name in names] + [False])
+    copy = ~kernel & (_nonempty(copies, texts) | memcpy_name[meta])
+    other = ~kernel & ~copy
+    first = np.empty(len(events), dtype=np.int32)
+    second = np.full(len(events), -1, dtype=np.int32)
+    label = np.empty(len(events), dtype=np.int32)
+    if kernel.any():
+        ln, mt, dt = line[kernel], meta[kernel], details[kernel]
+        first[kernel] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/stream:{int(cols.line_id[r])}",
+                                  strings)  # fmt: skip
+        second[kernel] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/stream:all", strings)
+        label[kernel] = _per_pair(
+            mt, dt, lambda m, d: f"{names[m] if m >= 0 else ''} {_text(texts, d)}", strings
+        )
+    if copy.any():
+        ln, mt, cp = line[copy], meta[copy], copies[copy]
+        first[copy] = _per_pair(
+            ln, mt, lambda r, m: f"{base(r)}/stream:{int(cols.line_id[r])}<{copy_kind(m)}>", strings
+        )
+        second[copy] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/memcpy", strings)
+        label[copy] = _per_pair(
+            mt,
+            cp,
+            lambda m, c: f"{copy_kind(m)} {_text(texts, c)}" if _text(texts, c) else copy_kind(m),
+            strings,
+        )
+    if other.any():
+        first[other] = _per_pair(line[other], line[other], lambda r, _: f"{base(r)}/stream:",
+                                 strings)  # fmt: skip
+        label[other] = node_ids[other]
+    del line, meta, details, copies, kernel, copy, other
+    # Two records for an event with a second device, one for the others; each
+    # column made and narrowed in turn (this is the largest part of a big file).
+    at = np.repeat(np.arange(len(events), dtype=np.int32), np.where(second >= 0, 2, 1))
+    is_second = np.zeros(len(at), dtype=bool)
+    is_second[1:] = at[1:] == at[:-1]
+    dev = first[at]
+    dev[is_second] = second[at[is_second]]
+    del first, second, is_second
+    return _Part(
+        step=steps.astype(np.int32)[at],
+        dev=dev,
+        name=node_ids.astype(np.int32)[at],
+        label=label[at],
+        start=table.start[events][at],
+        end=table.end[events][at],
+    )
+
+
+def _nonempty(codes: I64, texts: list[str]) -> BoolArray:
+    """Whether each code names a non-empty string (-1: absent)."""
+    if not len(codes):
+        return np.zeros(0, dtype=bool)
+    used, inverse = distinct_codes(codes, len(texts))
+    flags = np.asarray([c >= 0 and bool(texts[c]) for c in used.tolist()], dtype=bool)
+    return flags[inverse.reshape(-1)]
+
+
+def _host_part(ops: _Part, windows: list[tuple[int, int]]) -> _Part:
+    """Host op executions into the steps whose time they share. An execution that
+    crosses a step's end (a background thread's, say) is cut there: each step
+    keeps its part, no step grows past its own span, and what runs between steps
+    belongs to none (a RunMetadata, too, holds only what ran in its step)."""
+    lows = np.asarray([low for low, _ in windows], dtype=np.int64)
+    highs = np.asarray(
+        [min(end, windows[i + 1][0]) if i + 1 < len(windows) else end
+         for i, (_, end) in enumerate(windows)],
+        dtype=np.int64,
+    )  # fmt: skip
+    first = np.maximum(np.searchsorted(lows, ops.start, side="right") - 1, 0)
+    last = np.searchsorted(lows, ops.end, side="right") - 1
+    count = np.maximum(last - first + 1, 0)
+    at = np.repeat(np.arange(len(count)), count)
+    offsets = np.cumsum(count) - count
+    step = first[at] + (np.arange(len(at)) - offsets[at])
+    start, end = ops.start[at], ops.end[at]
+    low, high = np.maximum(start, lows[step]), np.minimum(end, highs[step])
+    point = (start == end) & (lows[step] <= start) & (start <= highs[step])
+    keep = (low < high) | point
+    return _Part(step[keep], ops.dev[at][keep], ops.name[at][keep], ops.label[at][keep],
+                 low[keep], high[keep])  # fmt: skip
+
+
+def _first_between(table: EventTable, roots: I64, lows: I64, highs: I64) -> I64:
+    """For each root, the first start in ``[lows[i], highs[i])`` among the events
+    of its line, else ``highs[i]`` (each line's starts sorted once)."""
+    out = highs.copy()
+    lines = np.asarray([table.line_of(r) for r in roots.tolist()], dtype=np.int64).reshape(-1)
+    cols = table.cols
+    for line in np.unique(lines, return_index=True)[0].tolist():  # (not bare: numpy.ma)
+        mine = np.flatnonzero(lines == line)
+        lo, hi = int(cols.line_event_at[line]), int(cols.line_event_at[line + 1])
+        starts = np.sort(table.start[lo:hi])
+        at = np.searchsorted(starts, lows[mine], side="left")
+        found = starts[np.minimum(at, max(len(starts) - 1, 0))] if len(starts) else highs[mine]
+        hit = (at < len(starts)) & (found < highs[mine])
+        out[mine[hit]] = found[hit]
+    return out
+
+
+def _step_windows(
+    table: EventTable, roots: StepRoots, added: _Part, steps: int
+) -> tuple[list[tuple[int, int]], list[str]]:
+    """Each step's window (ps) and the name of its root (``step`` without one).
+
+    A step runs to the last end of its root, of its records and of the program
+    run the root launched (``roots.ends``), from its root's start or, when the
+    root's thread worked between the end of the previous step and the root (the
+    loop reading its next batch, say), from the first event the thread started
+    there; an inferred step (``roots.contiguous``) from the previous one's end.
+    Without roots, the one step spans its records (none: no window).
+    """
+    if not roots.events:
+        if not len(added.step):
+            return [], []
+        return [(int(added.start.min()), int(added.end.max()))], ["step"]
+    last = np.full(steps, _LOW, dtype=np.int64)
+    np.maximum.at(last, added.step, added.end)
+    rows = np.asarray(roots.events[:steps], dtype=np.int64)
+    starts = table.start[rows].astype(np.int64)
+    ends = np.maximum(np.maximum(table.end[rows], last), np.asarray(roots.ends[:steps], np.int64))
+    early = np.zeros(steps, dtype=bool)  # a gap after the previous step's end
+    early[1:] = ends[:-1] < starts[1:]
+    gap = np.flatnonzero(early)
+    if roots.contiguous:  # an inferred step: one loop period
+        starts[gap] = ends[gap - 1]
+    elif len(gap):
+        starts[gap] = _first_between(table, rows[gap], ends[gap - 1], starts[gap])
+    names = [table.names[root] or "step" for root in rows.tolist()]
+    return list(zip(starts.tolist(), ends.tolist(), strict=True)), names
+
+
+class StepRows:
+    """The records of every step (see the module docstring), grouped by step and
+    device: ``bounds[i]:bounds[i + 1]`` are step ``i``'s rows."""
+
+    def __init__(
+        self,
+        rows: _Part,
+        bounds: list[int],
+        strings: list[str],
+        windows: list[tuple[int, int]] | None = None,
+        names: list[str] | None = None,
+    ) -> None:
+        self.rows = rows
+        self.bounds = bounds
+        self.strings = strings
+        self.windows = windows or []
+        self.names = names or []
+
+    def all_columns(self, origin_ns: int) -> tuple[list[StepColumns], list[I64]]:
+        """Every step's records as step columns (absolute µs), and the durations
+        (ns) of its GPU tracer records in row order; made for runs of whole steps
+        of about :data:`CHUNK_ROWS` rows at once (each step's arrays are views of
+        its run's)."""
+        texts = _objects(self.strings)
+        flags = [is_tracer_device(s.lower()) for s in self.strings]
+        tracer = np.asarray(flags, dtype=bool).reshape(len(flags))
+        columns: list[StepColumns] = []
+        durations: list[I64] = []
+        bounds = self.bounds
+        first = 0
+        while first < len(bounds) - 1:
+            last = first + 1
+            while last < len(bounds) - 1 and bounds[last + 1] - bounds[first] <= CHUNK_ROWS:
+                last += 1
+            made, exact = self._chunk(first, last, origin_ns, texts, tracer)
+            columns += made
+            durations += exact
+            first = last
+        return columns, durations
+
+    def _chunk(
+        self, first: int, last: int, origin_ns: int, texts: npt.NDArray[np.object_],
+        tracer: BoolArray,
+    ) -> tuple[list[StepColumns], list[I64]]:  # fmt: skip
+        """Steps ``first:last`` (see :meth:`all_columns`)."""
+        base = self.bounds[first]
+        cuts = [b - base for b in self.bounds[first : last + 1]]
+        low, high = base, self.bounds[last]
+        rows = self.rows
+        dev = rows.dev[low:high]
+        change = np.ones(len(dev), dtype=bool)
+        change[1:] = dev[1:] != dev[:-1]
+        change[[c for c in cuts[:-1] if c < len(dev)]] = True  # each step numbers its own
+        group = np.cumsum(change) - 1
+        group_at = np.concatenate([[0], np.cumsum(change)])[cuts].tolist()
+        sizes = np.asarray(cuts[1:], dtype=np.int64) - np.asarray(cuts[:-1], dtype=np.int64)
+        local = (group - np.repeat(np.asarray(group_at[:-1], dtype=np.int64), sizes)).astype(
+            np.int32
+        )
+        devices = [self.strings[d] for d in dev[change].tolist()]
+        name = texts[rows.name[low:high]].tolist()
+        label = texts[rows.label[low:high]].tolist()
+        start = _micros(origin_ns, rows.start[low:high])
+        rel = (_micros(origin_ns, rows.end[low:high]) - start).astype(np.int64)
+        hit = tracer[dev]
+        ns = (rows.end[low:high][hit] - rows.start[low:high][hit]) // 1000
+        hit_at = np.concatenate([[0], np.cumsum(hit)])[cuts].tolist()
+        # The memory columns are all zeros until the memory records (which
+        # replace the columns of their step): read-only views of one zero each.
+        zeros = np.broadcast_to(np.zeros(1, dtype=np.int64), (len(dev),))
+        zeros32 = np.broadcast_to(np.zeros(1, dtype=np.int32), (len(dev),))
+        columns = []
+        for i in range(last - first):
+            lo, hi = cuts[i], cuts[i + 1]
+            z = zeros[lo:hi]
+            columns.append(StepColumns(
+                devices=devices[group_at[i] : group_at[i + 1]], dev=local[lo:hi], name=name[lo:hi],
+                label=label[lo:hi], start=start[lo:hi], rel=rel[lo:hi], total=z, peak=z, live=z,
+                gpu_allocs=zeros32[lo:hi], gpu_in_use=z, temp=z, persist=z, has_step_stats=True,
+            ))  # fmt: skip
+        return columns, [ns[a:b] for a, b in zip(hit_at[:-1], hit_at[1:], strict=True)]
+
+    def spans(self, origin_ns: int) -> list[StepSpan | None]:
+        """Each step's span (absolute µs, as its records), None without one."""
+        steps = len(self.bounds) - 1
+        windows = np.asarray(self.windows, dtype=np.int64).reshape(-1, 2)
+        micros = _micros(origin_ns, windows).tolist()
+        return [StepSpan(self.names[i], *micros[i]) if i < len(micros) else None
+                for i in range(steps)]  # fmt: skip
+
+
+def _objects(strings: list[str]) -> npt.NDArray[np.object_]:
+    out = np.empty(len(strings), dtype=object)
+    out[:] = strings
+    return out
+
+
+def _micros(origin_ns: int, ps: I64) -> I64:
+    """Absolute microseconds of ps offsets from ``origin_ns``."""
+    origin_us, rest_ns = divmod(origin_ns, 1000)
+    return (origin_us + (ps + rest_ns * 1000) // 1_000_000).astype(np.int64)
+
+
+def device_steps(table: EventTable, roots: StepRoots, events: I64, launch: I64) -> I64:
+    """The step of each device event, by its launch's start (its own without a
+    launch); -1: none. Inferred steps run from one's end to the next's: an
+    event launched after a root, before that step's work ended (a copy of its
+    result), is that step's; ``roots.ends`` becomes the end of each one's work
+    (for the memory records' steps)."""
+    starts = table.start[np.asarray(roots.events, dtype=np.int64)]
+    ends = table.end[np.asarray(roots.events, dtype=np.int64)]
+    times = table.start[np.where(launch >= 0, launch, events)]
+    steps = step_of(starts, ends, times) if len(times) else np.zeros(0, dtype=np.int64)
+    if roots.contiguous and len(starts):
+        work = _work_ends(table, roots, steps, events)
+        before = np.maximum(steps - 1, 0)
+        late = (steps > 0) & (times > ends[before]) & (times <= work[before])
+        steps[late] -= 1
+        roots.ends = _work_ends(table, roots, steps, events).tolist()
+    return steps
+
+
+def _work_ends(table: EventTable, roots: StepRoots, steps: I64, events: I64) -> I64:
+    """The last end of each root, of the run it launched and of its device
+    events, or of its thread's wait for them (an event of the root's thread
+    begun in the step and ending after that work, before the next root)."""
+    rows = np.asarray(roots.events, dtype=np.int64)
+    work = np.maximum(table.end[rows], roots.ends)
+    mine = steps >= 0
+    np.maximum.at(work, steps[mine], table.end[events[mine]])
+    limits = np.append(table.start[rows[1:]], np.iinfo(np.int64).max)
+    by_line: dict[int, tuple[I64, I64]] = {}
+    for i, root in enumerate(rows.tolist()):
+        starts, ends = _by_start(table, table.line_of(root), by_line)
+        # The events of the root's thread begun in the step, before its work ended.
+        low = int(np.searchsorted(starts, table.start[root], side="left"))
+        high = int(np.searchsorted(starts, work[i], side="right"))
+        end = ends[low:high]
+        waits = end[(end > work[i]) & (end <= limits[i])]
+        if len(waits):
+            work[i] = waits.max()
+    return work
+
+
+def _by_start(table: EventTable, line: int, known: dict[int, tuple[I64, I64]]) -> tuple[I64, I64]:
+    """The starts and ends of ``line``'s events by start (kept in ``known``)."""
+    found = known.get(line)
+    if found is None:
+        cols = table.cols
+        low, high = int(cols.line_event_at[line]), int(cols.line_event_at[line + 1])
+        order = np.argsort(table.start[low:high], kind="stable")
+        found = known[line] = (table.start[low:high][order], table.end[low:high][order])
+    return found
+
+
+def step_rows(
+    table: EventTable,
+    roots: StepRoots,
+    nodes: DeviceNodes,
+    dev_steps: I64,
+    host_ops: dict[int, str],
+) -> StepRows:
+    """The records of every step (``dev_steps``: :func:`device_steps`;
+    ``host_ops``: host op event -> its node)."""
+    strings = _Strings()
+    steps = max(len(roots), 1)
+    device = _device_part(table, nodes, dev_steps, strings)
+    ordered = sorted(host_ops)
+    events = np.asarray(ordered, dtype=np.int64)
+    names = strings.ids([host_ops[e] for e in ordered])
+    ops = _Part(np.zeros(len(events), dtype=np.int64),
+                np.full(len(events), strings.id(CPU_DEVICE), dtype=np.int64),
+                names, names, table.start[events], table.end[events])  # fmt: skip
+    if roots.events:
+        windows, roots_names = _step_windows(table, roots, device, steps)
+        parts = [device, _host_part(ops, windows)]
+    else:
+        parts = [_concat([device, ops])]
+        windows, roots_names = _step_windows(table, roots, parts[0], steps)
+    del device, ops
+    found = _grouped(parts, steps, strings.values)
+    found.windows, found.names = windows, roots_names
+    return found
+
+
+def _grouped(parts: list[_Part], steps: int, strings: list[str]) -> StepRows:
+    """The records of ``parts`` (emptied as they are read) ordered by step, then
+    device (first seen in the step first), then the order they were added;
+    joined and ordered one field at a time."""
+    # Each record's (step, device) group, numbered without sorting the records:
+    # the devices used, then the pairs present, from tables of the codes present.
+    used, pair = distinct_codes(np.concatenate([p.dev for p in parts]), len(strings))
+    pair += np.concatenate([p.step for p in parts]).astype(np.int64) * len(used)
+    size = steps * len(used)
+    if size <= 4 * len(pair):
+        distinct, inverse = distinct_codes(pair, size)
+    else:  # many steps and devices, few records: sort them
+        distinct, inverse = np.unique(pair, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    del pair
+    first = np.full(len(distinct), len(inverse), dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(len(inverse)))
+    # The groups by step, then first record; the records by group, then record
+    # (a stable sort): sorting the few groups, not every record by three keys.
+    group_rank = np.empty(len(distinct), dtype=np.int64)
+    group_rank[np.lexsort((first, distinct // max(len(used), 1)))] = np.arange(len(distinct))
+    order = np.argsort(group_rank[inverse], kind="stable")
+    del distinct, first, inverse, group_rank
+    fields = {}
+    for name in _FIELDS:
+        fields[name] = np.concatenate([getattr(p, name) for p in parts])[order]
+        for p in parts:
+            setattr(p, name, None)
+    parts.clear()
+    ordered = _Part(**fields)
+    bounds = np.searchsorted(ordered.step, np.arange(steps + 1)).tolist()
+    return StepRows(ordered, bounds, strings)
