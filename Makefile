@@ -67,6 +67,8 @@ PURE_PATH_TESTS := $(addprefix tests/integration/,test_differential.py \
 	test_table_edge.py test_xla_ops.py test_xla_timing.py test_xplane_reader.py \
 	test_xspace_model.py test_xspace_load.py test_xspace_memcode.py \
 	test_program_cost.py test_program_buffers.py test_xla_programs.py \
+	test_formats_resolve.py test_event_window.py test_step_batch.py test_step_join.py \
+	test_xspace_load_fast.py test_step_spans.py test_window_ops_memory.py test_lanes.py \
 	cli/test_analysis_commands.py cli/test_report.py cli/test_usability.py)
 
 test: lint $(STAMP) tools
@@ -87,7 +89,7 @@ endif
 
 # Every benchmark script, one after the other (several minutes; see benchmarks/README.md).
 BENCH_SCRIPTS := bench_core bench_timeline bench_stream bench_capture bench_monitor bench_cli bench_scale \
-	bench_construct bench_xspace bench_programs
+	bench_construct bench_xspace bench_programs bench_steps
 
 bench: $(STAMP)
 	@set -e; for script in $(BENCH_SCRIPTS); do \
