@@ -127,3 +127,23 @@ def test_report_size_is_bounded(capture: dict[str, Any], tmp_path: Path) -> None
     invoke("report", capture["xspace"], "-o", page)
     size = page.stat().st_size
     assert 0 < size <= MAX_REPORT_BYTES, size
+
+
+def test_tiny_steps_are_host_bound_not_input_bound(capture: dict[str, Any]) -> None:
+    """The loop makes no batches (one matmul step on arrays already on the device):
+    the host part between its tiny steps is dispatch and syncs, not input."""
+    from tfprof_lite.analysis.input_pipeline import LOOP_OVERHEAD_MICROS, input_pipeline
+    from tfprof_lite.analysis.overview import overview, recommend
+
+    model = load_model(capture["xspace"])
+    report = input_pipeline(model)
+    assert not report.host_batches and not report.input_bound
+    assert report.mean_share < 0.2
+    assert 0 < report.loop_overhead_micros < LOOP_OVERHEAD_MICROS
+    # the loop's own record: the steps are short, so is the host part of each
+    mean_us = statistics.mean(capture["step_seconds"]) * 1e6
+    assert report.loop_overhead_micros < mean_us
+    view = overview(model)
+    if view.input.parts.get("host", 0.0) >= 0.5:
+        assert recommend(view).startswith("host-bound: the loop's own thread between steps")
+    assert "input-bound" not in recommend(view)

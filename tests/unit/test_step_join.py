@@ -224,3 +224,22 @@ def test_an_overview_equals_the_per_step_one(case: str, monkeypatch: pytest.Monk
     alone = ov.overview(_xspace(case))
     assert batched.to_text() == alone.to_text()
     assert json.dumps(batched.to_dict()) == json.dumps(alone.to_dict())
+
+
+def test_loop_overhead_is_not_input() -> None:
+    """A mean host part per step under LOOP_OVERHEAD_MICROS is the loop's dispatch
+    and syncs: not counted as input; over it, batch making as before."""
+    from tfprof_lite.analysis.input_pipeline import (
+        LOOP_OVERHEAD_MICROS,
+        InputReport,
+        _loop_overhead,
+    )
+
+    short = InputReport(host_batches=True)
+    _loop_overhead(short, [40, 60])
+    assert not short.host_batches and short.loop_overhead_micros == 50.0
+    assert short.to_dict()["loop_overhead_micros"] == 50.0
+    long = InputReport(host_batches=True)
+    _loop_overhead(long, [LOOP_OVERHEAD_MICROS, 5000])
+    assert long.host_batches and long.loop_overhead_micros == 0.0
+    assert "loop_overhead_micros" not in long.to_dict()

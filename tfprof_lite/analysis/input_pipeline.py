@@ -47,6 +47,10 @@ INPUT_OP_RE = re.compile(
     r"(IteratorGetNext.*|QueueDequeue.*|.*DequeueMany.*|.*DequeueUpTo.*|.*MemcpyHtoD.*)"
 )
 INPUT_BOUND_SHARE = 0.5
+#: Below this mean host part per step (µs), the loop's own thread between steps
+#: is dispatch and syncs (calling the compiled step, waiting for it), too short
+#: to be making batches: not counted as input (``InputReport.loop_overhead_micros``).
+LOOP_OVERHEAD_MICROS = 200
 PARTLY_BOUND_SHARE = 0.2
 
 
@@ -77,6 +81,9 @@ class InputReport:
     fix: str = ""
     #: True when the loop's own thread makes the batches (counted as input).
     host_batches: bool = False
+    #: The mean host part per step (µs) when it is too short to be batch making
+    #: (:data:`LOOP_OVERHEAD_MICROS`): the loop's dispatch and syncs; else 0.
+    loop_overhead_micros: float = 0.0
 
     @property
     def input_bound(self) -> bool:
@@ -86,6 +93,8 @@ class InputReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         doc = asdict(self)
+        if not self.loop_overhead_micros:  # (only where it says something)
+            del doc["loop_overhead_micros"]
         doc["input_bound"] = self.input_bound
         doc["top_ops"] = [{"name": n, "op": o, "micros": m} for n, o, m in self.top_ops]
         return doc
@@ -230,12 +239,14 @@ def _trace_steps(model: ProfileModel, report: InputReport) -> list[InputStep]:
     ordered = sorted(trace.steps)
     rows = [trace.steps[n] for n in ordered]
     walls = [sum(parts.values()) for parts in rows]
+    whole = {n for n in ordered if n not in model.cut_steps} or set(ordered)
+    if report.host_batches:
+        _loop_overhead(report, [r.get("host", 0) for n, r in zip(ordered, rows) if n in whole])
     host = report.host_batches
     steps = []
     for number, parts, wall in zip(ordered, rows, walls, strict=True):
         waited = parts["input"] + (parts["host"] if host else 0)
         steps.append(InputStep(number, wall, waited, round(waited / wall, 4) if wall else 0.0))
-    whole = {n for n in ordered if n not in model.cut_steps} or set(ordered)
     keys = list(trace.steps[next(iter(trace.steps))])
     sums = _part_sums(keys, ordered, rows, walls, whole)
     if sums is None:
@@ -254,6 +265,15 @@ def _trace_steps(model: ProfileModel, report: InputReport) -> list[InputStep]:
             "prefetch them to the device, and move the NumPy work into the compiled step"
         )
     return steps
+
+
+def _loop_overhead(report: InputReport, host_micros: list[int]) -> None:
+    """When the whole steps' mean host part is under :data:`LOOP_OVERHEAD_MICROS`,
+    it is the loop's dispatch and syncs, not batch making: not input."""
+    mean = sum(host_micros) / len(host_micros) if host_micros else 0.0
+    if mean < LOOP_OVERHEAD_MICROS:
+        report.host_batches = False
+        report.loop_overhead_micros = round(mean, 1)
 
 
 def _part_sums(

@@ -368,7 +368,7 @@ def recommend(view: Overview) -> str:
     waiting = _waiting(view)
     if waiting:
         return waiting
-    dispatch = _dispatch_bound(view)
+    dispatch = _loop_bound(view) or _dispatch_bound(view)
     if dispatch:
         return dispatch
     # An XLA program's host side is where its kernels were launched from, not
@@ -394,6 +394,21 @@ def _no_steps(view: Overview) -> str:
         f"{found}, so there is no step time: trace whole steps and mark each with "
         "jax.profiler.StepTraceAnnotation or tf.profiler.experimental.Trace(name, "
         f"step_num=i, _r=1){lead}"
+    )
+
+
+def _loop_bound(view: Overview) -> str | None:
+    """The verdict when the loop's own thread between steps (too short per step to
+    be making batches: its dispatch and syncs) takes most of each step."""
+    share = view.input.parts.get("host", 0.0)
+    if not view.input.loop_overhead_micros or share < WAITING_SHARE:
+        return None
+    return (
+        f"host-bound: the loop's own thread between steps takes {100 * share:.1f}% of each "
+        f"step ({view.input.loop_overhead_micros:.0f}us per step: calling the compiled step "
+        "and waiting for it, too short to be making batches); give each compiled call more "
+        "work (several steps per call with jax.lax.scan or fori_loop, larger batches) and "
+        "remove host syncs between steps (block_until_ready, .item(), printing every step)"
     )
 
 
