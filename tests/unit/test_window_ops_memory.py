@@ -279,6 +279,11 @@ def test_memory_profile_notes_the_window(model: ProfileModel) -> None:
     assert "the steps' highest 5.06MB" in line and "3 of them outside the steps" in line
     assert "whole window" in report.to_text()
     assert not [n for n in memory_profile(model, step=3).notes if "whole window" in n]
+    # the JSON holds the window's curve itself; one step's report, or a TF1 one, has none
+    doc = json.loads(json.dumps(report.to_dict()))
+    assert doc["window"]["allocators"][0]["peak_bytes"] == 7_000_000
+    assert max(v for _, v in doc["window"]["allocators"][0]["timeline"]) == 7_000_000
+    assert "window" not in memory_profile(model, step=3).to_dict()
 
 
 def test_allocations_only_outside_the_steps_are_no_missing_memory() -> None:

@@ -29,16 +29,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfprof_lite.analysis.memory_tensors import LiveTensor, ProfileTensors
 from tfprof_lite.base.shared import shared
-from tfprof_lite.base.units import format_memory, format_time, step_ranges
+from tfprof_lite.base.units import step_ranges
 from tfprof_lite.model.allocator_columns import AllocatorColumns
 from tfprof_lite.model.decode import memory_detail
 from tfprof_lite.model.dtypes import dtype_name
 from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
+
+if TYPE_CHECKING:
+    from tfprof_lite.analysis.memory_window import WindowMemory
+
+from tfprof_lite.analysis.memory_text import step_text
 
 __all__ = [
     "AllocatorMemory",
@@ -130,10 +135,16 @@ class MemoryReport:
 
     steps: list[StepMemory] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: An XSpace's whole window per allocator (allocations outside the steps too).
+    window: WindowMemory | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (timelines as ``[micros, bytes]`` pairs)."""
+        """JSON-ready form (timelines as ``[micros, bytes]`` pairs; ``window``, with
+        ``[ns, bytes]`` pairs, only when there is one)."""
         doc = asdict(self)
+        doc.pop("window")
+        if self.window is not None:
+            doc["window"] = self.window.to_dict()
         for step, step_doc in zip(self.steps, doc["steps"]):
             for alloc, alloc_doc in zip(step.allocators, step_doc["allocators"]):
                 alloc_doc["timeline"] = [list(p) for p in alloc.timeline]
@@ -145,55 +156,9 @@ class MemoryReport:
         if not self.steps:
             lines.append("no memory records")
         for step in self.steps:
-            lines.extend(_step_text(step))
+            lines.extend(step_text(step))
         lines += [f"note: {text}" for text in self.notes]
         return "\n".join(lines) + "\n"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def _step_text(step: StepMemory) -> list[str]:
-    lines = [f"step {step.step} ({step.source}):"]
-    if not step.allocators:
-        lines.append("  no memory records in this step")
-    for alloc in step.allocators:
-        lines.extend(_allocator_text(alloc))
-    return lines
-
-
-def _allocator_text(alloc: AllocatorMemory) -> list[str]:
-    how = "" if alloc.exact else " (approximate)"
-    lines = [
-        f"  {alloc.allocator}{how}: peak {format_memory(alloc.peak_bytes)} at "
-        f"+{format_time(alloc.peak_micros)}; {_plural(alloc.allocations, 'allocation')}, "
-        f"{_plural(alloc.frees, 'free')}, {_plural(len(alloc.timeline), 'timeline point')}"
-    ]
-    if alloc.max_in_use_bytes:
-        lines.append(
-            f"    allocator reported up to {format_memory(alloc.max_in_use_bytes)} in use "
-            "(including memory allocated before the step)"
-        )
-    if alloc.before_step_bytes:
-        lines.append(f"    held from before the step: {format_memory(alloc.before_step_bytes)}")
-    if alloc.by_op:
-        lines.append(
-            f"    live at the peak: {format_memory(alloc.live_bytes)} in "
-            f"{_plural(alloc.live_ops, 'op')}; by op:"
-        )
-    for op in alloc.by_op:
-        tensors = ", ".join(t.label() for t in op.tensors) or "no output tensors recorded"
-        lines.append(f"      {format_memory(op.bytes):>9}  {op.name} ({op.op}): {tensors}")
-    if alloc.by_scope:
-        lines.append("    live at the peak, by name scope:")
-    for scope in alloc.by_scope:
-        biggest = ", ".join(t.label() for t in scope.tensors)
-        lines.append(
-            f"      {format_memory(scope.bytes):>9}  {scope.scope} "
-            f"({_plural(scope.ops, 'op')})" + (f": {biggest}" if biggest else "")
-        )
-    return lines
 
 
 # --------------------------------------------------------------------------- series
@@ -459,7 +424,7 @@ def memory_profile(
         for s in full.steps
     ]
     steps = [replace(s, allocators=allocs) for s, allocs in zip(full.steps, cut)]
-    return MemoryReport(steps, list(full.notes))
+    return MemoryReport(steps, list(full.notes), full.window)
 
 
 def _all(model: ProfileModel, step: int | None, scope_depth: int | None) -> MemoryReport:
@@ -478,6 +443,7 @@ def _all(model: ProfileModel, step: int | None, scope_depth: int | None) -> Memo
 
     window = window_memory(model) if step is None else None
     report.notes += window.lines() if window is not None else []  # allocations outside steps too
+    report.window = window
     if window is None and not any(s.allocators for s in report.steps):
         report.notes.append(NO_XSPACE_MEMORY if model.steps_source else NO_MEMORY)
     return report
