@@ -65,8 +65,7 @@ from tfprof_lite.cli.xspace_inputs import (
     refuse_chrome_traces,
 )
 from tfprof_lite.errors import InvalidInputError, SameTaskError, UsageError
-from tfprof_lite.formats.resolve import saved_profiles
-from tfprof_lite.formats.xspace.read.runs import MAX_DEPTH
+from tfprof_lite.formats.resolve import nothing_here, saved_profiles
 
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
@@ -274,11 +273,7 @@ def resolve_profile_path(path: str, step: int = -1) -> str:
         return path
     found = saved_profiles(path)
     if not found:
-        raise InvalidInputError(
-            f"{shown(path)}: no profile_<step> files in this directory, nor profiler "
-            "XSpaces (*.xplane.pb, a run folder plugins/profile/<run>/, or a TensorBoard "
-            f"logdir with one up to {MAX_DEPTH} levels down)"
-        )
+        raise nothing_here(path)
     if step < 0:
         return found[max(found)]
     if step not in found:

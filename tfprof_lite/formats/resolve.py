@@ -51,6 +51,7 @@ __all__ = [
     "XSPACE_SUFFIX",
     "Format",
     "identify",
+    "nothing_here",
     "refusal",
     "saved_profiles",
 ]
@@ -143,16 +144,21 @@ def identify(path: str) -> Format:
         for fmt in DIR_FORMATS:
             if fmt.claims(path):
                 return fmt
-        raise InvalidInputError(
-            f"{shown(path)}: no profile_<step> files in this directory, nor profiler "
-            "XSpaces (*.xplane.pb, a run folder plugins/profile/<run>/, or a TensorBoard "
-            f"logdir with one up to {runs.MAX_DEPTH} levels down)"
-        )
+        raise nothing_here(path)
     if not os.path.exists(path):
         raise InvalidInputError(f"{shown(path)}: no such file or directory")
     if not os.path.isfile(path):  # a FIFO or device is not opened here; the reader refuses it
         return FILE_FORMATS[-1]
     return next(fmt for fmt in FILE_FORMATS if fmt.claims(path))
+
+
+def nothing_here(path: str) -> InvalidInputError:
+    """The one-line error for directory ``path`` holding no profile of any format."""
+    return InvalidInputError(
+        f"{shown(path)}: no profile_<step> files in this directory, nor profiler "
+        "XSpaces (*.xplane.pb, a run folder plugins/profile/<run>/, or a TensorBoard "
+        f"logdir with one up to {runs.MAX_DEPTH} levels down)"
+    )
 
 
 def refusal(path: str, fmt: Format, reader: str, instead: str) -> InvalidInputError:

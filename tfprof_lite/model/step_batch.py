@@ -32,7 +32,6 @@ import numpy.typing as npt
 from tfprof_lite.model.devices import (
     DEVICE_CANONICAL,
     classify_device,
-    host_device_of,
     is_tracer_device,
 )
 from tfprof_lite.model.exec_columns import COLUMN_TYPES, Columns, KernelColumns
@@ -44,6 +43,7 @@ from tfprof_lite.model.step_ingest import (
     _check_streams,
     _distinct,
     _node_ids,
+    bind_canonical,
 )
 from tfprof_lite.model.step_sums import running_sums
 from tfprof_lite.proto.steps import StepColumns
@@ -162,7 +162,7 @@ def add_steps(
     dev = cols.dev.astype(np.int64)
     valid = nid >= 0
     canon = valid & (row_cls == DEVICE_CANONICAL)
-    node_dev = _bind_canonical(model, nid, canon, dev, devices)
+    node_dev = bind_canonical(model, nid, canon, dev, devices)  # (as the steps one by one)
     keep = valid & ~(canon & (dev != node_dev[np.maximum(nid, 0)]))
     rows = np.flatnonzero(keep)
     kept = nid[rows]
@@ -198,27 +198,6 @@ def _memory_marks(
     marks["outs"] = step_of[cols.o_row[memory.outs]] if cols.o_row.size else _i64()
     marks["allocs"] = step_of[cols.a_row[memory.allocs]] if cols.a_row.size else _i64()
     marks["raws"] = step_of[cols.r_row[memory.raws]] if cols.r_row.size else _i64()
-
-
-def _bind_canonical(
-    model: ProfileModel, nid: I64, canon: npt.NDArray[np.bool_], dev: I64, devices: list[str]
-) -> I64:
-    """Bind unbound nodes to the first canonical device they are recorded on (as
-    the steps one by one would); every node's canonical device as an index into
-    ``devices`` (-1: none of them)."""
-    canon_rows = np.flatnonzero(canon)
-    nodes, first = np.unique(nid[canon_rows], return_index=True)
-    for node, row in zip(nodes.tolist(), canon_rows[first].tolist()):
-        if not model.canonical_device[node]:
-            name = devices[int(dev[row])]
-            model.canonical_device[node] = name
-            model.host_device[node] = host_device_of(name)
-            model.op_types[node].add(name)
-    node_dev = np.full(len(model.names), -1, dtype=np.int64)
-    index = {name: at for at, name in enumerate(devices)}
-    for node in _distinct(nid[nid >= 0]):
-        node_dev[node] = index.get(model.canonical_device[node], -1)
-    return node_dev
 
 
 def _kernels(block: _Block) -> tuple[I64, list[tuple[int, int]]]:

@@ -135,9 +135,18 @@ def _bind_canonical(
 ) -> IntArray:
     """Bind unbound nodes to the first canonical device they are recorded on; returns
     every node's canonical device as a code of this step (-1: none of its devices)."""
+    return bind_canonical(model, nid, canon, row_code, execs.device_names)
+
+
+def bind_canonical(
+    model: ProfileModel, nid: IntArray, canon: Any, row_code: IntArray, names: list[str]
+) -> IntArray:
+    """Bind each node not yet on a canonical device to the first canonical device
+    (``canon`` rows) it is recorded on, as tfprof's ``AddStep`` does; returns every
+    node's canonical device as an index into ``names`` (-1: none of them).
+    ``row_code[i]`` is record ``i``'s device in ``names``."""
     canon_rows = np.flatnonzero(canon)
     nodes, first = np.unique(nid[canon_rows], return_index=True)
-    names = execs.device_names
     for node, row in zip(nodes.tolist(), canon_rows[first].tolist()):
         if not model.canonical_device[node]:
             dev = names[int(row_code[row])]
