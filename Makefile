@@ -69,6 +69,7 @@ PURE_PATH_TESTS := $(addprefix tests/integration/,test_differential.py \
 	test_program_cost.py test_program_buffers.py test_xla_programs.py \
 	test_formats_resolve.py test_event_window.py test_step_batch.py test_step_join.py \
 	test_xspace_load_fast.py test_step_spans.py test_window_ops_memory.py test_lanes.py \
+	test_step_records.py test_xspace_memory_records.py test_xspace_load_memory.py \
 	cli/test_analysis_commands.py cli/test_report.py cli/test_usability.py)
 
 test: lint $(STAMP) tools

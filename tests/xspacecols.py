@@ -28,6 +28,7 @@ import numpy as np
 from tests.stepcols import skip_or_fail
 from tfprof_lite._native import PURE_PYTHON_ENV
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.formats.xspace.wire import columns as xcols
 from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.formats.xspace.wire import native as xplane_native
 from tfprof_lite.formats.xspace.wire import walk as xplane_walk
@@ -54,12 +55,12 @@ def require_xspace_native() -> None:
         skip_or_fail("the native XSpace decoder is not built (python setup.py build_ext --inplace)")
 
 
-def column_differences(a: xplane.XSpaceColumns, b: xplane.XSpaceColumns) -> list[str]:
+def column_differences(a: xcols.XSpaceColumns, b: xcols.XSpaceColumns) -> list[str]:
     """The names of the columns (and stat table parts) that differ."""
     out = []
     for f in fields(a):
         left, right = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(left, xplane.StatColumns):
+        if isinstance(left, xcols.StatColumns):
             out.extend(
                 f"{f.name}.{part}"
                 for part in ("key", "kind", "value")
@@ -77,7 +78,7 @@ def _same_array(a: Any, b: Any) -> bool:
     return bool(a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b))
 
 
-def _pure(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | str:
+def _pure(data: bytes, keep: tuple[str, ...] | None) -> xcols.XSpaceColumns | str:
     """The pure path's columns (upb's parse walked in Python), or its error."""
     saved = os.environ.get(PURE_PYTHON_ENV)
     os.environ[PURE_PYTHON_ENV] = "1"
@@ -92,7 +93,7 @@ def _pure(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | s
             os.environ[PURE_PYTHON_ENV] = saved
 
 
-def _public(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | str:
+def _public(data: bytes, keep: tuple[str, ...] | None) -> xcols.XSpaceColumns | str:
     """What :func:`~tfprof_lite.formats.xspace.wire.decode.decode_xspace` gives:
     columns or its error."""
     try:
@@ -118,7 +119,7 @@ def _gunzip_declined(data: bytes) -> bool:
     return isinstance(pure, str) and "does not decompress" in pure
 
 
-def _from_fd(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | None:
+def _from_fd(data: bytes, keep: tuple[str, ...] | None) -> xcols.XSpaceColumns | None:
     """The native decoder's columns of ``data`` read from a file descriptor (the
     reader that gives the input back line by line)."""
     fd = os.memfd_create("xspace") if hasattr(os, "memfd_create") else None
@@ -135,7 +136,7 @@ def _from_fd(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns 
         os.close(fd)
 
 
-def _split(data: bytes, keep: tuple[str, ...] | None) -> xplane.XSpaceColumns | str:
+def _split(data: bytes, keep: tuple[str, ...] | None) -> xcols.XSpaceColumns | str:
     """The pure path's columns from the bytes split into planes and lines
     (:func:`tfprof_lite.formats.xspace.wire.walk.walk_bytes`), or its error."""
     try:

@@ -1,10 +1,11 @@
 """The native NodeExecStats memory decoder (``_native/_memdecode.c``) against protobuf.
 
 :func:`tfprof_lite.model.decode.memory_detail` reads a step's kept record
-natively when it can. On the records of both JAX captures, of hand-made GPU
-and CPU profiles, on a record that sets every field of the schema, on
-wire-level edge cases and on mutated inputs: whatever the decoder returns
-equals the protobuf path's result, and whatever protobuf rejects it declines.
+natively when it can (a RunMetadata's; an XSpace's records are typed, never
+serialized). On the records of hand-made GPU and CPU profiles, on a record
+that sets every field of the schema, on wire-level edge cases and on mutated
+inputs: whatever the decoder returns equals the protobuf path's result, and
+whatever protobuf rejects it declines.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ import pytest
 
 from tests.fuzz.mutate import mutation_outcomes
 from tests.stepcols import skip_or_fail
-from tests.xspace_files import jax_cases, jax_file
-from tfprof_lite import Profiler
 from tfprof_lite._native import PURE_PYTHON_ENV, load
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model import decode
@@ -65,15 +64,16 @@ def agrees(raw: bytes) -> str:
 
 
 def _records() -> list[bytes]:
-    from tests.hand_cases import gpu_case
+    from tests.hand_cases import gpu_case, many_ops_case, numbers_case, steps_case
     from tests.unit.test_memory_kernels import _profiler, _two_allocators
 
-    models = [Profiler.load(str(jax_file(case))).model for case in jax_cases()]
-    models.append(_profiler(_two_allocators()).model)
-    out = [
-        bytes(raw) for model in models for step in model.steps.values() for raw in step.raw_stats
-    ]
-    for _, data in gpu_case().run_metas:
+    out = []
+    for step in _profiler(_two_allocators()).model.steps.values():
+        for raw in step.raw_stats:
+            assert isinstance(raw, bytes)  # a RunMetadata's record stays as it came
+            out.append(raw)
+    cases = (gpu_case(), steps_case(), numbers_case(), many_ops_case())
+    for _, data in (run_meta for case in cases for run_meta in case.run_metas):
         meta = pb.RunMetadata.FromString(data)
         out.extend(
             ns.SerializeToString()

@@ -2,7 +2,8 @@
 every step measured alone.
 
 The overview's idle shares, step markers and environment, the input pipeline's
-per-step waiting, its per-op sums and an XSpace's part shares are computed over
+per-step waiting, its per-op sums, an XSpace's part shares and the report's
+step-time table are computed over
 all steps' columns joined; each equals its per-step reference on random TF1
 profiles, on hand-made edge cases and on the H100 XSpace samples, and a whole
 overview equals the one the per-step paths give (``exact()`` forced False).
@@ -28,6 +29,7 @@ from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.proto import messages as pb
+from tfprof_lite.report import sections
 
 
 def _old_markers(model: ProfileModel) -> set[int]:
@@ -68,6 +70,13 @@ def _assert_like_per_step(model: ProfileModel) -> None:
     assert list(per_op.items()) == list(ref_per_op.items())
     trace = model.trace_input
     assert steps == ([] if trace is not None and trace.steps else ref_steps)
+    numbers = model.sorted_steps()
+    assert sections._step_times(model) == [sections.step_time_of(model, s) for s in numbers]
+    every = {d for d in model.canonical_device if d}
+    every.update(d for execs in model.steps.values() for d in execs.used_devices())
+    assert sections.devices(model) == (
+        sorted(d for d in every if ov.is_canonical_device(d)) or sorted(every)
+    )
 
 
 def _input_profile(seed: int) -> ProfileModel:

@@ -18,9 +18,10 @@ import tfprof_lite
 from tests.xspace_files import SpaceBuilder
 from tfprof_lite.analysis import steptime
 from tfprof_lite.formats.xspace.read import conversion as xspace
-from tfprof_lite.formats.xspace.read.steps import StepSpan, add_spans
+from tfprof_lite.formats.xspace.read.steps import StepSpan
 from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.step_batch import add_spans
 from tfprof_lite.options.options import Options
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.views.query import run_view
@@ -148,3 +149,17 @@ def _tree_names(root: object) -> list[str]:
         names.append(node.name)  # type: ignore[attr-defined]
         stack.extend(node.children)  # type: ignore[attr-defined]
     return names
+
+
+def test_a_merged_profile_keeps_each_steps_span() -> None:
+    one = tfprof_lite.Profiler.load(_marked_file())
+    spans = {n: one.model.steps[n].span for n in one.model.sorted_steps()}
+    merged = tfprof_lite.merge([one, tfprof_lite.Profiler.load(_marked_file())],
+                               allow_same_task=True).model  # fmt: skip
+    assert merged.sorted_steps() == sorted(spans)
+    for number, span in spans.items():
+        got = merged.steps[number].span
+        assert got is not None and span is not None
+        assert got.name == "train" and got.end - got.start == span.end - span.start == 8_000
+    walls = [s.wall_micros for s in steptime.step_times(merged).steps]
+    assert walls == [8_000] * 3

@@ -27,6 +27,7 @@ from tests.xspacecols import (
 )
 from tfprof_lite._native import PURE_PYTHON_ENV, load
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.formats.xspace.wire import columns as xcols
 from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.formats.xspace.wire import native as xplane_native
 
@@ -46,7 +47,7 @@ def test_real_captures_decode_natively_and_equal(case: str) -> None:
     cols = xplane_native.native_columns(data)
     assert cols is not None and cols.relative and len(cols.event_line) > 1000
     assert {"/host:CPU", "/device:GPU:0", "/host:metadata"} <= set(cols.plane_name)
-    assert cols.meta_stats.kind.tolist().count(xplane.KIND_BYTES) > 0  # the HLO protos
+    assert cols.meta_stats.kind.tolist().count(xcols.KIND_BYTES) > 0  # the HLO protos
 
 
 @pytest.mark.parametrize("name", sorted(xspace_cases.MESSAGES))

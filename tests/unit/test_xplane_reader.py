@@ -12,6 +12,7 @@ import pytest
 from tests import xspace_files
 from tests.xspacecols import column_differences, require_xspace_native
 from tfprof_lite.errors import InvalidInputError
+from tfprof_lite.formats.xspace.wire import columns as xcols
 from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.formats.xspace.wire import native as xplane_native
 from tfprof_lite.proto import messages as pb
@@ -41,8 +42,8 @@ def test_stats_are_resolved_by_kind() -> None:
     assert kernel["blob"] == b"\x00\x01"
     assert kernel[""] == -2  # a stat whose metadata is missing keeps its value
     kinds = cols.event_stats.kind[cols.event_stat_at[3] : cols.event_stat_at[4]].tolist()
-    assert kinds == [xplane.KIND_REF, xplane.KIND_DOUBLE, xplane.KIND_COMPRESSED,
-                     xplane.KIND_BYTES, xplane.KIND_INT64]  # fmt: skip
+    assert kinds == [xcols.KIND_REF, xcols.KIND_DOUBLE, xcols.KIND_COMPRESSED,
+                     xcols.KIND_BYTES, xcols.KIND_INT64]  # fmt: skip
     gpu = cols.plane_name.index("/device:GPU:0")
     assert cols.plane_stat_dict(gpu) == {"core_count": 132}
 

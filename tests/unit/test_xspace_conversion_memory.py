@@ -94,15 +94,15 @@ def test_loading_frees_the_decoded_file_before_the_model_takes_the_steps(
         alive_at_steps.append(decoded[0]() is not None)
         add_step(self, *args)
 
-    add_steps = step_batch.add_steps
+    add_block = step_batch._add_block
 
-    def add_steps_and_look(model: ProfileModel, numbers: Any, *args: Any) -> bool:
+    def add_block_and_look(model: ProfileModel, numbers: Any, *args: Any) -> None:
         alive_at_steps.extend(decoded[0]() is not None for _ in numbers)
-        return add_steps(model, numbers, *args)
+        add_block(model, numbers, *args)
 
     monkeypatch.setattr(xspace_load, "decode_xspace_file", decode_and_watch)
     monkeypatch.setattr(ProfileModel, "add_step", add_step_and_look)
-    monkeypatch.setattr(step_batch, "add_steps", add_steps_and_look)  # (the steps in one batch)
+    monkeypatch.setattr(step_batch, "_add_block", add_block_and_look)  # (the steps in one batch)
     model = xspace_load.load_model(str(path))
     assert model.sorted_steps() == [10, 11]
     assert alive_at_steps == [False, False]

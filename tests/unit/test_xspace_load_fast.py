@@ -13,9 +13,9 @@ import pytest
 from tests import xspace_files
 from tfprof_lite.formats.xspace.read import conversion as xspace
 from tfprof_lite.formats.xspace.read import load as xspace_load
-from tfprof_lite.formats.xspace.read import rows as xspace_rows
 from tfprof_lite.formats.xspace.read.window import event_window
 from tfprof_lite.formats.xspace.wire import decode as xplane
+from tfprof_lite.model import step_batch
 from tfprof_lite.model.execs import COLUMN_TYPES, StepExecs
 from tfprof_lite.model.profile import ProfileModel
 
@@ -44,19 +44,19 @@ def test_the_plans_window_is_the_window_read_on_its_own(case: str) -> None:
 
 
 @pytest.mark.parametrize("case", xspace_files.jax_cases())
-def test_step_columns_do_not_depend_on_how_many_steps_are_made_at_once(
+def test_steps_do_not_depend_on_how_many_are_added_at_once(
     case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     raw = xspace_files.jax_file(case).read_bytes()
-    together = xspace.plan_steps(xplane.decode_xspace(raw))
-    monkeypatch.setattr(xspace_rows, "CHUNK_ROWS", 1)  # every step by itself
-    alone = xspace.plan_steps(xplane.decode_xspace(raw))
-    assert len(together.columns) == len(alone.columns) > 1
-    for i, (a, b) in enumerate(zip(together.columns, alone.columns, strict=True)):
-        _equal(a, b, f"step {i}")
-    for a, b in zip(together.tracer_ns, alone.tracer_ns, strict=True):
-        _equal(a, b, "tracer")
-    assert together.spans == alone.spans
+    together = xspace_load.model_from_bytes(raw, "x")
+    monkeypatch.setattr(step_batch, "BATCH_ROWS", 1)  # every step in a block of its own
+    alone = xspace_load.model_from_bytes(raw, "x")
+    numbers = together.sorted_steps()
+    assert numbers == alone.sorted_steps() and len(numbers) > 1
+    assert together.names == alone.names
+    for number in numbers:
+        _same_parts(_parts(together.steps[number]), _parts(alone.steps[number]))
+        assert together.steps[number].span == alone.steps[number].span
 
 
 def _parts(execs: StepExecs) -> dict[str, Any]:
@@ -109,7 +109,7 @@ def test_loaded_steps_are_deferred_and_equal_the_steps_added_one_by_one(case: st
         slow.add_step(number, cols)
         if len(exact):
             slow.steps[number].kernels.dur_ns = exact.tolist()
-    xspace.add_spans(slow, plan.numbers, plan.spans)
+    step_batch.add_spans(slow, plan.numbers, plan.spans)
     assert any(len(model.steps[n].kernels) for n in numbers)
     for number in numbers:
         _same_parts(_parts(model.steps[number]), _parts(slow.steps[number]))

@@ -19,12 +19,9 @@ from tfprof_lite.base.heap import give_back_freed
 from tfprof_lite.formats.xspace.read import calls as xspace_calls
 from tfprof_lite.formats.xspace.read import code as xspace_code
 from tfprof_lite.formats.xspace.read import conversion as xspace
-from tfprof_lite.formats.xspace.read import memory_steps as xspace_memory_steps
-from tfprof_lite.formats.xspace.read import memory_wire as xspace_memory_wire
 from tfprof_lite.formats.xspace.read.devices import bind_gpu_devices
 from tfprof_lite.formats.xspace.read.events import EventCodes, distinct_codes, event_table
 from tfprof_lite.formats.xspace.read.load import model_from_bytes
-from tfprof_lite.formats.xspace.read.memory_wire import allocation_records
 from tfprof_lite.formats.xspace.wire import decode as xplane
 from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
@@ -84,12 +81,11 @@ def test_a_released_conversion_plans_the_same_steps(case: str) -> None:
     raw = dict(_inputs())[case]
     kept = xspace.plan_steps(xplane.decode_xspace(raw))
     released = xspace.plan_steps(xplane.decode_xspace(raw), release=True)
-    assert released.pending, "the memory records wait to be joined"
+    assert released.records.memory is not None and len(released.records.memory)
     assert (kept.numbers, kept.nodes, kept.source) == (released.numbers, released.nodes,
                                                        released.source)  # fmt: skip
     for a, b in zip(kept.columns, released.columns, strict=True):
         _same_columns(a, b)
-    assert not released.pending
     for a, b in zip(kept.tracer_ns, released.tracer_ns, strict=True):
         assert a.tolist() == b.tolist()
 
@@ -112,31 +108,30 @@ def test_steps_taken_one_at_a_time_give_the_model_the_same_memory(case: str) -> 
         assert all(type(ns) is int for ns in b.kernels.dur_ns)
 
 
-def test_memory_records_joined_later_equal_records_joined_at_once() -> None:
+def test_memory_records_take_the_place_of_their_ops_records() -> None:
     raw = _memory_space()
     plan = xspace.plan_steps(xplane.decode_xspace(raw))
-    pending = dict(plan.pending)
-    base = list(plan._columns)
+    memory = plan.records.memory
+    assert memory is not None and sorted(set(memory.step.tolist())) == [0, 1]
     joined = plan.columns
-    assert set(pending) == {0, 1}
-    for step, memory in pending.items():
-        assert len(memory.rows) and not memory.keep.all()  # records replaced
-        _same_columns(memory.join(base[step]), joined[step])
+    plan.records.memory = None
+    base = plan.columns
+    for step in (0, 1):
+        mine = memory.node[memory.step == step]
+        names = {plan.records.texts[n] for n in mine.tolist()}
+        # Each memory record took the place of its op's host record (same times);
+        # the others are records of their own that add no time.
+        took = names & set(base[step].name)
+        assert took and len(joined[step]) == len(base[step]) + len(names - took)
+        assert int(joined[step].untimed.sum()) == len(names - took)
+        for name in took:
+            at, was = joined[step].name.index(name), base[step].name.index(name)
+            assert joined[step].start[at] == base[step].start[was]
+            assert joined[step].rel[at] == base[step].rel[was]
+            assert joined[step].total[at] > 0 and base[step].total[was] == 0
     # The hand-made steps hold what the events say: 256 then 128 bytes on the GPU.
     names = joined[0].name
     assert names.count("a/MatMul") == 1 and names.count("b/Relu") == 1
-
-
-def test_allocation_records_in_chunks_equal_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    rng = np.random.default_rng(3)
-    micros = rng.integers(-(2**40), 2**62, size=100)
-    nbytes = rng.integers(-(2**20), 2**40, size=100)
-    micros[::7] = 0
-    whole = allocation_records(micros, nbytes)
-    monkeypatch.setattr(xspace_memory_wire, "CHUNK", 7)
-    data, offsets = allocation_records(micros, nbytes)
-    assert data == whole[0] and offsets.tolist() == whole[1].tolist()
-    assert offsets[-1] == len(data) and len(offsets) == 101
 
 
 def test_event_codes_read_like_their_column() -> None:
@@ -261,16 +256,6 @@ def test_freed_memory_is_given_back_without_error() -> None:
     give_back_freed()
 
 
-def test_step_memory_replaces_the_records_it_takes_the_place_of() -> None:
-    plan = xspace.plan_steps(xplane.decode_xspace(_memory_space()))
-    memory = plan.pending[0]
-    base = plan._columns[0]
-    replaced = [base.name[r] for r in np.flatnonzero(~memory.keep).tolist()]
-    assert sorted(replaced) == ["a/MatMul", "b/Relu"]
-    joined = xspace_memory_steps.StepMemory(memory.keep, memory.rows).join(base)
-    assert len(joined) == len(base) - len(replaced) + len(memory.rows)
-
-
 def test_step_times_count_devices_without_the_devices_cache(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -293,20 +278,23 @@ def test_step_times_count_devices_without_the_devices_cache(
 @pytest.mark.parametrize("steps", [3, 40, 200])  # 200: more (step, device) pairs than rows
 def test_step_records_are_grouped_as_sorting_by_three_keys_does(steps: int) -> None:
     from tfprof_lite.formats.xspace.read.rows import _grouped, _Part
+    from tfprof_lite.model.step_records import LANE_STREAM, Lane
 
     rng = np.random.default_rng(steps)
     sizes = [50, 7, 0, 30]
     parts, all_step, all_dev = [], [], []
     for size in sizes:
         step = rng.integers(0, steps, size)
-        dev = rng.integers(0, 6, size) * 3  # device string ids, not dense
-        parts.append(_Part(step, dev, rng.integers(0, 9, size), rng.integers(0, 9, size),
-                           rng.integers(0, 10**9, size), rng.integers(0, 10**9, size)))  # fmt: skip
+        dev = rng.integers(0, 6, size) * 3  # lane ids, not dense
+        none, times = np.full(size, -1), rng.integers(0, 10**9, (2, size))
+        name, role = rng.integers(0, 9, size), rng.integers(0, 4, size)
+        parts.append(_Part(step, dev, name, role, none, none, times[0], times[1]))
         all_step += step.tolist()
         all_dev += dev.tolist()
     fields = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ("name", "start")}
     strings = [f"s{i}" for i in range(20)]
-    rows = _grouped(parts, steps, strings)
+    lanes = [Lane(LANE_STREAM, 0, i) for i in range(20)]
+    rows = _grouped(parts, steps, strings, lanes)
     first: dict[tuple[int, int], int] = {}
     for i, key in enumerate(zip(all_step, all_dev, strict=True)):
         first.setdefault(key, i)

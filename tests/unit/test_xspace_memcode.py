@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from tests.xspace_files import SpaceBuilder
 from tfprof_lite.analysis.memory import NO_MEMORY, NO_XSPACE_MEMORY, memory_profile
 from tfprof_lite.formats.xspace.read.code import _frames, _module_stacks, call_site, python_frame
@@ -14,15 +12,12 @@ from tfprof_lite.formats.xspace.read.load import model_from_bytes
 from tfprof_lite.formats.xspace.read.memory import (
     NO_OP_TYPE,
     PROGRAM_TYPE,
-    concat_columns,
-    take_rows,
 )
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.records import CodeFrame
 from tfprof_lite.options.options import Options
 from tfprof_lite.options.user_code import UserCode
 from tfprof_lite.proto import hlo
-from tfprof_lite.proto.steps import StepColumns
 from tfprof_lite.views.query import run_view
 
 GPU = "GPU_0_bfc"
@@ -144,29 +139,6 @@ def test_program_buffers_and_frees_on_other_threads_belong_to_the_program() -> N
     stats = model.stats(0)
     assert (stats.cpu_exec_micros[nid], stats.exec_micros[nid], stats.run_count[nid]) == (0, 0, 0)
     assert stats.requested_bytes[nid] == 4096 + 1024
-
-
-def test_take_rows_and_concat_keep_sparse_columns_with_their_rows() -> None:
-    cols = StepColumns(
-        devices=["a", "b"], dev=np.asarray([0, 1, 1], np.int32), name=["x", "y", "z"],
-        label=["", "", ""], start=np.asarray([1, 2, 3]), rel=np.zeros(3, np.int64),
-        total=np.asarray([0, 5, 7]), peak=np.zeros(3, np.int64), live=np.zeros(3, np.int64),
-        gpu_allocs=np.zeros(3, np.int32), gpu_in_use=np.zeros(3, np.int64),
-        temp=np.zeros(3, np.int64), persist=np.zeros(3, np.int64),
-        o_row=np.asarray([1, 2], np.int32), o_slot=np.asarray([0, 1], np.int32),
-        o_bytes=np.asarray([5, 7]), o_ptr=np.asarray([50, 70], np.uint64),
-        r_row=np.asarray([1, 2], np.int32), raw=[b"y", b"z"],
-    )  # fmt: skip
-    cols.untimed = np.asarray([False, True, False])
-    kept = take_rows(cols, np.asarray([True, False, True]))
-    assert kept.untimed.tolist() == [False, False]
-    assert kept.name == ["x", "z"] and kept.total.tolist() == [0, 7]
-    assert kept.o_row.tolist() == [1] and kept.o_bytes.tolist() == [7] and kept.raw == [b"z"]
-    both = concat_columns(kept, cols)
-    assert both.devices == ["a", "b", "a", "b"] and both.dev.tolist() == [0, 1, 2, 3, 3]
-    assert both.o_row.tolist() == [1, 3, 4] and both.r_row.tolist() == [1, 3, 4]
-    assert both.raw == [b"z", b"y", b"z"] and len(both) == 5
-    assert both.untimed.tolist() == [False, False, False, True, False]
 
 
 # ------------------------------------------------------------------ code

@@ -1,5 +1,5 @@
-"""The column helpers of the XSpace memory records: interval lookup, wire bytes,
-free matching and per-step records."""
+"""The column helpers of the XSpace memory records: interval lookup, free
+matching and per-step records."""
 
 from __future__ import annotations
 
@@ -11,13 +11,7 @@ from tests.xspace_files import SpaceBuilder
 from tfprof_lite.formats.xspace.read.intervals import LineIntervals
 from tfprof_lite.formats.xspace.read.load import model_from_bytes
 from tfprof_lite.formats.xspace.read.memory import _matched_allocations
-from tfprof_lite.formats.xspace.read.memory_wire import (
-    AllocatorUse,
-    OutputTensor,
-    allocation_records,
-    node_exec_stats,
-)
-from tfprof_lite.proto import messages as pb
+from tfprof_lite.model.memory_records import MemoryRef
 
 GPU = "GPU_0_bfc"
 
@@ -63,44 +57,6 @@ def test_line_intervals_skip_long_runs_of_finished_events() -> None:
     assert at.tolist()[1] == -1 and int(intervals.rows[at[0]]) == 0
 
 
-def test_allocation_records_bytes_equal_protobuf() -> None:
-    values = [0, 1, 127, 128, 16383, 16384, -1, -128, 2**63 - 1, -(2**63), 1_795_765_751_817_340]
-    micros = np.asarray(values, dtype=np.int64)
-    nbytes = np.asarray(values[::-1], dtype=np.int64)
-    data, offsets = allocation_records(micros, nbytes)
-    mem = pb.AllocatorMemoryUsed()
-    for when, size in zip(values, values[::-1]):
-        rec = mem.allocation_records.add()
-        rec.alloc_micros, rec.alloc_bytes = when, size
-    assert data == mem.SerializeToString()
-    assert offsets[0] == 0 and offsets[-1] == len(data) and len(offsets) == len(values) + 1
-
-
-def test_node_exec_stats_bytes_equal_protobuf() -> None:
-    records, _ = allocation_records(np.asarray([10, 20]), np.asarray([64, -64]))
-    uses = [AllocatorUse(GPU, 64, 64, 0, 1000, records), AllocatorUse("cpu", 0, 0, 0, 0, b"")]
-    outputs = [OutputTensor(0, 1, (64, 0), 60, 64, GPU, 4096), OutputTensor(1, 0, (), 0, 8, GPU, 0)]
-    ns = pb.NodeExecStats(node_name="dense/MatMul", all_start_micros=5, op_end_rel_micros=3)
-    ns.all_end_rel_micros = 3
-    for use in uses:
-        mem = ns.memory.add()
-        mem.allocator_name, mem.total_bytes, mem.peak_bytes = use.allocator, use.total, use.peak
-        mem.live_bytes, mem.allocator_bytes_in_use = use.live, use.in_use
-        mem.MergeFromString(use.records)
-    for out in outputs:
-        entry = ns.output.add()
-        entry.slot = out.slot
-        desc = entry.tensor_description
-        desc.dtype = out.dtype
-        for size in out.shape:
-            desc.shape.dim.add().size = size
-        alloc = desc.allocation_description
-        alloc.requested_bytes, alloc.allocated_bytes = out.requested, out.allocated
-        alloc.allocator_name, alloc.ptr = out.allocator, out.ptr
-    got = node_exec_stats("dense/MatMul", "", 5, 3, uses, outputs)
-    assert got == ns.SerializeToString()
-
-
 def test_a_free_frees_the_latest_allocation_not_freed_at_its_address() -> None:
     # By time: allocator 0 allocates twice at 8 and frees (the second one), allocator
     # 1 frees at 8 (made before the profile), allocates, allocator 0 frees at 8 again
@@ -129,9 +85,10 @@ def test_reused_address_and_double_free_in_the_model() -> None:
     _alloc(b, line, 1_050_000, "MemoryDeallocation", 50, 8)  # frees b/Relu's
     _alloc(b, line, 1_060_000, "MemoryDeallocation", 50, 8)  # nothing left: no op
     model = model_from_bytes(b.bytes(), "hand.xplane.pb")
-    raw = model.steps[0].raw_stats
+    execs = model.steps[0]
     by_node = {}
-    for data in raw:
-        ns = pb.NodeExecStats.FromString(data)
-        by_node[ns.node_name] = [(r.alloc_bytes) for m in ns.memory for r in m.allocation_records]
+    for nid, ref in zip(execs.raw_node, execs.raw_stats, strict=True):
+        assert isinstance(ref, MemoryRef)
+        detail = ref.detail()
+        by_node[model.names[nid]] = [b for use in detail.allocators for _, b in use.events]
     assert by_node == {"a/MatMul": [100, -100], "b/Relu": [50, -50], f"{GPU} (no op)": [-50]}

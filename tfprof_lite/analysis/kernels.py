@@ -316,6 +316,8 @@ def kernel_stats(
     if step is None and window is not None and len(window.device):
         return _window_stats(model, window, top)
     steps = model.sorted_steps() if step is None else [s for s in model.sorted_steps() if s == step]
+    if window is not None and not len(window.device):
+        steps = []  # an XSpace without GPU events: no step holds a kernel or its time
     acc: dict[_Key, Acc] = {}
     report = KernelReport()
     from_tracer = from_profile = 0

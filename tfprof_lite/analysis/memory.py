@@ -381,6 +381,8 @@ def _step_memory(
     execs = model.steps[step]
     span = execs.wall_span()  # (the step's own span included: an XSpace's marker)
     start = span[0] if span is not None else 0
+    if not len(execs.mem):  # no memory record (and so no allocation record): nothing to add
+        return StepMemory(step, start, "no memory records"), None
     note = None
     if execs.raw_stats:
         series, source = _record_series(model, execs), "allocation records"

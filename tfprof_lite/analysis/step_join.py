@@ -40,38 +40,20 @@ _KEY_LIMIT = 1 << 62
 
 def _rows(steps: Sequence[StepExecs], group: str) -> tuple[list[Any], I64, I64]:
     """Per step, where its ``group`` rows are: the arrays they are rows
-    ``lo:lo + size`` of (a deferred step's source arrays, or the shared arrays
-    of columns not yet read), or its own columns (``lo`` -1), without making
-    the group of a deferred step (:meth:`StepExecs.deferred`)."""
+    ``lo:lo + size`` of (:meth:`StepExecs.group_rows`: arrays many steps
+    share), or its own columns (``lo`` -1), without making the group of a
+    deferred step."""
     n = len(steps)
     where: list[Any] = [None] * n
     lo = np.full(n, -1, dtype=np.int64)
     size = np.zeros(n, dtype=np.int64)
-    states = [execs.__dict__ for execs in steps]
-    sources: dict[int, tuple[Any, list[int], list[int]]] = {}
-    for at, state in enumerate(states):
-        held: Any = None if group in state else state.get("_source")
-        cuts = getattr(held[0], "cuts", None) if held is not None else None
-        if isinstance(cuts, dict) and group in cuts:
-            entry = sources.setdefault(id(held[0]), (held[0], [], []))
-            entry[1].append(at)
-            entry[2].append(held[1])
-            continue
-        cols = getattr(steps[at], group)
-        arrays, first = getattr(cols, "_shared", None), getattr(cols, "_lo", None)
-        size[at] = len(cols)
-        if isinstance(arrays, dict) and isinstance(first, int):
-            where[at], lo[at] = arrays, first
+    for at, execs in enumerate(steps):
+        found = execs.group_rows(group)
+        if found is None:
+            cols = getattr(execs, group)
+            where[at], size[at] = cols, len(cols)
         else:
-            where[at] = cols
-    for source, positions, indices in sources.values():
-        cut = np.asarray(source.cuts[group], dtype=np.int64)
-        index = np.asarray(indices, dtype=np.int64)
-        arrays = source.shared[group]
-        lo[positions] = cut[index]
-        size[positions] = cut[index + 1] - cut[index]
-        for at in positions:
-            where[at] = arrays
+            where[at], lo[at], size[at] = found
     return where, lo, size
 
 
@@ -97,13 +79,7 @@ def _plan(steps: Sequence[StepExecs], group: str) -> tuple[list[tuple[Any, int, 
 
 def _device_names(steps: Sequence[StepExecs]) -> list[list[str]]:
     """Each step's device strings, without making a deferred step's copy."""
-    out = []
-    for execs in steps:
-        state = execs.__dict__
-        held: Any = None if "device_names" in state else state.get("_source")
-        names = getattr(held[0], "names", None) if held is not None else None
-        out.append(names[held[1]] if isinstance(names, list) else execs.device_names)
-    return out
+    return [execs.device_table() for execs in steps]
 
 
 def _gather(plan: list[tuple[Any, int, int]], name: str) -> I64:

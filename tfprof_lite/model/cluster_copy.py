@@ -20,6 +20,7 @@ import numpy.typing as npt
 from tfprof_lite.model.cluster import qualify, split_qualified, task_of
 from tfprof_lite.model.execs import MEM_VALUES, StepExecs
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.step_spans import StepSpan
 
 __all__ = ["Builder", "merge_model"]
 
@@ -137,6 +138,16 @@ def _copy_step(
     return np.unique(pairs).tolist() if pairs.size else []
 
 
+def _copy_span(execs: StepExecs, out: StepExecs, shift: int) -> None:
+    """The step's own span (an XSpace step's root), on the merged clock; the
+    merged step's span covers those of every task's step."""
+    span = execs.span
+    if span is None:
+        return
+    moved = StepSpan(span.name, span.start + shift, span.end + shift)
+    out.span = moved if out.span is None else out.span.widened(moved)
+
+
 def _copy_memory(
     remap: Remap, execs: StepExecs, out: StepExecs, homes: IntArray, task_shift: IntArray
 ) -> None:
@@ -189,6 +200,7 @@ def merge_model(
         out = merged.steps.setdefault(step_map.get(step, step), StepExecs())
         for node in _copy_step(ids, execs, out, homes, dev_task, dev_shift, task_shift):
             merged.has_execs[node] = True
+        _copy_span(execs, out, int(task_shift[own]))
     for nid in range(len(src)):  # graph nodes that never ran keep their home task
         key = nid * len(builder.tasks) + int(homes[nid])
         if key not in cache:

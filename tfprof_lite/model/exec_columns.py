@@ -74,6 +74,11 @@ class Columns:
     def __len__(self) -> int:
         return self._len
 
+    def shared_rows(self) -> tuple[dict[str, npt.NDArray[Any]], int] | None:
+        """(the shared arrays, first row) while the columns are still rows of
+        arrays many steps share, unsliced; None otherwise."""
+        return None if self._shared is None else (self._shared, self._lo)
+
     def append(self, **cols: Any) -> None:
         """Add one block: every column, all of the same length."""
         size = -1

@@ -20,8 +20,12 @@ per-node sums come from :meth:`StepExecs.totals`. Record-level views (``memory``
 walk records, and cached until the step changes.
 
 Beyond tfprof, each step keeps what the memory profile and the GPU kernel
-statistics read: the serialized NodeExecStats of every record with memory
-entries (``raw_node``/``raw_stats``), expanded on first use into
+statistics read: the memory record of every record with memory entries
+(``raw_node``/``raw_stats``: a RunMetadata's NodeExecStats serialized, as
+TensorFlow wrote it, or an XSpace's record already typed: a
+:class:`~tfprof_lite.model.records.MemoryDetail`, or a
+:class:`~tfprof_lite.model.memory_records.MemoryRef` into the columns of many
+records), expanded on first use into
 :class:`AllocatorColumns`, and :class:`KernelColumns` (every GPU tracer record
 with its device, raw node name and ``timeline_label``). Both stay empty for
 steps loaded from a ProfileProto, which does not carry them.
@@ -45,6 +49,7 @@ from tfprof_lite.model.exec_columns import (
     StepTotals,
     segment_sum,
 )
+from tfprof_lite.model.memory_records import MemoryRef
 from tfprof_lite.model.records import AllocationEvent, MemoryDetail, OutputMemory
 
 if TYPE_CHECKING:
@@ -81,11 +86,19 @@ class StepSource(Protocol):
     def device_names(self, index: int) -> list[str]:
         """Step ``index``'s device strings, by device code."""
 
-    def raws(self, index: int) -> tuple[list[int], list[bytes]]:
-        """Step ``index``'s kept NodeExecStats: (nodes, serialized)."""
+    def raws(self, index: int) -> tuple[list[int], list[object]]:
+        """Step ``index``'s kept memory records: (nodes, records: serialized
+        NodeExecStats or :class:`MemoryDetail`)."""
 
     def kernels(self, index: int) -> KernelColumns:
         """Step ``index``'s GPU tracer records."""
+
+    def span_of(self, index: int, name: str) -> tuple[dict[str, Any], int, int]:
+        """Where step ``index``'s column group ``name`` lies, unmade: (the
+        arrays many steps share, first row, row count)."""
+
+    def device_table(self, index: int) -> list[str]:
+        """Step ``index``'s device strings, the table many steps share (not a copy)."""
 
 
 #: The parts of a deferred step made when first read.
@@ -121,7 +134,8 @@ class StepExecs:
         self.outs = got("outs") or Columns(COLUMN_TYPES["outs"])
         self.allocs = got("allocs") or Columns(COLUMN_TYPES["allocs"])
         self.raw_node: list[int] = []
-        self.raw_stats: list[bytes] = []
+        #: Serialized NodeExecStats (a RunMetadata's) or MemoryDetail (an XSpace's).
+        self.raw_stats: list[object] = []
         self.kernels = KernelColumns()
         self.version = 0
         self._cache: dict[str, Any] = {}
@@ -143,8 +157,34 @@ class StepExecs:
         state["_cache_version"] = 1
         return execs
 
-    def __getattr__(self, name: str) -> Any:
-        """Make a deferred step's part ``name`` (see :meth:`deferred`)."""
+    def group_rows(self, name: str) -> tuple[dict[str, Any], int, int] | None:
+        """Where the rows of column group ``name`` lie when they are rows of
+        arrays many steps share (arrays, first row, row count), without making
+        the group; None when the step holds columns of its own."""
+        state = self.__dict__
+        held = None if name in state else state.get("_source")
+        if held is not None:
+            found: tuple[dict[str, Any], int, int] = held[0].span_of(held[1], name)
+            return found
+        cols: Columns = getattr(self, name)
+        shared = cols.shared_rows()
+        return None if shared is None else (shared[0], shared[1], len(cols))
+
+    def device_table(self) -> list[str]:
+        """The step's device strings (by code), without making a deferred
+        step's copy: do not change the list."""
+        state = self.__dict__
+        held = None if "device_names" in state else state.get("_source")
+        if held is not None:
+            table: list[str] = held[0].device_table(held[1])
+            return table
+        names: list[str] = self.device_names
+        return names
+
+    def _make_part(self, name: str) -> Any:
+        """Make a deferred step's part ``name`` (see :meth:`deferred`): the
+        attribute hook, kept out of the type checker's sight so that a mistyped
+        attribute is still an error there."""
         held = self.__dict__.get("_source")
         if held is None or name not in _DEFERRED:
             raise AttributeError(name)
@@ -161,6 +201,9 @@ class StepExecs:
             setattr(self, name, source.group(index, name))
         return self.__dict__[name]
 
+    if not TYPE_CHECKING:
+        __getattr__ = _make_part
+
     # ------------------------------------------------------------- building
     def device_code(self, device: str) -> int:
         """The step-local number of device string ``device`` (added when new)."""
@@ -175,8 +218,9 @@ class StepExecs:
         self.version += 1
         StepExecs.changes += 1
 
-    def add_raw(self, nodes: Sequence[int], raws: Sequence[bytes]) -> None:
-        """Keep serialized NodeExecStats with memory entries for the memory profile."""
+    def add_raw(self, nodes: Sequence[int], raws: Sequence[object]) -> None:
+        """Keep the memory records (serialized NodeExecStats or
+        :class:`MemoryDetail`) of records with memory entries for the memory profile."""
         self.raw_node.extend(nodes)
         self.raw_stats.extend(raws)
         self.changed()
@@ -197,16 +241,24 @@ class StepExecs:
         return self._cache[key]
 
     def allocator_columns(self, expand: Callable[[bytes], MemoryDetail]) -> AllocatorColumns:
-        """The step's :class:`AllocatorColumns`, built from the kept NodeExecStats
-        with ``expand`` (the proto layer's decoder) on first use, then cached
-        until more records arrive."""
+        """The step's :class:`AllocatorColumns`, built from the kept memory records
+        on first use (a :class:`MemoryDetail` as it is, serialized NodeExecStats
+        decoded with ``expand``, the proto layer's decoder), then cached until
+        more records arrive."""
 
         from tfprof_lite.model.allocator_columns import AllocatorColumns  # memory readers only
 
         def build() -> AllocatorColumns:
             cols = AllocatorColumns()
             for node, raw in zip(self.raw_node, self.raw_stats):
-                cols.add(node, expand(raw))
+                if isinstance(raw, MemoryDetail):
+                    cols.add(node, raw)
+                elif isinstance(raw, MemoryRef):
+                    cols.add(node, raw.detail())
+                elif isinstance(raw, (bytes, bytearray, memoryview)):
+                    cols.add(node, expand(bytes(raw)))
+                else:
+                    raise TypeError(f"not a memory record: {type(raw).__name__}")
             return cols
 
         result: AllocatorColumns = self._cached("allocators", build)

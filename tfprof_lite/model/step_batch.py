@@ -23,7 +23,6 @@ changes nothing), and the caller adds them one by one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,6 +35,7 @@ from tfprof_lite.model.devices import (
 )
 from tfprof_lite.model.exec_columns import COLUMN_TYPES, Columns, KernelColumns
 from tfprof_lite.model.execs import StepExecs
+from tfprof_lite.model.record_block import UNKNOWN, Block
 from tfprof_lite.model.step_ingest import (
     MemoryRows,
     _add_memory,
@@ -45,6 +45,8 @@ from tfprof_lite.model.step_ingest import (
     _node_ids,
     bind_canonical,
 )
+from tfprof_lite.model.step_records import StepRecords
+from tfprof_lite.model.step_spans import StepSpan
 from tfprof_lite.model.step_sums import running_sums
 from tfprof_lite.proto.steps import StepColumns
 
@@ -58,80 +60,15 @@ I64 = npt.NDArray[np.int64]
 #: :func:`add_many` adds the steps in batches of about this many records.
 BATCH_ROWS = 1 << 18
 
-#: The row-index columns of step columns (offset when steps are laid end to end).
-_ROW_FIELDS = ("o_row", "a_row", "r_row")
-_ARRAY_FIELDS = ("start", "rel", "total", "peak", "live", "gpu_allocs", "gpu_in_use", "temp",
-                 "persist", "o_slot", "o_bytes", "o_ptr", "a_micros", "a_bytes")  # fmt: skip
 
-
-class _Block:
-    """Steps' columns end to end: ``cols`` (``dev``: an index into ``devices``,
-    the distinct lower-cased device strings), ``step`` (each row's step index)
-    and ``code`` (each row's device number in its step's own table, ``names``)."""
-
-    def __init__(self, columns: Sequence[StepColumns]) -> None:
-        tables: dict[tuple[str, ...], tuple[I64, I64, list[str]]] = {}
-        index: dict[str, int] = {}
-        gids, codes, self.names, self.tables = [], [], [], []
-        for cols in columns:
-            key = tuple(cols.devices)
-            table = tables.get(key)
-            if table is None:
-                lowered = [d.lower() for d in key]
-                own: dict[str, int] = {}
-                local = [own.setdefault(d, len(own)) for d in lowered]
-                ids = [index.setdefault(d, len(index)) for d in lowered]
-                ids_at = np.asarray(ids, np.int64).reshape(-1)
-                table = tables[key] = (ids_at, np.asarray(local, np.int64).reshape(-1), list(own))
-                self.tables.append(lowered)
-            gids.append(table[0])
-            codes.append(table[1])
-            self.names.append(table[2])
-        self.devices = list(index)
-        sizes = np.asarray([len(c) for c in columns], dtype=np.int64)
-        self.bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.step = np.repeat(np.arange(len(columns), dtype=np.int64), sizes)
-        table_at = np.repeat(_starts([len(g) for g in gids]), sizes)
-        local_dev = _cat([c.dev for c in columns], np.int64) + table_at
-        self.code = _cat(codes, np.int64)[local_dev] if len(local_dev) else local_dev
-        dev = _cat(gids, np.int64)[local_dev] if len(local_dev) else local_dev
-        self.cols = _joined(columns, dev, self.bounds)
-
-
-def _starts(sizes: Sequence[int]) -> I64:
-    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if sizes else _i64()
+def _i64() -> I64:
+    return np.zeros(0, dtype=np.int64)
 
 
 def _distinct_keys(keys: I64) -> I64:
     """The distinct values, ascending (a bare ``np.unique`` imports ``numpy.ma``)."""
     found: I64 = np.unique(keys, return_index=True)[0]
     return found
-
-
-def _i64() -> I64:
-    return np.zeros(0, dtype=np.int64)
-
-
-def _cat(parts: Sequence[npt.NDArray[Any]], dtype: Any) -> npt.NDArray[Any]:
-    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
-
-
-def _joined(columns: Sequence[StepColumns], dev: I64, bounds: I64) -> StepColumns:
-    """One :class:`StepColumns` of every step's rows (row indexes offset)."""
-    out = StepColumns(devices=[], dev=dev.astype(np.int32), has_step_stats=True)
-    out.name = list(chain.from_iterable(c.name for c in columns))
-    out.label = list(chain.from_iterable(c.label for c in columns))
-    out.raw = list(chain.from_iterable(c.raw for c in columns))
-    for name in _ARRAY_FIELDS:
-        setattr(out, name, _cat([getattr(c, name) for c in columns], getattr(out, name).dtype))
-    for name in _ROW_FIELDS:
-        parts = [getattr(c, name).astype(np.int64) + base
-                 for c, base in zip(columns, bounds) if getattr(c, name).size]  # fmt: skip
-        setattr(out, name, _cat(parts, np.int64))
-    if any(c.untimed.size for c in columns):
-        out.untimed = _cat([c.untimed if c.untimed.size else np.zeros(len(c), bool)
-                            for c in columns], bool)  # fmt: skip
-    return out
 
 
 def add_steps(
@@ -144,14 +81,93 @@ def add_steps(
     docstring); False, having changed nothing, when a number is in the model
     already or repeats. ``exact[i]``: the durations (ns) of step ``i``'s GPU
     tracer records, kept when there is one per record."""
-    if len(set(numbers)) != len(numbers) or any(n in model.steps for n in numbers):
+    if not _new(model, numbers):
         return False
-    if not numbers:
-        return True
+    if numbers:
+        _add_block(model, numbers, Block.of_columns(columns, exact or ()))
+    return True
+
+
+def add_records(model: ProfileModel, records: StepRecords, rows: int | None = None) -> None:
+    """Add the steps of ``records`` (see :mod:`tfprof_lite.model.step_records`)
+    in batches of whole steps of about ``rows`` records (default
+    :data:`BATCH_ROWS`). A step with no record is left out (:func:`add_spans`
+    gives the steps their spans, after); steps the model holds already are
+    added one by one, as ``add_step`` adds a RunMetadata's."""
+    rows = BATCH_ROWS if rows is None else rows
+    bounds = records.bounds.tolist()
+    first = 0
+    while first < records.steps:
+        last = first + 1
+        while last < records.steps and bounds[last + 1] - bounds[first] <= rows:
+            last += 1
+        part = _with_rows(records.take(first, last))
+        if _new(model, part.numbers):
+            if part.numbers:
+                _add_block(model, part.numbers, Block.of_records(part))
+        else:
+            _one_by_one(model, part)
+        first = last
+
+
+def _with_rows(records: StepRecords) -> StepRecords:
+    """``records`` without its steps that have no record (nor memory record)."""
+    sizes = np.diff(records.bounds)
+    mem = records.memory
+    if mem is not None and len(mem):
+        sizes = sizes + np.bincount(mem.step, minlength=records.steps)
+    if (sizes > 0).all():
+        return records
+    keep = np.flatnonzero(sizes > 0)
+    records.numbers = [records.numbers[i] for i in keep.tolist()]
+    records.bounds = np.append(records.bounds[keep], records.bounds[-1])
+    records.spans = [records.spans[i] for i in keep.tolist() if i < len(records.spans)]
+    if mem is not None and len(mem):
+        new_index = np.cumsum(sizes > 0) - 1
+        mem.step = new_index[mem.step]
+    return records
+
+
+def _new(model: ProfileModel, numbers: Sequence[int]) -> bool:
+    """Whether ``numbers`` are distinct and none is in the model."""
+    return len(set(numbers)) == len(numbers) and not any(n in model.steps for n in numbers)
+
+
+def _one_by_one(model: ProfileModel, records: StepRecords) -> None:
+    """Each step of ``records`` through ``add_step`` (its RunMetadata shape)."""
+    block = Block.of_records(records)
+    for i, number in enumerate(records.numbers):
+        execs = model.steps.get(number)
+        before = len(execs.kernels) if execs is not None else 0
+        model.add_step(number, block.step_columns(i))
+        kernels = model.steps[number].kernels
+        exact = block.step_exact(i)
+        if len(kernels) == before + len(exact):
+            kernels.dur_ns[before:] = exact.tolist()
+
+
+def add_spans(
+    model: ProfileModel, numbers: Sequence[int], spans: Sequence[StepSpan | None]
+) -> None:
+    """Give step ``numbers[i]`` of ``model`` its span ``spans[i]`` (None: none).
+
+    A step with a span and no record (a marker around nothing traced) is made,
+    empty; a step given a span again (another file of the same step) keeps the
+    span over both."""
+    for number, span in zip(numbers, spans, strict=False):
+        if span is None:
+            continue
+        if number not in model.steps:
+            model.add_step(number, StepColumns(has_step_stats=True))
+        execs = model.steps[number]
+        execs.span = span if execs.span is None else execs.span.widened(span)
+
+
+def _add_block(model: ProfileModel, numbers: Sequence[int], block: Block) -> None:
+    """Add step ``numbers[i]``'s rows of ``block`` for every ``i`` (new numbers)."""
     run = model._running  # noqa: SLF001
     if run is None or run.seen != StepExecs.changes:  # current before the steps come
         running_sums(model, len(model.names))
-    block = _Block(columns)
     for lowered in block.tables:
         _check_streams(model, lowered)
     kernels = _kernels(block)
@@ -182,9 +198,8 @@ def add_steps(
     }
     _memory_marks(marks, memory, cols, step_of)
     seeds = _seeds(marks, scratch, len(numbers), len(model.names))
-    _make_steps(model, numbers, _Source(block, scratch, marks, kernels, exact or ()), seeds)
+    _make_steps(model, numbers, _Source(block, scratch, marks, kernels), seeds)
     _fold(model, numbers, scratch, step_of[rows], kept)
-    return True
 
 
 def _memory_marks(
@@ -200,7 +215,7 @@ def _memory_marks(
     marks["raws"] = step_of[cols.r_row[memory.raws]] if cols.r_row.size else _i64()
 
 
-def _kernels(block: _Block) -> tuple[I64, list[tuple[int, int]]]:
+def _kernels(block: Block) -> tuple[I64, list[tuple[int, int]]]:
     """The GPU tracer rows of the block, and each step's (first, end) among them."""
     devices, cols = block.devices, block.cols
     tracers = [i for i, d in enumerate(devices) if is_tracer_device(d)]
@@ -216,11 +231,10 @@ class _Source:
 
     def __init__(
         self,
-        block: _Block,
+        block: Block,
         scratch: StepExecs,
         marks: dict[str, I64],
         kernels: tuple[I64, list[tuple[int, int]]],
-        exact: Sequence[I64],
     ) -> None:
         steps = np.arange(len(block.names) + 1)
         self.cuts = {group: np.searchsorted(marks[group], steps).tolist() for group in COLUMN_TYPES}
@@ -237,7 +251,7 @@ class _Source:
         self.k_name = [cols.name[r] for r in rows.tolist()]
         self.k_label = [cols.label[r] for r in rows.tolist()]
         self.k_start, self.k_dur = cols.start[rows].tolist(), cols.rel[rows].tolist()
-        self.exact = exact
+        self.exact = block.exact.tolist()
 
     def group(self, index: int, name: str) -> Columns:
         """Step ``index``'s column group ``name``."""
@@ -248,8 +262,17 @@ class _Source:
         """Step ``index``'s device strings."""
         return list(self.names[index])
 
-    def raws(self, index: int) -> tuple[list[int], list[bytes]]:
-        """Step ``index``'s kept NodeExecStats."""
+    def device_table(self, index: int) -> list[str]:
+        """Step ``index``'s device strings (the shared table)."""
+        return self.names[index]
+
+    def span_of(self, index: int, name: str) -> tuple[dict[str, Any], int, int]:
+        """Where step ``index``'s group ``name`` lies in the shared arrays."""
+        cut = self.cuts[name]
+        return self.shared[name], cut[index], cut[index + 1] - cut[index]
+
+    def raws(self, index: int) -> tuple[list[int], list[object]]:
+        """Step ``index``'s kept memory records (NodeExecStats bytes or typed records)."""
         lo, hi = self.raw_cut[index], self.raw_cut[index + 1]
         return self.raw_node[lo:hi], self.raw_stats[lo:hi]
 
@@ -259,8 +282,8 @@ class _Source:
         if hi <= lo:
             return KernelColumns()
         dur = self.k_dur[lo:hi]
-        exact = self.exact[index] if index < len(self.exact) else _i64()
-        dur_ns = exact.tolist() if len(exact) == hi - lo else [d * 1000 for d in dur]
+        exact = self.exact[lo:hi]
+        dur_ns = [e if e != UNKNOWN else d * 1000 for e, d in zip(exact, dur, strict=True)]
         return KernelColumns(self.k_dev[lo:hi], self.k_name[lo:hi], self.k_label[lo:hi],
                              self.k_start[lo:hi], dur, dur_ns)  # fmt: skip
 

@@ -27,9 +27,12 @@ Sparse columns, each tied to a row by a ``*_row`` int32 column, in wire order:
   ``requested_bytes``) (int64), ``o_ptr`` (uint64);
 * allocations (``a_*``): every ``allocation_records`` entry of every memory
   entry whose ``allocator_name`` contains ``"GPU"``: ``a_micros``, ``a_bytes``;
-* raw records (``r_*``): for every row with at least one ``memory`` entry, the
-  serialized NodeExecStats (``raw``: list of bytes; any serialization that
-  parses back to the same message is fine) for the memory profile.
+* raw records (``r_*``): for every row with at least one ``memory`` entry, its
+  memory record for the memory profile (``raw``): from a RunMetadata the
+  serialized NodeExecStats (bytes; any serialization that parses back to the
+  same message is fine); from an XSpace's allocator events a record already
+  decoded (the model's ``MemoryDetail``, made by the XSpace reader: this layer
+  neither makes nor reads it, hence the field's type ``object``).
 
 ``has_step_stats`` says whether the RunMetadata has a ``step_stats`` field at
 all (``HasField``), even an empty one.
@@ -128,7 +131,7 @@ class StepColumns:
     a_micros: I64 = field(default_factory=_i64)
     a_bytes: I64 = field(default_factory=_i64)
     r_row: I32 = field(default_factory=_i32)
-    raw: list[bytes] = field(default_factory=list)
+    raw: list[object] = field(default_factory=list)  # bytes or a decoded record
     has_step_stats: bool = False
     #: Rows that add no time (records of memory only, made from XSpace allocator
     #: events); empty when none. No RunMetadata decoder sets it.
@@ -167,7 +170,7 @@ def columns_from_message(meta: Any) -> StepColumns:
     m_gpu: list[int] = []
     m_in_use: list[int] = []
     r_row: list[int] = []
-    raw: list[bytes] = []
+    raw: list[object] = []
     o_row: list[int] = []
     o_slot: list[int] = []
     o_bytes: list[int] = []

@@ -20,13 +20,17 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from tfprof_lite.analysis.profile_kind import has_graph_stats
+from tfprof_lite.analysis.step_join import joined_steps
 from tfprof_lite.analysis.steptime import outliers
 from tfprof_lite.analysis.steptime import step_times as wall_times
 from tfprof_lite.base.metrics import EXEC, FLOPS, PARAMS
 from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import format_count, format_time
 from tfprof_lite.model.devices import is_canonical_device
+from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.report.markup import Section, esc, script_json
 from tfprof_lite.views.node import ShowNode
@@ -69,19 +73,39 @@ def step_times(model: ProfileModel) -> list[StepTime]:
 
 
 def _step_times(model: ProfileModel) -> list[StepTime]:
-    out: list[StepTime] = []
-    for step in model.sorted_steps():
-        stats = model.stats(step)
-        out.append(
-            StepTime(
-                step=step,
-                total=int(stats.exec_micros.sum()),
-                accelerator=int(stats.accelerator_exec_micros.sum()),
-                cpu=int(stats.cpu_exec_micros.sum()),
-                nodes=int((stats.run_count > 0).sum()),
-            )
-        )
-    return out
+    """Every step's sums over its time records at once (:func:`joined_steps`),
+    as :func:`step_time_of` gives each (int64 sums wrap alike in any order)."""
+    joined = joined_steps(model)
+    if joined.numbers and joined.numbers[0] < 0:  # (a negative step is an average)
+        return [step_time_of(model, step) for step in joined.numbers]
+    n, at, kind, dur = joined.n, joined.t_at, joined.t_kind, joined.t_dur
+    acc, cpu = kind == KIND_ACCELERATOR, kind == KIND_CPU
+    accelerator = np.zeros(n, dtype=np.int64)
+    np.add.at(accelerator, at[acc], dur[acc])
+    on_cpu = np.zeros(n, dtype=np.int64)
+    np.add.at(on_cpu, at[cpu], dur[cpu])
+    width = max(len(model.names), 1)
+    ran = np.unique(at[cpu] * width + joined.t_node[cpu], return_index=True)[0]
+    nodes = np.bincount(ran // width, minlength=n)
+    return [
+        StepTime(step, t, a, c, r)
+        for step, t, a, c, r in zip(joined.numbers, (accelerator + on_cpu).tolist(),
+                                    accelerator.tolist(), on_cpu.tolist(), nodes.tolist(),
+                                    strict=True)
+    ]  # fmt: skip
+
+
+def step_time_of(model: ProfileModel, step: int) -> StepTime:
+    """One step's total, accelerator and CPU time and the nodes that ran, from
+    its per-node statistics."""
+    stats = model.stats(step)
+    return StepTime(
+        step=step,
+        total=int(stats.exec_micros.sum()),
+        accelerator=int(stats.accelerator_exec_micros.sum()),
+        cpu=int(stats.cpu_exec_micros.sum()),
+        nodes=int((stats.run_count > 0).sum()),
+    )
 
 
 def devices(model: ProfileModel) -> list[str]:
@@ -89,8 +113,9 @@ def devices(model: ProfileModel) -> list[str]:
     not the GPU tracer's streams or pseudo devices such as ``/host:cpu/steps``
     (every recorded device only when none is canonical)."""
     found = {dev for dev in model.canonical_device if dev}
-    for execs in model.steps.values():
-        found.update(execs.used_devices())
+    joined = joined_steps(model)  # (every step's pairs at once)
+    used = np.unique(joined.p_dev[joined.p_dev >= 0], return_index=True)[0].tolist()
+    found.update(joined.devices[code] for code in used)
     return sorted(d for d in found if is_canonical_device(d)) or sorted(found)
 
 

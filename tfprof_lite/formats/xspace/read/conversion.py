@@ -1,22 +1,24 @@
-"""An XSpace into the profile model: one RunMetadata-like step per traced step.
+"""An XSpace into the profile model: its steps as the model's typed step records.
 
-:func:`convert` builds, for every step the file holds (see
-:mod:`tfprof_lite.formats.xspace.read.steps`), the :class:`~tfprof_lite.proto.steps.StepColumns`
-a RunMetadata FULL_TRACE of that step would give, and adds them as
-:meth:`ProfileModel.add_step` would one by one (all at once:
-:mod:`tfprof_lite.model.step_batch`), so every view, analysis, timeline and
-the advisor read an XSpace as they read TF1 profiles:
+:func:`plan_steps` reads, for every step the file holds (see
+:mod:`tfprof_lite.formats.xspace.read.steps`), the records of that step and
+hands them to the model as one
+:class:`~tfprof_lite.model.step_records.StepRecords` (with the allocator
+events' :class:`~tfprof_lite.model.memory_records.MemoryRecords`), which the
+model adds as tfprof's ``AddStep`` adds the RunMetadata FULL_TRACE of each
+step (:func:`tfprof_lite.model.step_batch.add_records`), so every view,
+analysis, timeline and the advisor read an XSpace as they read TF1 profiles:
 
 * a TF op executed on a host thread (an event ``<name>:<type>`` whose metadata
   display name is the type, or any such event in files without display names)
-  becomes graph node ``<name>`` of op type ``<type>``, with one record on
-  ``/job:localhost/replica:0/task:0/device:CPU:0`` per execution;
-* a GPU kernel becomes a record on ``/device:GPU:<n>/stream:<line id>`` and on
-  ``/device:GPU:<n>/stream:all`` labelled ``<kernel> <kernel_details>``; a copy
-  one on ``/device:GPU:<n>/stream:<line id><MemcpyXXX>`` and
-  ``/device:GPU:<n>/memcpy`` labelled ``<MemcpyXXX> <memcpy_details>``; any
-  other GPU event one on ``/device:GPU:<n>/stream:`` (TensorFlow's own XSpace to
-  StepStats conversion);
+  becomes graph node ``<name>`` of op type ``<type>``, with one record on the
+  host lane per execution;
+* a GPU kernel becomes a record on its stream's lane and on the GPU's
+  all-streams lane, with its name and launch details (``kernel_details``); a
+  copy one on its stream's copy lane and on the GPU's copies lane, with its
+  kind (``MemcpyHtoD``...) and ``memcpy_details``; any other GPU event one on
+  the GPU's activity lane (TensorFlow's own XSpace to StepStats conversion
+  puts them on the same devices);
 * a device event belongs to the op that launched it: its ``tf_op`` stat, else
   for an XLA program the framework scope of its HLO instruction (from the
   ``/host:metadata`` plane's HLO protos, :mod:`tfprof_lite.formats.xspace.read.xla`;
@@ -32,7 +34,6 @@ the advisor read an XSpace as they read TF1 profiles:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,7 +50,6 @@ from tfprof_lite.formats.xspace.read.events import (
 )
 from tfprof_lite.formats.xspace.read.input import trace_input
 from tfprof_lite.formats.xspace.read.memory import add_memory, memory_stats
-from tfprof_lite.formats.xspace.read.memory_steps import StepMemory
 from tfprof_lite.formats.xspace.read.plan import XSpaceSteps
 from tfprof_lite.formats.xspace.read.programs import xla_programs
 from tfprof_lite.formats.xspace.read.rows import CPU_DEVICE, DeviceNodes, device_steps, step_rows
@@ -58,11 +58,9 @@ from tfprof_lite.formats.xspace.read.steps import (
     find_steps,
 )
 from tfprof_lite.formats.xspace.read.window import bind_steps, window_of
-from tfprof_lite.formats.xspace.wire.decode import XSpaceColumns
+from tfprof_lite.formats.xspace.wire.columns import XSpaceColumns
 from tfprof_lite.model.devices import STEPS_DEVICE
 from tfprof_lite.model.records import NodeSpec
-from tfprof_lite.model.step_batch import add_many
-from tfprof_lite.proto.steps import StepColumns
 
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
@@ -114,9 +112,8 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     numbers = roots.numbers if roots.events else [0]
     nodes = [NodeSpec(name=name, op=kind) for name, kind in attribution.node_types.items()]
     settle()
-    columns, tracer = rows.all_columns(cols.origin_ns)
-    spans = rows.spans(cols.origin_ns)
-    # The steps' records are in their columns now: drop the table of them.
+    records = rows.records(numbers, cols.origin_ns)
+    spans = records.spans
     del rows, dev_steps, device, launch, host_ops, names
     settle()
     programs = set(attribution.programs.values())
@@ -128,14 +125,12 @@ def plan_steps(cols: XSpaceColumns, release: bool = False) -> XSpaceSteps:
     del attribution
     table.drop_stats()
     settle()
-    pending: dict[int, StepMemory] = {}
-    add_memory(table, tf_ops, roots, columns, nodes, programs, found, settle, pending)
+    add_memory(table, tf_ops, roots, records, nodes, programs, found, settle)
     del found, table
     settle()
-    plan = XSpaceSteps(numbers, columns, nodes, roots.source, tracer, code, pending, xla, cut)
+    plan = XSpaceSteps(records, nodes, roots.source, code, xla, cut)
     plan.input = found_input
     plan.window = window
-    plan.spans = spans
     return plan
 
 
@@ -153,20 +148,15 @@ def convert(cols: XSpaceColumns, model: ProfileModel) -> XSpaceSteps:
 def add_plan(plan: XSpaceSteps, model: ProfileModel, release: bool = False) -> None:
     """Add the nodes and steps of ``plan`` to ``model`` (see :func:`convert`).
 
-    ``release``: empty ``plan.columns`` and ``plan.tracer_ns`` first and drop
-    each step's columns once the model holds the step, so that a large file's
-    steps are not held twice.
+    ``release``: the plan is the caller's no more (its records are dropped
+    once the model holds them).
     """
     if plan.nodes:
         model.add_graph(plan.nodes)
-    if release:
-        steps: Iterable[tuple[int, StepColumns, I64]] = plan.take_steps()
-    else:
-        steps = zip(plan.numbers, plan.columns, plan.tracer_ns, strict=False)
-    # Many steps at once (the tracer records keep the file's nanoseconds).
-    add_many(model, steps)
-    del steps
+    plan.add_to(model)
     add_spans(model, plan.numbers, plan.spans)
+    if release:
+        plan.release()
     bind_gpu_devices(model)
     defer_code_stacks(model, plan.code)
     model.steps_source = plan.source

@@ -1,6 +1,6 @@
 """Per-event facts of an XSpace that the conversion into the model needs.
 
-:class:`EventTable` puts next to :class:`~tfprof_lite.formats.xspace.wire.decode.XSpaceColumns`
+:class:`EventTable` puts next to :class:`~tfprof_lite.formats.xspace.wire.columns.XSpaceColumns`
 what the conversion asks of every event, in columns: its plane kind (host,
 GPU), start and end in ps from the file's origin, its name, and the values of
 the few stats the conversion reads (``correlation_id``, ``tf_op``, ``hlo_op``,
@@ -18,7 +18,7 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
-from tfprof_lite.formats.xspace.wire.decode import (
+from tfprof_lite.formats.xspace.wire.columns import (
     KIND_COMPRESSED,
     KIND_INT64,
     KIND_REF,

@@ -20,7 +20,8 @@ from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.formats.xspace.read import runs as xspace_runs
 from tfprof_lite.formats.xspace.read.conversion import add_plan, plan_steps
 from tfprof_lite.formats.xspace.read.window import bind_steps
-from tfprof_lite.formats.xspace.wire.decode import XSpaceColumns, decode_xspace, decode_xspace_file
+from tfprof_lite.formats.xspace.wire.columns import XSpaceColumns
+from tfprof_lite.formats.xspace.wire.decode import decode_xspace, decode_xspace_file
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [

@@ -5,8 +5,10 @@ per free on the thread that asked (``MemoryAllocation`` / ``MemoryDeallocation``
 stats ``allocator_name``, ``bytes_allocated`` (the allocator's bytes in use after
 the event), ``allocation_bytes``, ``requested_bytes``, ``addr``, ``tf_op``,
 ``region_type``, ``data_type``, ``shape``). :func:`add_memory` turns them into
-what a RunMetadata FULL_TRACE step holds, so the memory profile, the views'
-memory columns, the report and the advisor read them unchanged:
+the model's memory records (what a RunMetadata FULL_TRACE step holds, in
+columns: :class:`~tfprof_lite.model.memory_records.MemoryRecords`), so the
+memory profile, the views' memory columns, the report and the advisor read
+them unchanged:
 
 * each event belongs to a step as the ops do (inside a step root, or in the gap
   before it; events before the first root or after the last one belong to
@@ -19,8 +21,8 @@ memory columns, the report and the advisor read them unchanged:
   its address (same allocator), else (no address) to the op its ``tf_op``
   names, else to the allocator's no-op node (an allocation made before the
   profile);
-* per step and node, one ``NodeExecStats`` with one ``AllocatorMemoryUsed`` per
-  allocator: ``allocation_records`` (µs, bytes; frees negative),
+* per step and node, one record with one allocator use per allocator
+  (``AllocatorMemoryUsed``): ``allocation_records`` (µs, bytes; frees negative),
   ``total_bytes`` (allocated), ``peak_bytes`` (highest running net),
   ``live_bytes`` (net at the end, not below 0), ``allocator_bytes_in_use`` (the
   highest ``bytes_allocated`` the allocator reported at those events); and one
@@ -30,8 +32,9 @@ memory columns, the report and the advisor read them unchanged:
   device in the step (a TF op's or a program execution's host record keeps
   its times), or is new: on the host device for nodes with host records, else on
   ``.../device:GPU:<n>`` for a ``GPU_<n>_...`` allocator, else on the host
-  device, at the node's first event, marked ``untimed`` in the step columns so
-  that it adds no time and no run.
+  device, at the node's first event, marked ``untimed`` so
+  that it adds no time and no run (the model places the records,
+  :mod:`tfprof_lite.model.record_memory`).
 """
 
 from __future__ import annotations
@@ -46,14 +49,9 @@ import numpy.typing as npt
 
 from tfprof_lite.formats.xspace.read.events import EventTable
 from tfprof_lite.formats.xspace.read.intervals import LineIntervals
-from tfprof_lite.formats.xspace.read.memory_steps import (
-    StepMemory,
-    add_step_memory,
-    concat_columns,
-    take_rows,
-)
+from tfprof_lite.formats.xspace.read.memory_steps import add_memory_records
 from tfprof_lite.formats.xspace.read.steps import StepRoots, program_of, step_of
-from tfprof_lite.formats.xspace.wire.decode import (
+from tfprof_lite.formats.xspace.wire.columns import (
     KIND_COMPRESSED,
     KIND_INT64,
     KIND_REF,
@@ -61,7 +59,7 @@ from tfprof_lite.formats.xspace.wire.decode import (
     KIND_UINT64,
 )
 from tfprof_lite.model.records import NodeSpec
-from tfprof_lite.proto.steps import StepColumns
+from tfprof_lite.model.step_records import LANE_GPU, LANE_HOST, Lane, StepRecords
 
 __all__ = [
     "MEMORY_EVENTS",
@@ -71,11 +69,9 @@ __all__ = [
     "MemoryEvent",
     "MemoryStats",
     "add_memory",
-    "concat_columns",
     "memory_columns",
     "memory_events",
     "memory_stats",
-    "take_rows",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -88,7 +84,6 @@ PROGRAM_TYPE = "XlaModule"
 #: Op type of the node holding an allocator's events outside any op.
 NO_OP_TYPE = "AllocatorEvents"
 
-_HOST_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 _GPU_ALLOCATOR = re.compile(r"GPU_(\d+)_")
 _TEXT_KINDS = (KIND_STR, KIND_REF, KIND_COMPRESSED)
 _INT_KINDS = (KIND_INT64, KIND_UINT64)
@@ -444,26 +439,24 @@ def memory_events(
     return mem.events(), new_nodes
 
 
-def _device_of(allocator: str) -> str:
+def _lane_of(allocator: str) -> Lane:
     found = _GPU_ALLOCATOR.match(allocator)
-    if found:
-        return f"/job:localhost/replica:0/task:0/device:GPU:{found.group(1)}"
-    return _HOST_DEVICE
+    return Lane(LANE_GPU, int(found.group(1))) if found else Lane(LANE_HOST)
 
 
 def add_memory(
     table: EventTable,
     tf_ops: dict[int, tuple[str, str]],
     roots: list[int] | StepRoots,
-    columns: list[StepColumns],
+    records: StepRecords,
     nodes: list[NodeSpec],
     host_nodes: set[str] | frozenset[str] = frozenset(),
     found: MemoryStats | None = None,
     settle: Callable[[], None] = lambda: None,
-    pending: dict[int, StepMemory] | None = None,
 ) -> MemoryColumns:
-    """Add the allocator events of ``table`` to the step columns (in place) and the
-    nodes they need to ``nodes``; returns the events (by time).
+    """Give the step ``records`` the memory records of the allocator events of
+    ``table`` (:mod:`~tfprof_lite.formats.xspace.read.memory_steps`) and
+    ``nodes`` the nodes they need; returns the events (by time).
 
     ``roots`` are the step roots (event rows, by start); an event's step is the
     one :func:`~tfprof_lite.formats.xspace.read.steps.step_of` gives its time (each
@@ -472,8 +465,7 @@ def add_memory(
     program executions): their memory goes on the host device, beside those.
     ``found``: :func:`memory_stats` of ``table``, read earlier (None: now);
     ``settle`` runs once the events' owners are found (the caller's chance to
-    give the memory that took back to the system); ``pending``: see
-    :func:`~tfprof_lite.formats.xspace.read.memory_steps.add_step_memory`.
+    give the memory that took back to the system).
     """
     known = {spec.name for spec in nodes}
     mem, new_nodes = memory_columns(table, tf_ops, known, found)
@@ -483,16 +475,15 @@ def add_memory(
         return mem
     nodes.extend(NodeSpec(name=name, op=kind) for name, kind in new_nodes.items())
     op_names = {name for name, _ in tf_ops.values()} | set(host_nodes)
-    devices = [""] * len(mem.nodes)
+    lanes = [Lane(LANE_HOST)] * len(mem.nodes)
     codes, first = np.unique(mem.node, return_index=True)
     for code, at in zip(codes.tolist(), first.tolist()):
-        name = mem.nodes[code]
-        on_host = name in op_names
-        devices[code] = _HOST_DEVICE if on_host else _device_of(mem.allocators[mem.allocator[at]])
+        if mem.nodes[code] not in op_names:
+            lanes[code] = _lane_of(mem.allocators[mem.allocator[at]])
     rows = roots.events if isinstance(roots, StepRoots) else roots
     ends = table.end[np.asarray(rows, dtype=np.int64)]
     if isinstance(roots, StepRoots):
         ends = np.maximum(ends, np.asarray(roots.ends, dtype=np.int64))
     steps = step_of(table.start[np.asarray(rows, dtype=np.int64)], ends, mem.start_ps)
-    add_step_memory(columns, mem, steps, devices, table.cols.origin_ns, pending)
+    add_memory_records(records, mem, steps, lanes)
     return mem

@@ -4,19 +4,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.formats.xspace.read.code import CodeSources
 from tfprof_lite.formats.xspace.read.input import TraceInput
-from tfprof_lite.formats.xspace.read.memory_steps import StepMemory
-from tfprof_lite.formats.xspace.read.steps import StepSpan
+from tfprof_lite.model.record_block import Block
 from tfprof_lite.model.records import NodeSpec
+from tfprof_lite.model.step_batch import add_records
+from tfprof_lite.model.step_records import StepRecords
 from tfprof_lite.model.window import EventWindow
 from tfprof_lite.model.xla_programs import XlaPrograms
 from tfprof_lite.proto.steps import StepColumns
+
+if TYPE_CHECKING:
+    from tfprof_lite.model.profile import ProfileModel
 
 __all__ = ["XSpaceSteps"]
 
@@ -24,60 +28,54 @@ I64 = npt.NDArray[np.int64]
 
 
 class XSpaceSteps:
-    """The steps of one XSpace as step columns, and the graph nodes they name.
+    """The steps of one XSpace as the model's typed records, and the graph
+    nodes they name.
 
-    ``tracer_ns[i]``: the exact durations (ns) of step ``i``'s GPU tracer
-    records, in the order :meth:`ProfileModel.add_step` keeps them (an array).
-    ``pending``: step index -> its memory records, joined into ``columns``
-    when they are first read (:func:`add_plan` joins one step at a time).
-    ``cut``: step number -> why it is no whole step (:mod:`~tfprof_lite.formats.xspace.read.cut`).
+    ``records``: every step's records and memory records
+    (:class:`StepRecords`); ``numbers``/``spans``: the step numbers and each
+    step's own span (None: none); ``cut``: step number -> why it is no whole
+    step (:mod:`~tfprof_lite.formats.xspace.read.cut`).
     """
 
     def __init__(
         self,
-        numbers: list[int],
-        columns: list[StepColumns],
+        records: StepRecords,
         nodes: list[NodeSpec],
         source: str,
-        tracer_ns: list[I64],
         code: CodeSources,
-        pending: dict[int, StepMemory] | None = None,
         xla: XlaPrograms | None = None,
         cut: dict[int, str] | None = None,
     ) -> None:
-        self.numbers = numbers
+        self.records = records
+        self.numbers, self.spans = records.numbers, records.spans
         self.xla = xla
-        self._columns = columns
-        self.pending = pending or {}
         self.nodes = nodes
         self.source = source
-        self.tracer_ns = tracer_ns
         self.code = code
         self.cut = cut or {}
         self.input: TraceInput | None = None  # where each step went (xspace_input)
-        self.spans: list[StepSpan | None] = []  # each step's own span (xspace_steps)
         #: The whole window (:func:`~tfprof_lite.formats.xspace.read.window.window_of`).
         self.window: EventWindow | None = None
 
+    def step_block(self, index: int) -> Block:
+        """Step ``index`` alone, as the model lays out its records."""
+        return Block.of_records(self.records.take(index, index + 1))
+
     @property
     def columns(self) -> list[StepColumns]:
-        """Every step's columns, memory records included."""
-        for step, memory in self.pending.items():
-            self._columns[step] = memory.join(self._columns[step])
-        self.pending = {}
-        return self._columns
+        """Every step's records in the RunMetadata shape the model reads them in
+        (memory records placed): for inspection; :meth:`add_to` never makes them."""
+        return [self.step_block(i).step_columns(0) for i in range(self.records.steps)]
 
-    def take_steps(self) -> Iterator[tuple[int, StepColumns, I64]]:
-        """(number, columns, tracer durations) of each step, emptying the plan
-        first and joining each step's memory records only when it is taken."""
-        steps = list(zip(self.numbers, self._columns, self.tracer_ns, strict=False))
-        pending = self.pending
-        self._columns, self.tracer_ns, self.pending = [], [], {}
-        steps.reverse()
-        index = 0
-        while steps:
-            number, cols, exact = steps.pop()
-            memory = pending.pop(index, None)
-            index += 1
-            yield number, cols if memory is None else memory.join(cols), exact
-            del cols, exact, memory
+    @property
+    def tracer_ns(self) -> list[I64]:
+        """Every step's exact GPU tracer durations (ns), in record order."""
+        return [self.step_block(i).step_exact(0) for i in range(self.records.steps)]
+
+    def add_to(self, model: ProfileModel) -> None:
+        """Add the steps to ``model`` (:func:`add_records`)."""
+        add_records(model, self.records)
+
+    def release(self) -> None:
+        """Drop the steps' records (the model holds them)."""
+        self.records = StepRecords()

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from tfprof_lite.formats.xspace.read.events import EventTable, gpu_ordinal
 from tfprof_lite.formats.xspace.read.xla import hlo_names, hlo_protos, xla_events
-from tfprof_lite.formats.xspace.wire.decode import XSpaceColumns
+from tfprof_lite.formats.xspace.wire.columns import XSpaceColumns
 from tfprof_lite.model.xla_kinds import HloOp
 from tfprof_lite.model.xla_programs import DeviceCaps, OpTimes, XlaPrograms
 from tfprof_lite.model.xla_records import ProgramRecord

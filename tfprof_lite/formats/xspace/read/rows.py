@@ -5,11 +5,12 @@
 docstring): two records per GPU kernel or copy and one per other GPU event (by
 launch time into the steps) and the host op executions (cut at the step
 boundaries); each step's root is no record but the step's span
-(:meth:`StepRows.span`). Records are arrays (step, device,
-name, label, start, end), strings interned once per distinct value;
-:meth:`StepRows.columns` groups each step's records by device (devices in
-first-seen order, records in the order they were added), as a RunMetadata's
-step stats list them.
+(:meth:`StepRows.spans`). Records are arrays (step, lane, node, role, kernel,
+details, start, end), lanes (:class:`~tfprof_lite.model.step_records.Lane`)
+and strings interned once per distinct value, grouped by step, then lane
+(first seen in the step first), then the order they were added, as a
+RunMetadata's step stats list them; :meth:`StepRows.records` hands them to
+the model as its typed :class:`~tfprof_lite.model.step_records.StepRecords`.
 """
 
 from __future__ import annotations
@@ -22,18 +23,29 @@ import numpy.typing as npt
 
 from tfprof_lite.formats.xspace.read.events import EventTable, distinct_codes, gpu_ordinal
 from tfprof_lite.formats.xspace.read.steps import StepRoots, StepSpan, step_of
-from tfprof_lite.model.devices import is_tracer_device
-from tfprof_lite.proto.steps import StepColumns
+from tfprof_lite.model.step_records import (
+    HOST_DEVICE,
+    LANE_ALL_STREAMS,
+    LANE_COPIES,
+    LANE_COPY,
+    LANE_GPU_ACTIVITY,
+    LANE_HOST,
+    LANE_STREAM,
+    ROLE_ACTIVITY,
+    ROLE_COPY,
+    ROLE_KERNEL,
+    ROLE_OP,
+    Lane,
+    StepRecords,
+)
 
 __all__ = ["CPU_DEVICE", "DeviceNodes", "StepRows", "device_steps", "step_rows"]
 
 I64 = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+CPU_DEVICE = HOST_DEVICE
 _LOW = np.iinfo(np.int64).min
-#: :meth:`StepRows.all_columns` makes the columns of about this many rows at once.
-CHUNK_ROWS = 1 << 18
 
 
 class DeviceNodes:
@@ -49,13 +61,13 @@ class DeviceNodes:
 
 
 class _Strings:
-    """Strings interned to ids."""
+    """Values (strings, lanes) interned to ids."""
 
     def __init__(self) -> None:
-        self.values: list[str] = []
-        self._ids: dict[str, int] = {}
+        self.values: list[Any] = []
+        self._ids: dict[Any, int] = {}
 
-    def id(self, text: str) -> int:
+    def id(self, text: Any) -> int:
         found = self._ids.get(text)
         if found is None:
             found = self._ids[text] = len(self.values)
@@ -66,28 +78,30 @@ class _Strings:
         return np.asarray([self.id(t) for t in texts], dtype=np.int64).reshape(len(texts))
 
 
-_FIELDS = ("step", "dev", "name", "label", "start", "end")
-#: The record fields that are small ids (step, string ids): int32 columns.
-_IDS = frozenset(_FIELDS[:4])
+_FIELDS = ("step", "dev", "name", "role", "kernel", "details", "start", "end")
 
 
 class _Part:
-    """Records in the order they are added: their step, device, name, label
-    (string ids, int32) and start and end (ps)."""
+    """Records in the order they are added: their step, lane (``dev``), node
+    name, role, kernel and details (ids, int32; role int8) and start and end (ps)."""
 
     def __init__(
         self,
         step: npt.NDArray[np.integer[Any]],
         dev: npt.NDArray[np.integer[Any]],
         name: npt.NDArray[np.integer[Any]],
-        label: npt.NDArray[np.integer[Any]],
+        role: npt.NDArray[np.integer[Any]],
+        kernel: npt.NDArray[np.integer[Any]],
+        details: npt.NDArray[np.integer[Any]],
         start: I64,
         end: I64,
     ) -> None:
         self.step = step.astype(np.int32, copy=False)
         self.dev = dev.astype(np.int32, copy=False)
         self.name = name.astype(np.int32, copy=False)
-        self.label = label.astype(np.int32, copy=False)
+        self.role = role.astype(np.int8, copy=False)
+        self.kernel = kernel.astype(np.int32, copy=False)
+        self.details = details.astype(np.int32, copy=False)
         self.start = start
         self.end = end
 
@@ -99,10 +113,9 @@ def _concat(parts: list[_Part]) -> _Part:
 def _per_pair(
     a: npt.NDArray[np.integer[Any]],
     b: npt.NDArray[np.integer[Any]],
-    make: Callable[[int, int], str],
-    strings: _Strings,
+    make: Callable[[int, int], int],
 ) -> npt.NDArray[np.int32]:
-    """The string id of ``make(a[i], b[i])``, made once per distinct pair."""
+    """The id ``make(a[i], b[i])`` gives, made once per distinct pair."""
     if not len(a):
         return np.zeros(0, dtype=np.int32)
     span = int(b.max()) + 2
@@ -114,19 +127,17 @@ def _per_pair(
     key += 1
     used, inverse = np.unique(key, return_inverse=True)
     del key
-    made = [strings.id(make(int(k // span) + low, int(k % span) - 1)) for k in used.tolist()]
+    made = [make(int(k // span) + low, int(k % span) - 1) for k in used.tolist()]
     out: npt.NDArray[np.int32] = np.asarray(made, dtype=np.int32)[inverse.reshape(-1)]
     return out
 
 
-def _text(strings: list[str], code: int) -> str:
-    return strings[code] if code >= 0 else ""
-
-
-def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _Strings) -> _Part:
+def _device_part(
+    table: EventTable, nodes: DeviceNodes, steps: I64, strings: _Strings, lanes: _Strings
+) -> _Part:
     """The records of the device events with a step: a kernel's on its stream and
-    ``stream:all`` labelled ``<kernel> <details>``, a copy's on
-    ``stream:<id><MemcpyXXX>`` and ``memcpy``, any other's on ``stream:``."""
+    on all streams, a copy's on its stream's copy lane and on all copies, any
+    other's on the GPU's activity lane; a kernel's or copy's name and details."""
     cols = table.cols
     keep = steps >= 0
     events, steps = nodes.events[keep], steps[keep]
@@ -140,12 +151,15 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     names = cols.meta_name
     ordinal = [gpu_ordinal(name) for name in cols.plane_name]
 
-    def base(line_row: int) -> str:
-        return f"/device:GPU:{ordinal[int(cols.line_plane[line_row])]}"
+    def gpu(line_row: int) -> int:
+        return ordinal[int(cols.line_plane[line_row])]
 
     def copy_kind(m: int) -> str:
         name = names[m] if m >= 0 else ""
         return name if name.startswith("Memcpy") else "Memcpy"
+
+    def text_id(code: int) -> int:
+        return strings.id(texts[code]) if code >= 0 and texts[code] else -1
 
     kernel = _nonempty(details, texts)
     memcpy_name = np.asarray([name.startswith("Memcpy") for name in names] + [False])
@@ -153,33 +167,35 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
     other = ~kernel & ~copy
     first = np.empty(len(events), dtype=np.int32)
     second = np.full(len(events), -1, dtype=np.int32)
-    label = np.empty(len(events), dtype=np.int32)
+    role = np.full(len(events), ROLE_ACTIVITY, dtype=np.int8)
+    name = np.full(len(events), -1, dtype=np.int32)
+    detail = np.full(len(events), -1, dtype=np.int32)
     if kernel.any():
         ln, mt, dt = line[kernel], meta[kernel], details[kernel]
-        first[kernel] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/stream:{int(cols.line_id[r])}",
-                                  strings)  # fmt: skip
-        second[kernel] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/stream:all", strings)
-        label[kernel] = _per_pair(
-            mt, dt, lambda m, d: f"{names[m] if m >= 0 else ''} {_text(texts, d)}", strings
+        role[kernel] = ROLE_KERNEL
+        first[kernel] = _per_pair(
+            ln, ln, lambda r, _: lanes.id(Lane(LANE_STREAM, gpu(r), int(cols.line_id[r])))
         )
+        second[kernel] = _per_pair(ln, ln, lambda r, _: lanes.id(Lane(LANE_ALL_STREAMS, gpu(r))))
+        name[kernel] = _per_pair(mt, mt, lambda m, _: strings.id(names[m] if m >= 0 else ""))
+        detail[kernel] = _per_pair(dt, dt, lambda d, _: text_id(d))
     if copy.any():
         ln, mt, cp = line[copy], meta[copy], copies[copy]
+        role[copy] = ROLE_COPY
         first[copy] = _per_pair(
-            ln, mt, lambda r, m: f"{base(r)}/stream:{int(cols.line_id[r])}<{copy_kind(m)}>", strings
-        )
-        second[copy] = _per_pair(ln, ln, lambda r, _: f"{base(r)}/memcpy", strings)
-        label[copy] = _per_pair(
+            ln,
             mt,
-            cp,
-            lambda m, c: f"{copy_kind(m)} {_text(texts, c)}" if _text(texts, c) else copy_kind(m),
-            strings,
+            lambda r, m: lanes.id(Lane(LANE_COPY, gpu(r), int(cols.line_id[r]), copy_kind(m))),
         )
+        second[copy] = _per_pair(ln, ln, lambda r, _: lanes.id(Lane(LANE_COPIES, gpu(r))))
+        name[copy] = _per_pair(mt, mt, lambda m, _: strings.id(copy_kind(m)))
+        detail[copy] = _per_pair(cp, cp, lambda c, _: text_id(c))
     if other.any():
-        first[other] = _per_pair(line[other], line[other], lambda r, _: f"{base(r)}/stream:",
-                                 strings)  # fmt: skip
-        label[other] = node_ids[other]
+        first[other] = _per_pair(
+            line[other], line[other], lambda r, _: lanes.id(Lane(LANE_GPU_ACTIVITY, gpu(r)))
+        )
     del line, meta, details, copies, kernel, copy, other
-    # Two records for an event with a second device, one for the others; each
+    # Two records for an event with a second lane, one for the others; each
     # column made and narrowed in turn (this is the largest part of a big file).
     at = np.repeat(np.arange(len(events), dtype=np.int32), np.where(second >= 0, 2, 1))
     is_second = np.zeros(len(at), dtype=bool)
@@ -191,7 +207,9 @@ def _device_part(table: EventTable, nodes: DeviceNodes, steps: I64, strings: _St
         step=steps.astype(np.int32)[at],
         dev=dev,
         name=node_ids.astype(np.int32)[at],
-        label=label[at],
+        role=role[at],
+        kernel=name[at],
+        details=detail[at],
         start=table.start[events][at],
         end=table.end[events][at],
     )
@@ -227,8 +245,8 @@ def _host_part(ops: _Part, windows: list[tuple[int, int]]) -> _Part:
     low, high = np.maximum(start, lows[step]), np.minimum(end, highs[step])
     point = (start == end) & (lows[step] <= start) & (start <= highs[step])
     keep = (low < high) | point
-    return _Part(step[keep], ops.dev[at][keep], ops.name[at][keep], ops.label[at][keep],
-                 low[keep], high[keep])  # fmt: skip
+    return _Part(step[keep], ops.dev[at][keep], ops.name[at][keep], ops.role[at][keep],
+                 ops.kernel[at][keep], ops.details[at][keep], low[keep], high[keep])  # fmt: skip
 
 
 def _first_between(table: EventTable, roots: I64, lows: I64, highs: I64) -> I64:
@@ -282,85 +300,34 @@ def _step_windows(
 
 class StepRows:
     """The records of every step (see the module docstring), grouped by step and
-    device: ``bounds[i]:bounds[i + 1]`` are step ``i``'s rows."""
+    lane: ``bounds[i]:bounds[i + 1]`` are step ``i``'s rows; ``strings`` and
+    ``lanes`` the tables the rows' ids index."""
 
     def __init__(
         self,
         rows: _Part,
         bounds: list[int],
         strings: list[str],
+        lanes: list[Lane],
         windows: list[tuple[int, int]] | None = None,
         names: list[str] | None = None,
     ) -> None:
         self.rows = rows
         self.bounds = bounds
         self.strings = strings
+        self.lanes = lanes
         self.windows = windows or []
         self.names = names or []
 
-    def all_columns(self, origin_ns: int) -> tuple[list[StepColumns], list[I64]]:
-        """Every step's records as step columns (absolute µs), and the durations
-        (ns) of its GPU tracer records in row order; made for runs of whole steps
-        of about :data:`CHUNK_ROWS` rows at once (each step's arrays are views of
-        its run's)."""
-        texts = _objects(self.strings)
-        flags = [is_tracer_device(s.lower()) for s in self.strings]
-        tracer = np.asarray(flags, dtype=bool).reshape(len(flags))
-        columns: list[StepColumns] = []
-        durations: list[I64] = []
-        bounds = self.bounds
-        first = 0
-        while first < len(bounds) - 1:
-            last = first + 1
-            while last < len(bounds) - 1 and bounds[last + 1] - bounds[first] <= CHUNK_ROWS:
-                last += 1
-            made, exact = self._chunk(first, last, origin_ns, texts, tracer)
-            columns += made
-            durations += exact
-            first = last
-        return columns, durations
-
-    def _chunk(
-        self, first: int, last: int, origin_ns: int, texts: npt.NDArray[np.object_],
-        tracer: BoolArray,
-    ) -> tuple[list[StepColumns], list[I64]]:  # fmt: skip
-        """Steps ``first:last`` (see :meth:`all_columns`)."""
-        base = self.bounds[first]
-        cuts = [b - base for b in self.bounds[first : last + 1]]
-        low, high = base, self.bounds[last]
+    def records(self, numbers: list[int], origin_ns: int) -> StepRecords:
+        """The model's typed records of the steps ``numbers`` (these rows' columns)."""
         rows = self.rows
-        dev = rows.dev[low:high]
-        change = np.ones(len(dev), dtype=bool)
-        change[1:] = dev[1:] != dev[:-1]
-        change[[c for c in cuts[:-1] if c < len(dev)]] = True  # each step numbers its own
-        group = np.cumsum(change) - 1
-        group_at = np.concatenate([[0], np.cumsum(change)])[cuts].tolist()
-        sizes = np.asarray(cuts[1:], dtype=np.int64) - np.asarray(cuts[:-1], dtype=np.int64)
-        local = (group - np.repeat(np.asarray(group_at[:-1], dtype=np.int64), sizes)).astype(
-            np.int32
-        )
-        devices = [self.strings[d] for d in dev[change].tolist()]
-        name = texts[rows.name[low:high]].tolist()
-        label = texts[rows.label[low:high]].tolist()
-        start = _micros(origin_ns, rows.start[low:high])
-        rel = (_micros(origin_ns, rows.end[low:high]) - start).astype(np.int64)
-        hit = tracer[dev]
-        ns = (rows.end[low:high][hit] - rows.start[low:high][hit]) // 1000
-        hit_at = np.concatenate([[0], np.cumsum(hit)])[cuts].tolist()
-        # The memory columns are all zeros until the memory records (which
-        # replace the columns of their step): read-only views of one zero each.
-        zeros = np.broadcast_to(np.zeros(1, dtype=np.int64), (len(dev),))
-        zeros32 = np.broadcast_to(np.zeros(1, dtype=np.int32), (len(dev),))
-        columns = []
-        for i in range(last - first):
-            lo, hi = cuts[i], cuts[i + 1]
-            z = zeros[lo:hi]
-            columns.append(StepColumns(
-                devices=devices[group_at[i] : group_at[i + 1]], dev=local[lo:hi], name=name[lo:hi],
-                label=label[lo:hi], start=start[lo:hi], rel=rel[lo:hi], total=z, peak=z, live=z,
-                gpu_allocs=zeros32[lo:hi], gpu_in_use=z, temp=z, persist=z, has_step_stats=True,
-            ))  # fmt: skip
-        return columns, [ns[a:b] for a, b in zip(hit_at[:-1], hit_at[1:], strict=True)]
+        return StepRecords(
+            numbers=list(numbers), bounds=np.asarray(self.bounds, dtype=np.int64),
+            lanes=self.lanes, texts=self.strings, lane=rows.dev, role=rows.role,
+            node=rows.name, kernel=rows.kernel, details=rows.details, origin_ns=origin_ns,
+            start_ps=rows.start, end_ps=rows.end, spans=self.spans(origin_ns),
+        )  # fmt: skip
 
     def spans(self, origin_ns: int) -> list[StepSpan | None]:
         """Each step's span (absolute µs, as its records), None without one."""
@@ -369,12 +336,6 @@ class StepRows:
         micros = _micros(origin_ns, windows).tolist()
         return [StepSpan(self.names[i], *micros[i]) if i < len(micros) else None
                 for i in range(steps)]  # fmt: skip
-
-
-def _objects(strings: list[str]) -> npt.NDArray[np.object_]:
-    out = np.empty(len(strings), dtype=object)
-    out[:] = strings
-    return out
 
 
 def _micros(origin_ns: int, ps: I64) -> I64:
@@ -444,15 +405,17 @@ def step_rows(
 ) -> StepRows:
     """The records of every step (``dev_steps``: :func:`device_steps`;
     ``host_ops``: host op event -> its node)."""
-    strings = _Strings()
+    strings, lanes = _Strings(), _Strings()
     steps = max(len(roots), 1)
-    device = _device_part(table, nodes, dev_steps, strings)
+    device = _device_part(table, nodes, dev_steps, strings, lanes)
     ordered = sorted(host_ops)
     events = np.asarray(ordered, dtype=np.int64)
     names = strings.ids([host_ops[e] for e in ordered])
+    none = np.full(len(events), -1, dtype=np.int32)
     ops = _Part(np.zeros(len(events), dtype=np.int64),
-                np.full(len(events), strings.id(CPU_DEVICE), dtype=np.int64),
-                names, names, table.start[events], table.end[events])  # fmt: skip
+                np.full(len(events), lanes.id(Lane(LANE_HOST)), dtype=np.int64),
+                names, np.full(len(events), ROLE_OP, dtype=np.int8), none, none,
+                table.start[events], table.end[events])  # fmt: skip
     if roots.events:
         windows, roots_names = _step_windows(table, roots, device, steps)
         parts = [device, _host_part(ops, windows)]
@@ -460,18 +423,18 @@ def step_rows(
         parts = [_concat([device, ops])]
         windows, roots_names = _step_windows(table, roots, parts[0], steps)
     del device, ops
-    found = _grouped(parts, steps, strings.values)
+    found = _grouped(parts, steps, strings.values, lanes.values)
     found.windows, found.names = windows, roots_names
     return found
 
 
-def _grouped(parts: list[_Part], steps: int, strings: list[str]) -> StepRows:
+def _grouped(parts: list[_Part], steps: int, strings: list[str], lanes: list[Lane]) -> StepRows:
     """The records of ``parts`` (emptied as they are read) ordered by step, then
     device (first seen in the step first), then the order they were added;
     joined and ordered one field at a time."""
     # Each record's (step, device) group, numbered without sorting the records:
     # the devices used, then the pairs present, from tables of the codes present.
-    used, pair = distinct_codes(np.concatenate([p.dev for p in parts]), len(strings))
+    used, pair = distinct_codes(np.concatenate([p.dev for p in parts]), len(lanes))
     pair += np.concatenate([p.step for p in parts]).astype(np.int64) * len(used)
     size = steps * len(used)
     if size <= 4 * len(pair):
@@ -496,4 +459,4 @@ def _grouped(parts: list[_Part], steps: int, strings: list[str]) -> StepRows:
     parts.clear()
     ordered = _Part(**fields)
     bounds = np.searchsorted(ordered.step, np.arange(steps + 1)).tolist()
-    return StepRows(ordered, bounds, strings)
+    return StepRows(ordered, bounds, strings, lanes)

@@ -26,15 +26,15 @@ inferred step runs from the end of the previous one (one loop period); see
 
 A step root is no op: it becomes no graph node and no record. Each step keeps
 it as its :class:`StepSpan` (the root's name and the step's window,
-:mod:`tfprof_lite.formats.xspace.read.rows`), which :func:`add_spans` gives the
-model's steps (``StepExecs.span``): step time, the overview, the input
-pipeline and the traces read the step boundaries from there.
+:mod:`tfprof_lite.formats.xspace.read.rows`), which the model gives its steps
+(``StepExecs.span``, :func:`tfprof_lite.model.step_batch.add_spans`): step
+time, the overview, the input pipeline and the traces read the step
+boundaries from there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -42,11 +42,8 @@ import numpy.typing as npt
 from tfprof_lite.formats.xspace.read.calls import host_programs, outermost, program_of, program_runs
 from tfprof_lite.formats.xspace.read.events import EventTable, distinct_codes
 from tfprof_lite.formats.xspace.read.infer import MIN_RUNS, program_steps, regularity
+from tfprof_lite.model.step_batch import add_spans
 from tfprof_lite.model.step_spans import StepSpan
-from tfprof_lite.proto.steps import StepColumns
-
-if TYPE_CHECKING:
-    from tfprof_lite.model.profile import ProfileModel
 
 __all__ = [
     "StepRoots",
@@ -66,23 +63,6 @@ BoolArray = npt.NDArray[np.bool_]
 _KERAS = "multi_step_on_iterator"
 _KERAS_BATCH = "Profiled batch"
 _KERAS_EAGER = "__inference_multi_step_on_iterator"
-
-
-def add_spans(
-    model: ProfileModel, numbers: Sequence[int], spans: Sequence[StepSpan | None]
-) -> None:
-    """Give step ``numbers[i]`` of ``model`` its span ``spans[i]`` (None: none).
-
-    A step with a span and no record (a marker around nothing traced) is made,
-    empty; a step given a span again (another file of the same step) keeps the
-    span over both."""
-    for number, span in zip(numbers, spans, strict=False):
-        if span is None:
-            continue
-        if number not in model.steps:
-            model.add_step(number, StepColumns(has_step_stats=True))
-        execs = model.steps[number]
-        execs.span = span if execs.span is None else execs.span.widened(span)
 
 
 class StepRoots:

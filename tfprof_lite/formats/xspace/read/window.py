@@ -41,7 +41,7 @@ from tfprof_lite.formats.xspace.read.events import (
 from tfprof_lite.formats.xspace.read.memory import MemoryStats, memory_stats
 from tfprof_lite.formats.xspace.read.rows import device_steps
 from tfprof_lite.formats.xspace.read.steps import StepRoots, find_steps, step_of
-from tfprof_lite.formats.xspace.wire.decode import XSpaceColumns
+from tfprof_lite.formats.xspace.wire.columns import XSpaceColumns
 from tfprof_lite.model.window import (
     DATASET_TYPE,
     KIND_COPY,

@@ -14,35 +14,11 @@ from typing import Any
 from tfprof_lite.base.reading import read_input, read_input_with
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.formats.xspace.wire.columns import (
-    KIND_BYTES,
-    KIND_COMPRESSED,
-    KIND_DOUBLE,
-    KIND_INT64,
-    KIND_NONE,
-    KIND_REF,
-    KIND_STR,
-    KIND_UINT64,
-    StatColumns,
     XSpaceColumns,
 )
 from tfprof_lite.formats.xspace.wire.parse import parse_xspace
 
-__all__ = [
-    "KIND_BYTES",
-    "KIND_COMPRESSED",
-    "KIND_DOUBLE",
-    "KIND_INT64",
-    "KIND_NONE",
-    "KIND_REF",
-    "KIND_STR",
-    "KIND_UINT64",
-    "StatColumns",
-    "XSpaceColumns",
-    "columns_from_message",
-    "decode_xspace",
-    "decode_xspace_file",
-    "parse_xspace",
-]
+__all__ = ["columns_from_message", "decode_xspace", "decode_xspace_file"]
 
 
 def columns_from_message(

@@ -1,6 +1,6 @@
 """XSpace columns from the native decoder (``_native/_xplanedecode.c``).
 
-:func:`native_columns` gives the :class:`~tfprof_lite.formats.xspace.wire.decode.XSpaceColumns`
+:func:`native_columns` gives the :class:`~tfprof_lite.formats.xspace.wire.columns.XSpaceColumns`
 that :func:`~tfprof_lite.formats.xspace.wire.decode.columns_from_message` would give for the
 same bytes, or None when the extension is not built, is turned off
 (``TFPROF_LITE_PURE_PYTHON``), or declines the bytes: anything outside the plain

@@ -42,10 +42,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+from tfprof_lite.base.lanes import first_free
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.formats.xspace.write.gpu import GpuRecord, add_step_bounds, gpu_records
 from tfprof_lite.formats.xspace.write.memory import add_memory_events
-from tfprof_lite.formats.xspace.write.planes import PS_PER_US, LaneSet, PlaneBuilder, pack_lanes
+from tfprof_lite.formats.xspace.write.planes import PS_PER_US, PlaneBuilder, pack_lanes
 from tfprof_lite.model.cluster import task_of
 from tfprof_lite.model.execs import KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
@@ -174,13 +175,10 @@ def _op_stats(
 
 def _steps(plane: PlaneBuilder, model: ProfileModel, launches: dict[int, list[GpuRecord]]) -> None:
     """One step root per step, the GPU launches of the step inside it."""
-    lanes = LaneSet()
-    for step in sorted(model.sorted_steps(), key=lambda s: model.steps[s].wall_span() or (0, 0)):
-        span = model.steps[step].wall_span()
-        if span is None:
-            continue
-        start, end = span
-        lane = lanes.assign(start, end - start)
+    spans = [(model.steps[s].wall_span(), s) for s in model.sorted_steps()]
+    found = sorted((span, step) for span, step in spans if span is not None)
+    lanes, _ = first_free([a for (a, _), _ in found], [max(b - a, 0) for (a, b), _ in found])
+    for ((start, end), step), lane in zip(found, lanes, strict=True):
         line = plane.line(
             _STEPS_LINE + 10 * lane, "Step markers" if not lane else f"Step markers #{lane}"
         )

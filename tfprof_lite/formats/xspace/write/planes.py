@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tfprof_lite.base.lanes import first_free
 from tfprof_lite.proto import messages as pb
 
-__all__ = ["PS_PER_US", "LaneSet", "PlaneBuilder", "StatValue", "ThreadLanes", "pack_lanes"]
+__all__ = ["PS_PER_US", "PlaneBuilder", "StatValue", "ThreadLanes", "pack_lanes"]
 
 PS_PER_US = 1_000_000
 StatValue = int | float | str
@@ -113,25 +114,6 @@ class PlaneBuilder:
         return self.plane
 
 
-class LaneSet:
-    """Lanes of one source: an interval goes to the first lane free at its start
-    (greedy interval partitioning: no two intervals of a lane overlap)."""
-
-    def __init__(self) -> None:
-        self._ends: list[int] = []
-
-    def assign(self, start: int, dur: int) -> int:
-        """The lane (0-based) for ``[start, start + dur)``; intervals must come
-        sorted by start (longest first among equal starts)."""
-        end = start + max(dur, 0)
-        for lane, last_end in enumerate(self._ends):
-            if last_end <= start:
-                self._ends[lane] = end
-                return lane
-        self._ends.append(end)
-        return len(self._ends) - 1
-
-
 class ThreadLanes:
     """Lanes of one thread, where an interval may nest inside another.
 
@@ -167,19 +149,25 @@ def pack_lanes(
 ) -> list[tuple[int, int]]:
     """``(thread, lane)`` of each interval of one device, in the given order.
 
-    Without ``threads`` (or where a thread is 0, unknown) the intervals are
-    packed by :class:`LaneSet` under thread 0: no event of a lane overlaps
-    another, so XProf's self time of each is its duration. With thread ids,
-    each thread's intervals are packed by :class:`ThreadLanes`: an interval
-    nests inside another only when it ran within it on that same thread.
+    Without ``threads`` (or where a thread is 0, unknown) the intervals go to
+    the first lane free at their start (:func:`tfprof_lite.base.lanes.first_free`)
+    under thread 0: no event of a lane overlaps another, so XProf's self time
+    of each is its duration. With thread ids, each thread's intervals are
+    packed by :class:`ThreadLanes`: an interval nests inside another only when
+    it ran within it on that same thread.
     """
     order = sorted(range(len(starts)), key=lambda i: (starts[i], -durs[i]))
-    packers: dict[int, LaneSet | ThreadLanes] = {}
     out: list[tuple[int, int]] = [(0, 0)] * len(starts)
+    unknown = [i for i in order if threads is None or not int(threads[i])]
+    lanes, _ = first_free(
+        [int(starts[i]) for i in unknown], [max(int(durs[i]), 0) for i in unknown]
+    )
+    for i, lane in zip(unknown, lanes, strict=True):
+        out[i] = (0, lane)
+    packers: dict[int, ThreadLanes] = {}
     for i in order:
         thread = int(threads[i]) if threads is not None else 0
-        packer = packers.get(thread)
-        if packer is None:
-            packer = packers[thread] = ThreadLanes() if thread else LaneSet()
-        out[i] = (thread, packer.assign(int(starts[i]), int(durs[i])))
+        if thread:
+            packer = packers.setdefault(thread, ThreadLanes())
+            out[i] = (thread, packer.assign(int(starts[i]), int(durs[i])))
     return out
