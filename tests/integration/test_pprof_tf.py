@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import gzip
-import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import tfprof_lite
+from tests.pprof_tool import run_pprof
 from tfprof_lite.proto import messages as pb
 
 pytestmark = pytest.mark.tf
@@ -83,22 +81,6 @@ def test_pprof_rejects_like_tf(capture: Any, tmp_path: Path, caplog: Any) -> Non
     assert not path.exists()
 
 
-def _pprof_tool() -> str:
-    here = Path(__file__).resolve().parents[2] / ".tools" / "pprof"
-    found = shutil.which("pprof") or (str(here) if here.exists() else None)
-    if found is None:
-        pytest.skip("the pprof tool is not installed (run shared/tools/install-pprof.sh)")
-    return found
-
-
-def _run_pprof(*args: str) -> str:
-    env = dict(os.environ, PPROF_TMPDIR=os.environ.get("TMPDIR", "/tmp"))
-    done = subprocess.run(
-        [_pprof_tool(), *args], capture_output=True, text=True, check=True, env=env, timeout=120
-    )
-    return done.stdout
-
-
 def _raw_samples(text: str) -> list[tuple[int, int, int, str]]:
     """(count, value, stack depth, graph node) per sample from ``pprof -raw``.
 
@@ -124,12 +106,12 @@ def test_real_pprof_reads_our_file(capture: Any, tmp_path: Path) -> None:
         (s.value[0], s.value[1], len(s.location_id), strings[s.label[0].str])
         for s in profile.sample
     ]
-    assert sorted(_raw_samples(_run_pprof("-raw", str(path)))) == sorted(written)
+    assert sorted(_raw_samples(run_pprof("-raw", str(path)))) == sorted(written)
     total = sum(v for _, v, _, _ in written)
-    top = _run_pprof("-top", "-sample_index=micros", "-unit=us", str(path))
+    top = run_pprof("-top", "-sample_index=micros", "-unit=us", str(path))
     assert f"of {total}us total" in top.replace(",", "")
-    counts = _run_pprof("-top", "-sample_index=0", str(path))
+    counts = run_pprof("-top", "-sample_index=0", str(path))
     assert f"of {len(written)} total" in counts
-    traces = _run_pprof("-traces", str(path))
+    traces = run_pprof("-traces", str(path))
     for _, _, _, name in written[:20]:
         assert name in traces

@@ -24,6 +24,7 @@ import pytest
 
 from tests.integration.cli.runner import invoke
 from tests.integration.step_captures import jax_loop, keras_fit
+from tests.pprof_tool import traced_frames
 from tests.xspace_data import JAX_CASES, jax_file
 from tfprof_lite.analysis import steptime
 from tfprof_lite.analysis.diff import DIFF_VIEWS, Side, view_values
@@ -67,9 +68,12 @@ def _spans_hold_the_steps(model: ProfileModel, root: str) -> None:
 
 
 def _pprof_functions(path: Path) -> set[str]:
+    """The functions of a pprof file, as the real pprof reads them (and as the
+    file's own function table lists them: the same)."""
     profile = pb.PprofProfile.FromString(gzip.decompress(path.read_bytes()))
     names = {profile.string_table[f.name] for f in profile.function}
     assert names  # a profile of the ops' time
+    assert traced_frames(path) == names
     return names
 
 

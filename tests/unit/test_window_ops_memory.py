@@ -24,6 +24,7 @@ from tfprof_lite.formats.xspace.read.load import model_from_bytes
 from tfprof_lite.formats.xspace.read.window import _self_times
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.window import DATASET_TYPE
+from tfprof_lite.report.memory import memory_fragment
 
 START = SpaceBuilder.START
 ALLOC = "bfc_cpu_allocator"
@@ -306,3 +307,18 @@ def test_long_timelines_keep_their_peak() -> None:
     assert (4321, 99_999) in points
     assert [t for t, _ in points] == sorted(t for t, _ in points)
     assert _points(times[:10], values[:10]) == list(zip(range(10), values[:10].tolist()))
+
+
+def test_report_draws_the_windows_memory(model: ProfileModel) -> None:
+    html = memory_fragment(model)
+    assert html is not None
+    window, _, steps = html.partition("<h3>Step ")
+    assert window.startswith("<h3>Whole window</h3>") and steps  # the steps' charts follow
+    assert window.count("<svg") == 1 and "peak 7.00MB" in window
+    assert "outside the steps" in window
+    # only outside the steps: the window's chart, and the steps have none
+    outside = memory_fragment(model_from_bytes(_space(allocations_in_steps=False), "outside"))
+    assert outside is not None and outside.count("<svg") == 1
+    assert "No memory records in the traced steps." in outside
+    bare = memory_fragment(model_from_bytes(_space(with_memory=False), "no memory"))
+    assert bare is not None and "Whole window" not in bare

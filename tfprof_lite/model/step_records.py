@@ -48,6 +48,7 @@ __all__ = [
     "ROLE_OP",
     "Lane",
     "StepRecords",
+    "micros",
 ]
 
 I32 = npt.NDArray[np.int32]
@@ -167,5 +168,10 @@ class StepRecords:
 
     def micros(self, ps: I64) -> I64:
         """Absolute microseconds (floored) of offsets ``ps``."""
-        origin_us, rest_ns = divmod(self.origin_ns, 1000)
-        return (origin_us + (ps + rest_ns * 1000) // 1_000_000).astype(np.int64)
+        return micros(self.origin_ns, ps)
+
+
+def micros(origin_ns: int, ps: I64) -> I64:
+    """Absolute microseconds (floored) of picosecond offsets ``ps`` from ``origin_ns``."""
+    origin_us, rest_ns = divmod(origin_ns, 1000)
+    return (origin_us + (ps + rest_ns * 1000) // 1_000_000).astype(np.int64)

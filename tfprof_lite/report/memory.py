@@ -14,14 +14,21 @@ nothing loaded) built from :func:`tfprof_lite.analysis.memory.memory_profile`:
   written as ranges: ``steps 0-49``);
 * the section covers the whole profile: the report's query options (step,
   name filters) do not apply to it (its name cells carry the class ``mem``);
+* an XSpace's whole window (:func:`tfprof_lite.analysis.memory_window.window_memory`,
+  ``MemoryReport.window``: allocator events outside the steps too) comes first,
+  one chart per allocator over the window (bytes the allocator reported in
+  use, since the window's start), its peak marked and said where it is;
 * all profile text is HTML-escaped; None when the profile has no steps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from tfprof_lite.analysis.memory import AllocatorMemory, MemoryReport, StepMemory, memory_profile
+from tfprof_lite.analysis.memory_window import WindowAllocator, WindowMemory
 from tfprof_lite.base.units import format_memory, format_time
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.report.markup import data_table, esc, y_grid
@@ -57,7 +64,49 @@ def _step_path(points: Sequence[tuple[int, int]], x: float, y: float, sx: float,
     return "".join(parts)
 
 
-def timeline_svg(alloc: AllocatorMemory, width: int = 760, height: int = 200) -> str:
+class Curve(Protocol):
+    """What a memory chart draws: an allocator's ``(µs, bytes)`` points and its peak."""
+
+    @property
+    def allocator(self) -> str: ...
+    @property
+    def timeline(self) -> list[tuple[int, int]]: ...
+    @property
+    def peak_bytes(self) -> int: ...
+    @property
+    def peak_micros(self) -> int: ...
+
+
+@dataclass
+class _WindowCurve:
+    """A window allocator's curve in µs since the window's start."""
+
+    allocator: str
+    timeline: list[tuple[int, int]]
+    peak_bytes: int
+    peak_micros: int
+
+
+def _window_section(window: WindowMemory) -> str:
+    """The whole window's charts (see the module docstring)."""
+    intro = (
+        '<p class="muted">The whole window ('
+        f"{esc(format_time(window.window_ns // 1000))}, {window.steps} steps), allocator "
+        "events outside the steps too. x axis: time since the window's start; y axis: "
+        "bytes the allocator reported in use.</p>"
+    )
+    return "<h3>Whole window</h3>" + intro + "".join(_window_block(a) for a in window.allocators)
+
+
+def _window_block(alloc: WindowAllocator) -> str:
+    points = [(ns // 1000, nbytes) for ns, nbytes in alloc.timeline]
+    curve = _WindowCurve(alloc.allocator, points, alloc.peak_bytes, alloc.peak_ns // 1000)
+    return f'<h4>{esc(alloc.allocator)}</h4><p class="muted">{esc(alloc.line())}</p>' + (
+        timeline_svg(curve) if points else ""
+    )
+
+
+def timeline_svg(alloc: Curve, width: int = 760, height: int = 200) -> str:
     """An inline SVG step chart of one allocator's bytes in use, peak marked."""
     points = downsample(alloc.timeline)
     left, bottom, top, right = 80, 28, 12, 12
@@ -176,12 +225,15 @@ def memory_fragment(model: ProfileModel) -> str | None:
     notes = "".join(f"<li>{esc(text)}</li>" for text in report.notes)
     notes_html = f'<ul class="muted">{notes}</ul>' if notes else ""
     shown = _highest(report)
+    window = _window_section(report.window) if report.window is not None else ""
     if shown is None:
-        return f'<p class="muted">No memory records in the traced steps.</p>{notes_html}'
+        none = '<p class="muted">No memory records in the traced steps.</p>'
+        return f"{window}{none}{notes_html}"
     intro = (
         f'<p class="muted">Step {shown.step} (the highest peak; source: {esc(shown.source)}). '
         "x axis: time since the step's first record; y axis: bytes in use that the "
         "step's records explain.</p>"
     )
     blocks = "".join(_allocator_block(a) for a in shown.allocators)
-    return intro + blocks + "<h3>Peak per step</h3>" + _peaks_table(report) + notes_html
+    steps = intro + blocks + "<h3>Peak per step</h3>" + _peaks_table(report) + notes_html
+    return window + (f"<h3>Step {shown.step}</h3>" if window else "") + steps

@@ -191,6 +191,8 @@ def trace_data(model: ProfileModel) -> dict[str, Any]:
     """The trace viewer's JSON (see the module docstring)."""
     recs = laid_out(model)
     t0 = recs.steps[0][1] if recs.steps else 0
+    if len(recs.start):  # (events outside the steps may come before the first)
+        t0 = min(t0, int(recs.start.min())) if recs.steps else int(recs.start.min())
     present, first = np.unique(recs.lane, return_index=True)
     ordered = sorted(
         zip(present.tolist(), recs.kind[first].tolist()),

@@ -14,6 +14,11 @@ Tracer records are those of devices without op time in the step (``stream:N``,
 ``memcpy``, ``sync``) that have a start, each at least 1 µs long, keyed by
 (``"kernel"``, kernel name, raw node name); what a record is, is read once per
 distinct (device, name, label).
+
+An XSpace's GPU events outside every step (``ProfileModel.event_window``)
+follow the steps' records, at their own times, on lanes named ``<device>
+(outside steps)`` (as :mod:`tfprof_lite.outputs.steps_trace` draws them),
+keyed as tracer records by their kernel and the op they belong to.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import numpy.typing as npt
 from tfprof_lite.analysis.kernels import KIND_KERNEL, KIND_MEMCPY, KIND_SYNC, kernel_name
 from tfprof_lite.model.execs import KIND_ACCELERATOR, StepExecs
 from tfprof_lite.model.profile import ProfileModel
+from tfprof_lite.model.window import KIND_COPY, EventWindow
+from tfprof_lite.model.window import KIND_KERNEL as WINDOW_KERNEL
 
 __all__ = ["KINDS", "STEP_GAP_MICROS", "LaidOut", "laid_out"]
 
@@ -129,6 +136,28 @@ def _last_end(start: I64, dur: I64) -> int:
     return max(ends)
 
 
+#: The lane of a GPU event outside the steps, by its window kind.
+_OUTSIDE = {WINDOW_KERNEL: "stream:all", KIND_COPY: "memcpy"}
+
+
+def _outside(window: EventWindow, layout: _Layout) -> _Columns:
+    """The window's GPU events outside every step (see the module docstring)."""
+    device = window.device
+    rows = np.flatnonzero(device.step < 0)
+    gpu, kind = device.gpu[rows].tolist(), device.kind[rows].tolist()
+    lanes = [layout.lane(f"/device:GPU:{g}/{_OUTSIDE.get(k, 'stream:')} (outside steps)")
+             for g, k in zip(gpu, kind, strict=True)]  # fmt: skip
+    codes = [KINDS.index(KIND_MEMCPY if k == KIND_COPY else KIND_KERNEL) for k in kind]
+    keys = layout.keys
+    nodes = [-1 - keys.setdefault(("kernel", device.name[r], device.op[r]), len(keys))
+             for r in rows.tolist()]  # fmt: skip
+    return (
+        np.asarray(lanes, dtype=np.int64).reshape(-1), device.start_ns[rows] // 1000,
+        np.maximum(device.dur_ns[rows] // 1000, 1), np.asarray(nodes, dtype=np.int64).reshape(-1),
+        np.asarray(codes, dtype=np.int64).reshape(-1),
+    )  # fmt: skip
+
+
 def laid_out(model: ProfileModel) -> LaidOut:
     """Every step's records on one axis (see the module docstring)."""
     layout = _Layout()
@@ -148,6 +177,10 @@ def laid_out(model: ProfileModel) -> LaidOut:
         parts.append((lane, start + shift, dur, node, kind))
         out.steps.append([step, first + shift, last + shift])
         cursor = last + shift + STEP_GAP_MICROS
+    if model.event_window is not None:
+        outside = _outside(model.event_window, layout)
+        if len(outside[0]):
+            parts.append(outside)
     if parts:
         out.lane, out.start, out.dur, out.node, out.kind = (
             np.concatenate(col) for col in zip(*parts)

@@ -11,12 +11,16 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
+import numpy as np
 import pytest
 
 import tfprof_lite
 from tests.handmade import CPU, GPU, MEMCPY, STREAM_7, STREAM_ALL, graph_def, node, ns, run_meta
 from tests.unit.cli import profiles
+from tests.unit.test_event_window import _space as window_space
+from tests.xspace_data import JAX_CASES, jax_file
 from tfprof_lite.analysis.steptime import step_times as wall_times
+from tfprof_lite.formats.xspace.read.load import model_from_bytes
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.report import page as report_page
 from tfprof_lite.report import render_html
@@ -375,3 +379,32 @@ def test_size_budget_21k_nodes_5_steps() -> None:
     data = _script(page, "trace-data")
     assert sum(data["laneCount"]) == 5 * 21_000  # every record of every step is in the trace
     assert len(data["nameSuf"]) == 21_000
+
+
+def _outside_model(case: str) -> Any:
+    if case == "hand":  # a kernel before the steps, a copy and a kernel after them
+        return model_from_bytes(window_space(), "hand.xplane.pb")
+    return tfprof_lite.Profiler.load(str(jax_file(case))).model
+
+
+@pytest.mark.parametrize("case", ["hand", *JAX_CASES])
+def test_gpu_events_outside_the_steps_are_in_the_trace(case: str) -> None:
+    model = _outside_model(case)
+    window = model.event_window
+    assert window is not None
+    outside = np.flatnonzero(window.device.step < 0).tolist()
+    assert case != "hand" or len(outside) == 3
+    events = _decode(trace_data(model))
+    shown = [e for e in events if e[0].endswith("(outside steps)")]
+    assert len(shown) == len(outside)
+    assert sorted(name for _, name, _, _, _ in shown) == sorted(
+        window.device.name[i] for i in outside
+    )
+    data = trace_data(model)
+    assert min(e[3] for e in events) == 0  # the axis begins at the first event
+    if case == "hand":  # early_kernel at 0.1 ms, before the first step
+        assert [e[3] for e in shown if e[1] == "early_kernel"] == [0]
+        assert data["steps"][0][1] == 910  # (its first record: gemm at 1.01 ms)
+    # The steps' own records are all there, on their lanes.
+    inside = [e for e in events if not e[0].endswith("(outside steps)")]
+    assert inside and len(inside) + len(shown) == len(events)

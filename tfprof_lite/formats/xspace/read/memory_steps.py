@@ -20,20 +20,14 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.model.memory_records import MemoryRecords
-from tfprof_lite.model.step_records import Lane, StepRecords
+from tfprof_lite.model.step_records import Lane, StepRecords, micros
 
 if TYPE_CHECKING:
     from tfprof_lite.formats.xspace.read.memory import MemoryColumns
 
-__all__ = ["add_memory_records", "memory_records", "micros"]
+__all__ = ["add_memory_records", "memory_records"]
 
 I64 = npt.NDArray[np.int64]
-
-
-def micros(origin_ns: int, ps: I64) -> I64:
-    """Absolute microseconds of ps offsets from ``origin_ns`` (floored)."""
-    origin_us, rest_ns = divmod(origin_ns, 1000)
-    return (origin_us + (ps + rest_ns * 1000) // 1_000_000).astype(np.int64)
 
 
 def _first_order(keys: I64) -> tuple[I64, I64, I64]:

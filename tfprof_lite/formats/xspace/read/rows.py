@@ -37,6 +37,7 @@ from tfprof_lite.model.step_records import (
     ROLE_OP,
     Lane,
     StepRecords,
+    micros,
 )
 
 __all__ = ["CPU_DEVICE", "DeviceNodes", "StepRows", "device_steps", "step_rows"]
@@ -333,15 +334,9 @@ class StepRows:
         """Each step's span (absolute µs, as its records), None without one."""
         steps = len(self.bounds) - 1
         windows = np.asarray(self.windows, dtype=np.int64).reshape(-1, 2)
-        micros = _micros(origin_ns, windows).tolist()
-        return [StepSpan(self.names[i], *micros[i]) if i < len(micros) else None
+        bounds = micros(origin_ns, windows).tolist()
+        return [StepSpan(self.names[i], *bounds[i]) if i < len(bounds) else None
                 for i in range(steps)]  # fmt: skip
-
-
-def _micros(origin_ns: int, ps: I64) -> I64:
-    """Absolute microseconds of ps offsets from ``origin_ns``."""
-    origin_us, rest_ns = divmod(origin_ns, 1000)
-    return (origin_us + (ps + rest_ns * 1000) // 1_000_000).astype(np.int64)
 
 
 def device_steps(table: EventTable, roots: StepRoots, events: I64, launch: I64) -> I64:
