@@ -22,6 +22,7 @@ import pytest
 import tfprof_lite
 from tests.unit.test_step_spans import CPU, _random_profile
 from tests.xspace_data import JAX_CASES, jax_file
+from tfprof_lite.advisor import accelerator
 from tfprof_lite.analysis import input_pipeline as ip
 from tfprof_lite.analysis import overview as ov
 from tfprof_lite.analysis import step_join, steptime
@@ -72,6 +73,13 @@ def _assert_like_per_step(model: ProfileModel) -> None:
     assert steps == ([] if trace is not None and trace.steps else ref_steps)
     numbers = model.sorted_steps()
     assert sections._step_times(model) == [sections.step_time_of(model, s) for s in numbers]
+    latest: dict[int, int] = {}  # each node's last step, one step at a time
+    for number in numbers:
+        nodes = model.steps[number].pairs["node"]
+        present, first = np.unique(nodes, return_index=True)
+        for nid in present[np.argsort(first, kind="stable")].tolist():
+            latest[nid] = number
+    assert list(accelerator._latest_steps(model).items()) == list(latest.items())
     every = {d for d in model.canonical_device if d}
     every.update(d for execs in model.steps.values() for d in execs.used_devices())
     assert sections.devices(model) == (

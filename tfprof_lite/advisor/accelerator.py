@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfprof_lite.advisor.base import Checker
+from tfprof_lite.analysis.step_join import joined_steps
 from tfprof_lite.model.profile import ProfileModel
 
 __all__ = ["AcceleratorUtilizationChecker", "DeviceWindow", "device_windows"]
@@ -46,14 +47,17 @@ class DeviceWindow:
 
 
 def _latest_steps(model: ProfileModel) -> dict[int, int]:
-    """Node id -> the highest step number it has an execution record in."""
-    latest: dict[int, int] = {}
-    for step in model.sorted_steps():
-        nodes = model.steps[step].pairs["node"]
-        present, first = np.unique(nodes, return_index=True)
-        for nid in present[np.argsort(first, kind="stable")].tolist():  # in first-seen order
-            latest[nid] = step
-    return latest
+    """Node id -> the highest step number it has an execution record in (nodes
+    in the order they are first seen, steps ascending), every step's pairs
+    read at once (:func:`joined_steps`)."""
+    joined = joined_steps(model)
+    nodes, at = joined.p_node, joined.p_at
+    present, first = np.unique(nodes, return_index=True)
+    last = np.zeros(len(present), dtype=np.int64)
+    np.maximum.at(last, np.searchsorted(present, nodes), at)
+    order = np.argsort(first, kind="stable")
+    numbers = joined.numbers
+    return {nid: numbers[i] for nid, i in zip(present[order].tolist(), last[order].tolist())}
 
 
 def device_windows(model: ProfileModel) -> dict[str, DeviceWindow]:
