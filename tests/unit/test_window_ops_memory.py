@@ -16,7 +16,10 @@ import numpy as np
 import pytest
 
 from tests.handmade import ns, run_meta
+from tests.unit.test_step_spans import _random_profile
+from tests.xspace_data import JAX_CASES, jax_file
 from tests.xspace_files import SpaceBuilder
+from tfprof_lite.analysis import memory as memory_mod
 from tfprof_lite.analysis.memory import NO_XSPACE_MEMORY, memory_profile
 from tfprof_lite.analysis.memory_window import MAX_POINTS, _points, window_memory
 from tfprof_lite.analysis.op_stats import STEPS_NOTE, UNKNOWN_TYPE, op_stats
@@ -322,3 +325,24 @@ def test_report_draws_the_windows_memory(model: ProfileModel) -> None:
     assert "No memory records in the traced steps." in outside
     bare = memory_fragment(model_from_bytes(_space(with_memory=False), "no memory"))
     assert bare is not None and "Whole window" not in bare
+
+
+@pytest.mark.parametrize("case", ["hand", "outside", "tf1", *JAX_CASES])
+def test_steps_without_memory_skip_the_profile_with_the_same_answer(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if case == "hand":
+        made = model_from_bytes(_space(), "hand-made")
+    elif case == "outside":
+        made = model_from_bytes(_space(allocations_in_steps=False), "outside only")
+    elif case == "tf1":
+        made = _random_profile(3)
+    else:
+        made = model_from_bytes(jax_file(case).read_bytes(), case)
+    fast = memory_profile(made).to_dict()
+    steps = made.sorted_steps()
+    recorded = memory_mod._recorded(made, steps)
+    monkeypatch.setattr(memory_mod, "_recorded", lambda model, steps: [True] * len(steps))
+    assert memory_profile(made).to_dict() == fast
+    # The TF1 profile's records and the steps of "outside" hold no memory: skipped.
+    assert recorded == [case not in ("tf1", "outside")] * len(steps)

@@ -31,7 +31,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tfprof_lite.analysis.memory_tensors import LiveTensor, ProfileTensors
+from tfprof_lite.analysis.step_join import gathered
 from tfprof_lite.base.shared import shared
 from tfprof_lite.base.units import step_ranges
 from tfprof_lite.model.allocator_columns import AllocatorColumns
@@ -373,15 +376,29 @@ def _allocator_memory(
     )
 
 
+def _recorded(model: ProfileModel, steps: list[int]) -> list[bool]:
+    """Per step, whether it has anything for a memory profile: a kept memory
+    record, an allocation record or requested bytes (each record on a canonical
+    device has a memory row, mostly zeros); every step's columns read at once."""
+    every = [model.steps[s] for s in steps]
+    requested, at = gathered(every, "mem", "requested_bytes")
+    found = np.zeros(len(every), dtype=bool)
+    found[at[requested != 0]] = True
+    found[gathered(every, "allocs", "node")[1]] = True
+    rest = np.flatnonzero(~found).tolist()
+    found[rest] = [bool(every[i].raw_stats) for i in rest]
+    return [bool(f) for f in found.tolist()]
+
+
 def _step_memory(
-    model: ProfileModel, step: int, depth: int | None
+    model: ProfileModel, step: int, depth: int | None, recorded: bool = True
 ) -> tuple[StepMemory, str | None]:
     """One step's profile and a note on its source (None when nothing to add;
     :func:`memory_profile` names the steps a note applies to)."""
     execs = model.steps[step]
     span = execs.wall_span()  # (the step's own span included: an XSpace's marker)
     start = span[0] if span is not None else 0
-    if not len(execs.mem):  # no memory record (and so no allocation record): nothing to add
+    if not recorded:  # (:func:`_recorded`)
         return StepMemory(step, start, "no memory records"), None
     note = None
     if execs.raw_stats:
@@ -433,8 +450,8 @@ def _all(model: ProfileModel, step: int | None, scope_depth: int | None) -> Memo
     report = MemoryReport()
     steps = model.sorted_steps() if step is None else [s for s in model.sorted_steps() if s == step]
     noted: dict[str, list[int]] = {}
-    for number in steps:
-        profile, note = _step_memory(model, number, scope_depth)
+    for number, recorded in zip(steps, _recorded(model, steps), strict=True):
+        profile, note = _step_memory(model, number, scope_depth, recorded)
         report.steps.append(profile)
         if note:
             noted.setdefault(note, []).append(number)

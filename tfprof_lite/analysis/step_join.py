@@ -30,7 +30,7 @@ from tfprof_lite.base.shared import shared
 from tfprof_lite.model.execs import StepExecs
 from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["JoinedSteps", "joined_steps"]
+__all__ = ["JoinedSteps", "gathered", "joined_steps"]
 
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -89,6 +89,13 @@ def _gather(plan: list[tuple[Any, int, int]], name: str) -> I64:
         return np.zeros(0, dtype=np.int64)
     joined: I64 = np.concatenate(parts).astype(np.int64)
     return joined
+
+
+def gathered(steps: Sequence[StepExecs], group: str, name: str) -> tuple[I64, I64]:
+    """Column ``name`` of column group ``group`` of every step of ``steps``, end
+    to end (int64), and each row's step index (into ``steps``)."""
+    plan, sizes = _plan(steps, group)
+    return _gather(plan, name), _at(sizes)
 
 
 def _at(sizes: I64) -> I64:

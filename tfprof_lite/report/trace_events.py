@@ -167,8 +167,11 @@ def laid_out(model: ProfileModel) -> LaidOut:
     for step in model.sorted_steps():
         execs = model.steps[step]
         own = layout.times(execs)
-        tracer = layout.tracer(execs, np.unique(own[0], return_index=True)[0])
-        cols = tuple(np.concatenate([a, b]) for a, b in zip(own, tracer))
+        if len(execs.kernels):
+            tracer = layout.tracer(execs, np.unique(own[0], return_index=True)[0])
+            cols = tuple(np.concatenate([a, b]) for a, b in zip(own, tracer))
+        else:  # (no GPU tracer record: a CPU profile's steps)
+            cols = own
         lane, start, dur, node, kind = cols
         if not len(lane):
             continue
