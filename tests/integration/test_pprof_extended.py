@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import tfprof_lite
-from tests.integration.test_pprof_tf import _run_pprof
+from tests.pprof_tool import run_pprof as _run_pprof
 from tfprof_lite.errors import InvalidOptionError
 from tfprof_lite.proto import messages as pb
 

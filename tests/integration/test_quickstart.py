@@ -120,7 +120,7 @@ def test_pprof_file_is_the_code_views(run: Run, profile: tfprof_lite.Profiler) -
 
 
 def test_real_pprof_reads_the_pprof_file(run: Run) -> None:
-    from tests.integration.test_pprof_tf import _run_pprof  # skips without pprof
+    from tests.pprof_tool import run_pprof as _run_pprof  # skips without pprof
 
     path = run.out / "code_micros.pb.gz"
     data = pb.PprofProfile.FromString(gzip.decompress(path.read_bytes()))

@@ -25,7 +25,7 @@ from tfprof_lite.proto import messages as pb
 pytestmark = pytest.mark.tf
 tf_models = pytest.importorskip("tests.integration.tf_models")
 tf_oracle = pytest.importorskip("tests.integration.tf_oracle")
-from tests.integration.test_pprof_tf import _run_pprof  # noqa: E402
+from tests.pprof_tool import run_pprof as _run_pprof  # noqa: E402
 
 B = tfprof_lite.ProfileOptionBuilder
 
