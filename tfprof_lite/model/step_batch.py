@@ -1,14 +1,18 @@
-"""Many steps' columns into the model at once, as one ``add_step`` per step would.
+"""Many steps into the model at once, as one ``add_step`` per step would.
 
-:func:`add_steps` takes the step columns of many new step numbers (an
-XSpace's steps, :func:`tfprof_lite.formats.xspace.read.conversion.add_plan`) and applies
-tfprof's ``AddStep`` rules (:mod:`tfprof_lite.model.step_ingest`) to all their
-records in one pass: the steps' rows are laid end to end in one block (a step
-index per row, each step's device strings numbered in one table), the node
+:func:`add_steps` takes the step columns of many new step numbers (RunMetadata
+steps), :func:`add_records` the model's typed records of many steps read out
+of a window of events (:mod:`tfprof_lite.model.step_records`: an XSpace's,
+:func:`tfprof_lite.formats.xspace.read.conversion.add_plan`) in batches of
+whole steps, and :func:`add_spans` gives steps their own spans. Both apply
+tfprof's ``AddStep`` rules (:mod:`tfprof_lite.model.step_ingest`) to all the
+records of a batch in one pass: the steps' rows are laid end to end in one
+block (:class:`~tfprof_lite.model.record_block.Block`: a step index per row,
+each step's device strings numbered in one table), the node
 lookup, canonical device binding, times, spans and memory records are computed
 over the block, and each step's :class:`~tfprof_lite.model.execs.StepExecs`
 is deferred (:meth:`~tfprof_lite.model.execs.StepExecs.deferred`): its column
-groups, device names, kept NodeExecStats and kernels are spans of the block's
+groups, device names, kept memory records and kernels are spans of the block's
 arrays (:class:`_Source`), made when first read, and its node spans and present
 nodes are computed for all steps at once. The all-steps sums of the model are
 added from the block at once.
@@ -53,7 +57,7 @@ from tfprof_lite.proto.steps import StepColumns
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["BATCH_ROWS", "add_many", "add_steps"]
+__all__ = ["BATCH_ROWS", "add_many", "add_records", "add_spans", "add_steps"]
 
 I64 = npt.NDArray[np.int64]
 

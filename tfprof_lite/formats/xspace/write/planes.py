@@ -6,8 +6,9 @@ are interned by name, events are given in absolute microseconds (or
 picoseconds) and stored as offsets from their line's ``timestamp_ns``, and
 each line's events are sorted by start when the plane is finished.
 :func:`pack_lanes` puts the intervals of one source (a device) on lanes:
-without thread ids greedy interval partitioning (:class:`LaneSet`: the events
-of a lane never overlap, so XProf's per-line self time equals duration); with
+without thread ids greedy interval partitioning
+(:func:`tfprof_lite.base.lanes.first_free`: the events of a lane never
+overlap, so XProf's per-line self time equals duration); with
 them, one set of lanes per thread where an event nests inside another only
 when it lies strictly inside it on that thread (:class:`ThreadLanes`).
 
