@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import tfprof_lite
-from tests.unit.test_step_spans import CPU, _random_profile
+from tests.unit.test_step_spans import CPU, _random_profile, negative_duration_profile
 from tests.xspace_data import JAX_CASES, jax_file
 from tfprof_lite.advisor import accelerator
 from tfprof_lite.analysis import input_pipeline as ip
@@ -125,16 +125,7 @@ def test_input_waiting_and_per_op_sums_as_one_step_at_a_time(seed: int) -> None:
 
 
 def test_a_negative_duration_falls_back_to_the_per_step_path() -> None:
-    graph = pb.GraphDef()
-    graph.node.add(name="a", op="IteratorGetNext")
-    graph.node.add(name="b", op="Add")
-    prof = tfprof_lite.Profiler(graph)
-    meta = pb.RunMetadata()
-    dev = meta.step_stats.dev_stats.add(device=CPU)
-    dev.node_stats.add(node_name="a", all_start_micros=100, op_end_rel_micros=-30)
-    dev.node_stats.add(node_name="b", all_start_micros=150, op_end_rel_micros=20)
-    prof.add_step(1, meta)
-    model = prof.model
+    model = negative_duration_profile("IteratorGetNext")
     assert not step_join.joined_steps(model).exact()
     _assert_like_per_step(model)
     assert ov._idle(model, KIND_CPU) == ov._idle_per_step(model, KIND_CPU) is not None

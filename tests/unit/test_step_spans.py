@@ -92,9 +92,12 @@ def test_a_span_widens_the_wall_time_and_a_span_alone_makes_a_step() -> None:
     assert steptime._measure(model, model.sorted_steps()) == _per_step(model)
 
 
-def test_values_the_batch_cannot_take_are_measured_per_step() -> None:
+def negative_duration_profile(first_op: str = "Add") -> ProfileModel:
+    """Step 1 of two nodes on the CPU: ``a`` (op ``first_op``) with a negative
+    duration, then ``b`` (``Add``): what the batched measures leave to the
+    per-step ones."""
     graph = pb.GraphDef()
-    graph.node.add(name="a", op="Add")
+    graph.node.add(name="a", op=first_op)
     graph.node.add(name="b", op="Add")
     prof = tfprof_lite.Profiler(graph)
     meta = pb.RunMetadata()
@@ -102,7 +105,11 @@ def test_values_the_batch_cannot_take_are_measured_per_step() -> None:
     dev.node_stats.add(node_name="a", all_start_micros=100, op_end_rel_micros=-30)
     dev.node_stats.add(node_name="b", all_start_micros=150, op_end_rel_micros=20)
     prof.add_step(1, meta)
-    model = prof.model
+    return prof.model
+
+
+def test_values_the_batch_cannot_take_are_measured_per_step() -> None:
+    model = negative_duration_profile()
     assert not steptime._Joined([model.steps[1]]).exact()
     assert steptime._measure(model, [1]) == _per_step(model)
     assert steptime.step_times(model).steps[0] == _per_step(model)[0]

@@ -56,9 +56,10 @@ class Block:
         self.names: list[list[str]] = []
         self.tables: list[list[str]] = []
         self.exact = _i64()
-        #: A table of ``names`` (by id) as its devices are written, where
-        #: that differs from lower case.
-        self.written: dict[int, list[str]] = {}
+        #: Each step's device strings as written (``names`` is lower-cased);
+        #: empty when the block keeps only those.
+        self.written: list[list[str]] = []
+        self._tracer_at: list[int] | None = None  # each step's first tracer row
 
     @classmethod
     def of_columns(cls, columns: Sequence[StepColumns], exact: Sequence[I64] = ()) -> Block:
@@ -123,22 +124,22 @@ class Block:
         """Each step's table of device strings (lower-cased, each distinct table
         once; ``written``: the lanes' strings as written)."""
         lanes, at = rows.table_lane.tolist(), rows.table_at.tolist()
-        interned: dict[tuple[int, ...], list[str]] = {}
+        interned: dict[tuple[int, ...], tuple[list[str], list[str]]] = {}
         for i in range(len(at) - 1):
             key = tuple(lanes[at[i] : at[i + 1]])
-            names = interned.get(key)
-            if names is None:
-                names = interned[key] = [lowered[k] for k in key]
-                self.tables.append(names)
-                self.written[id(names)] = [written[k] for k in key]
-            self.names.append(names)
+            found = interned.get(key)
+            if found is None:
+                found = interned[key] = ([lowered[k] for k in key], [written[k] for k in key])
+                self.tables.append(found[0])
+            self.names.append(found[0])
+            self.written.append(found[1])
 
     def step_columns(self, index: int) -> StepColumns:
         """Step ``index``'s rows as its own step columns (devices: its table)."""
         lo, hi = int(self.bounds[index]), int(self.bounds[index + 1])
         cols = self.cols
-        names = self.names[index]
-        out = StepColumns(devices=list(self.written.get(id(names), names)),
+        names = self.written[index] if self.written else self.names[index]
+        out = StepColumns(devices=list(names),
                           dev=self.code[lo:hi].astype(np.int32), name=cols.name[lo:hi],
                           label=cols.label[lo:hi], has_step_stats=cols.has_step_stats)  # fmt: skip
         for name in _ARRAY_FIELDS[:9]:
@@ -159,10 +160,12 @@ class Block:
 
     def step_exact(self, index: int) -> I64:
         """Step ``index``'s exact tracer durations (ns; empty when not known)."""
-        tracer = np.asarray([is_tracer_device(d) for d in self.devices] + [False], dtype=bool)
-        hit = tracer[self.cols.dev.astype(np.int64)] if len(self.cols) else np.zeros(0, bool)
-        at = np.concatenate([[0], np.cumsum(hit)])[self.bounds[index : index + 2]].tolist()
-        found = self.exact[at[0] : at[1]]
+        if self._tracer_at is None:  # (once: every step's tracer rows, as ``exact`` holds them)
+            tracer = np.asarray([is_tracer_device(d) for d in self.devices] + [False], bool)
+            hit = tracer[self.cols.dev.astype(np.int64)] if len(self.cols) else tracer[:0]
+            self._tracer_at = np.concatenate([[0], np.cumsum(hit)])[self.bounds].tolist()
+        lo, hi = self._tracer_at[index], self._tracer_at[index + 1]
+        found = self.exact[lo:hi]
         return found if not (found == UNKNOWN).any() else _i64()
 
 

@@ -315,7 +315,7 @@ TRACE_JS = r"""
     rows.push(
       ["Op type", d.ops[d.nodeOp[i]]],
       ["Device", lane.dev + " (" + lane.kind + " time)"],
-      ["Step", step ? String(step[0]) : "?"],
+      ["Step", step ? String(step[0]) : "none (outside the steps)"],
       ["Start", into + fmt(ev.start[e]) + " on the timeline"],
       ["Duration", fmt(ev.dur[e])]
     );

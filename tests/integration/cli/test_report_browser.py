@@ -425,3 +425,54 @@ def test_warmup_step_chart_and_memory(browser: Any, warmup_report: Path, tmp_pat
     assert "steps 0-49: no allocator data" in memory
     tab.locator("#memory").screenshot(path=str(tmp_path / "memory.png"))
     tab.close()
+
+
+@pytest.fixture(scope="module")
+def window_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An XSpace report with a kernel and allocations outside its steps."""
+    from tests.unit.test_window_ops_memory import _space
+    from tfprof_lite.formats.xspace.read.load import model_from_bytes
+    from tfprof_lite.report import render_html
+
+    target = tmp_path_factory.mktemp("window_report") / "report.html"
+    model = model_from_bytes(_space(), "window.xplane.pb")
+    target.write_text(render_html(model, source="window"), encoding="utf-8")
+    return target
+
+
+def test_events_and_memory_outside_the_steps_are_drawn(
+    browser: Any, window_report: Path, tmp_path: Path
+) -> None:
+    tab = browser.new_page(viewport={"width": 1400, "height": 900})
+    problems: list[str] = []
+    tab.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda err: problems.append(str(err)))
+    tab.goto(window_report.as_uri())
+    tab.wait_for_function("() => window.tfprofTraceFirstDraw !== undefined")
+    lanes = tab.evaluate("() => window.tfprofTrace.ev.lanes.map(l => l.dev)")
+    outside = [i for i, dev in enumerate(lanes) if dev.endswith("(outside steps)")]
+    assert len(outside) == 1
+    # The kernel outside the steps is drawn and, clicked, names itself.
+    index = tab.evaluate("() => window.tfprofTrace.find('late_kernel', -1)")  # (any step)
+    assert index >= 0
+    tab.evaluate(
+        f"() => {{ const t = window.tfprofTrace, e = {index};"
+        " t.zoomTo(t.ev.start[e] - 50, t.ev.start[e] + t.ev.dur[e] + 50); }"
+    )
+    tab.locator("#trace-canvas").scroll_into_view_if_needed()
+    rect = tab.evaluate(f"() => window.tfprofTrace.box({index})")
+    assert rect["w"] > 0 and rect["h"] > 0
+    box = tab.locator("#trace-canvas").bounding_box()
+    tab.mouse.click(box["x"] + rect["x"] + rect["w"] / 2, box["y"] + rect["y"] + rect["h"] / 2)
+    details = tab.text_content("#trace-details")
+    assert "late_kernel" in details and "Stepnone (outside the steps)" in details
+    # The whole window's memory chart comes first, its peak marked and visible.
+    memory = tab.text_content("#memory")
+    assert memory.index("Whole window") < memory.index("Peak per step")
+    assert "peak 7.00MB in use" in memory and "outside the steps" in memory
+    peak = tab.locator("#memory svg.memory circle.peak").first.bounding_box()
+    assert peak is not None and peak["width"] > 0
+    tab.locator("#memory").screenshot(path=str(tmp_path / "window-memory.png"))
+    tab.locator("#trace").screenshot(path=str(tmp_path / "window-trace.png"))
+    assert problems == []
+    tab.close()
