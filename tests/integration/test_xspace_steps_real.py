@@ -31,7 +31,8 @@ from tfprof_lite.proto import messages as pb
 REL, ABS_US = 0.05, 400
 #: On a busy machine (the other test worker, the capture's own threads) the
 #: loop's clock also takes in a scheduling hiccup between two traced calls,
-#: which no step holds: one step in ten may miss REL; the mean may not.
+#: which no step holds: one step in ten may miss REL (a late timer read between
+#: two steps puts both off, by opposite amounts: one hiccup); the mean may not.
 OUTLIERS = 10
 
 
@@ -43,6 +44,24 @@ def _model(raw: bytes) -> ProfileModel:
 
 def _close(ours: float, loop: float) -> bool:
     return abs(ours - loop) <= max(REL * loop, ABS_US)
+
+
+def _hiccups(ours: list[int], loop: list[float]) -> int:
+    """How many of the loop's times a scheduling hiccup put off: a step that
+    misses the loop's time, except that two neighbours missing by opposite
+    amounts that add up to the loop's pair (the loop's timer read late between
+    them) are one hiccup."""
+    count, i = 0, 0
+    while i < len(ours):
+        if _close(ours[i], loop[i]):
+            i += 1
+            continue
+        pair = i + 1 < len(ours) and not _close(ours[i + 1], loop[i + 1])
+        if pair and _close(ours[i] + ours[i + 1], loop[i] + loop[i + 1]):
+            i += 1  # (the neighbour is the same hiccup)
+        count += 1
+        i += 1
+    return count
 
 
 def _check_against_loop(model: ProfileModel, capture: Capture, numbers: list[int]) -> None:
@@ -58,7 +77,7 @@ def _check_against_loop(model: ProfileModel, capture: Capture, numbers: list[int
     loop = [capture.seconds[i] * 1e6 for i in traced[1:]]
     ours = [s.wall_micros for s in whole]
     bad = [(n, o, round(t)) for n, o, t in zip(numbers[1:], ours, loop) if not _close(o, t)]
-    assert len(bad) <= len(loop) // OUTLIERS, (bad, ours, loop)
+    assert _hiccups(ours, loop) <= len(loop) // OUTLIERS, (bad, ours, loop)
     assert report.mean_micros == pytest.approx(sum(loop) / len(loop), rel=0.03)
     view = overview(model)
     assert view.steps == len(numbers) - 1
