@@ -18,6 +18,7 @@ import pytest
 from tests.integration.step_captures import REPO_ROOT, Capture, _child, _load, _require
 from tests.stepcols import skip_or_fail
 from tfprof_lite.advisor.input_pipeline import InputPipelineChecker
+from tfprof_lite.analysis.input_pipeline import PARTLY_BOUND_SHARE
 from tfprof_lite.analysis.overview import Overview, overview
 from tfprof_lite.formats.xspace.read import conversion as xspace
 from tfprof_lite.formats.xspace.wire import decode as xplane
@@ -71,7 +72,11 @@ def test_keras_fit_slow_map_is_input_bound_and_names_the_map() -> None:
 @pytest.mark.tf
 def test_keras_fit_fast_pipeline_is_not_input_bound() -> None:
     _, view = _view(capture("keras_fast"))
-    assert view.input.verdict == "not input-bound" and view.input.mean_share < 0.1
+    # Nothing was made slow: the steps wait on input under the "partly" share.
+    # (On a loaded 2-core machine the prefetch thread does fall behind a little:
+    # 11.6% once under CI; 0.5% on a quiet one.)
+    assert view.input.verdict == "not input-bound"
+    assert view.input.mean_share < PARTLY_BOUND_SHARE, view.input.to_text()
     assert view.input.parts["device"] > 0.5
     assert view.recommendation.startswith("compute-bound")
 
