@@ -94,12 +94,20 @@ def test_custom_loop_with_eager_iterator_is_input_bound() -> None:
 
 def test_jax_slow_host_batches_are_input_not_idle() -> None:
     cap = capture("jax_slow")
-    _, view = _view(cap)
+    model, view = _view(cap)
     parts = view.input.parts
-    host = sum(cap.meta["host_seconds"][i] for i in cap.traced[1:]) / len(cap.traced[1:]) * 1e6
-    made_share = host / _loop_mean(cap)
-    # The host part is the batch making as the loop timed it, within a few %.
-    assert parts["host"] == pytest.approx(made_share, abs=0.06), (parts, made_share)
+    whole = cap.traced[1:]
+    made = cap.meta["host_seconds"]
+    # A part is each whole step's share, averaged over the steps: the loop's
+    # batch making is held to the same statistic (a mean of per-step shares, not
+    # a ratio of means, which one step slowed by the machine's load pulls away).
+    made_share = sum(made[i] / cap.seconds[i] for i in whole) / len(whole)
+    assert parts["host"] == pytest.approx(made_share, abs=0.04), (parts, made_share)
+    # Step by step, the host part is the batch making plus the loop's own few
+    # Python lines around it (40-150 us here): the median step is held to 1 ms.
+    steps = model.trace_input.steps
+    over = sorted(steps[i]["host"] - made[i] * 1e6 for i in whole)
+    assert -200 <= over[len(over) // 2] <= 1000, over
     assert view.input.mean_share >= parts["host"] and view.input.input_bound
     assert parts["idle"] < 0.1
     assert "waiting on the client" not in view.recommendation
