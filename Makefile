@@ -64,7 +64,7 @@ PURE_PATH_TESTS := $(addprefix tests/integration/,test_differential.py \
 	$(addprefix tests/unit/,test_advisor.py test_analysis_unit.py \
 	test_api_message_types.py test_extreme_values.py test_invariants.py \
 	test_memory_kernels.py test_regex_re2.py test_registries.py test_steps_trace.py \
-	test_table_edge.py test_xla_ops.py test_xla_timing.py test_xplane_reader.py \
+	test_table_edge.py test_xla_ops.py test_xla_ops_align.py test_xla_timing.py test_xplane_reader.py \
 	test_xspace_model.py test_xspace_load.py test_xspace_memcode.py \
 	test_program_cost.py test_program_buffers.py test_xla_programs.py \
 	test_formats_resolve.py test_event_window.py test_step_batch.py test_step_join.py \

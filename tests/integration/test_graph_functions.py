@@ -19,7 +19,7 @@ import pytest
 
 import tfprof_lite
 from tests.mutations import attr_values
-from tests.unit.test_graph_decode import _MODEL_COLUMNS
+from tests.unit.graph_decode_cases import _MODEL_COLUMNS
 from tfprof_lite.proto import graphs
 from tfprof_lite.proto import messages as pb
 

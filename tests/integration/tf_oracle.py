@@ -79,6 +79,10 @@ TF quirks this module works around or relies on (TF 2.21, CPU):
   checker without findings still gets an (empty) entry and header.
 * **Empty RunMetadata** passed to ``add_step`` hits ``CHECK`` and aborts the
   process; captures never contain one.
+
+The wire-level canonicalization lives in `tests.integration.tf_canonical` and the
+``_pywrap_tfprof`` proxy in `tests.integration.tf_pywrap`; this module re-exports
+their names (``canonical_proto``, ``_iter_fields``, ``_pywrap``, ``_take_last``).
 """
 
 from __future__ import annotations
@@ -95,10 +99,14 @@ import tensorflow as tf
 from tensorflow.core.profiler import tfprof_log_pb2, tfprof_output_pb2
 from tensorflow.python.profiler import model_analyzer
 
+from tests.integration.tf_canonical import _iter_fields, canonical_proto  # noqa: F401 (re-exported)
+from tests.integration.tf_pywrap import _pywrap, _take_last
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
     from tests.integration.tf_models import Capture
+
 
 tf1 = tf.compat.v1
 
@@ -179,184 +187,6 @@ def _parse_run_meta(data: bytes) -> Any:
     meta = tf1.RunMetadata()
     meta.ParseFromString(data)
     return meta
-
-
-class _TrackingPywrap:
-    """Transparent proxy for ``_pywrap_tfprof`` installed as ``model_analyzer.print_mdl``.
-
-    * ``generation`` counts every ``NewProfiler``/``DeleteProfiler``/
-      ``ProfilerFromFile`` made through ``model_analyzer`` by *anyone* (e.g. a
-      plain ``tf.compat.v1.profiler.Profiler`` created by another test, or its
-      ``__del__``), so an oracle notices that the global C++ profiler is no
-      longer its own and rebuilds instead of crashing or reading foreign data.
-    * ``last`` keeps the raw bytes of the latest ``Profile``/
-      ``PrintModelAnalysis`` call, i.e. TF's C++ result *before* Python parses
-      it (that parse can fail, see `canonical_proto`).
-
-    ``model_analyzer`` looks ``print_mdl`` up at call time, so the public
-    Python code paths run unchanged through the proxy.
-    """
-
-    def __init__(self, wrapped: Any) -> None:
-        self._wrapped = wrapped
-        self.generation = 0
-        self.last: bytes | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._wrapped, name)
-
-    def NewProfiler(self, *args: Any) -> Any:  # noqa: N802 (mirrors the pywrap name)
-        """``_pywrap_tfprof.NewProfiler`` (bumps ``generation``)."""
-        self.generation += 1
-        return self._wrapped.NewProfiler(*args)
-
-    def DeleteProfiler(self) -> None:  # noqa: N802
-        """``_pywrap_tfprof.DeleteProfiler`` (bumps ``generation``)."""
-        self.generation += 1
-        self._wrapped.DeleteProfiler()
-
-    def ProfilerFromFile(self, *args: Any) -> None:  # noqa: N802
-        """``_pywrap_tfprof.ProfilerFromFile`` (bumps ``generation``)."""
-        self.generation += 1
-        self._wrapped.ProfilerFromFile(*args)
-
-    def Profile(self, *args: Any) -> bytes:  # noqa: N802
-        """Record and return ``_pywrap_tfprof.Profile(*args)``."""
-        self.last = bytes(self._wrapped.Profile(*args))
-        return self.last
-
-    def PrintModelAnalysis(self, *args: Any) -> bytes:  # noqa: N802
-        """Record and return ``_pywrap_tfprof.PrintModelAnalysis(*args)``."""
-        self.last = bytes(self._wrapped.PrintModelAnalysis(*args))
-        return self.last
-
-
-def _install_pywrap() -> _TrackingPywrap:
-    current = model_analyzer.print_mdl
-    if isinstance(current, _TrackingPywrap):
-        return current
-    proxy = _TrackingPywrap(current)
-    model_analyzer.print_mdl = proxy
-    return proxy
-
-
-_pywrap = _install_pywrap()
-
-
-def _take_last() -> bytes:
-    """Raw bytes of the TF call just made (must exist)."""
-    raw = _pywrap.last
-    _pywrap.last = None
-    if raw is None:
-        raise RuntimeError("TF's pywrap was bypassed; no raw result recorded")
-    return raw
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return result, pos
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _iter_fields(data: bytes) -> Iterator[tuple[int, bytes, bytes | None]]:
-    """Top-level wire fields: (number, whole encoded field, payload if LEN)."""
-    pos = 0
-    while pos < len(data):
-        start = pos
-        tag, pos = _read_varint(data, pos)
-        wire_type = tag & 7
-        payload: bytes | None = None
-        if wire_type == 0:
-            _, pos = _read_varint(data, pos)
-        elif wire_type == 1:
-            pos += 8
-        elif wire_type == 5:
-            pos += 4
-        elif wire_type == 2:
-            length, pos = _read_varint(data, pos)
-            payload = data[pos : pos + length]
-            pos += length
-        else:
-            raise ValueError(f"unsupported wire type {wire_type}")
-        yield tag >> 3, data[start:pos], payload
-
-
-def _nested_fields(cls: type) -> dict[int, type]:
-    """Recursive message fields handled outside upb (number -> message class)."""
-    if cls is tfprof_output_pb2.GraphNodeProto:
-        return {12: tfprof_output_pb2.GraphNodeProto}  # children
-    if cls is tfprof_output_pb2.MultiGraphNodeProto:
-        return {
-            10: tfprof_output_pb2.GraphNodeProto,  # graph_nodes
-            11: tfprof_output_pb2.MultiGraphNodeProto,  # children
-        }
-    return {}
-
-
-def _canonical(cls: type, data: bytes) -> bytes:
-    nested = _nested_fields(cls)
-    rest = bytearray()
-    extracted: dict[int, list[bytes]] = {}
-    for number, field, payload in _iter_fields(data):
-        if number in nested and payload is not None:
-            extracted.setdefault(number, []).append(_canonical(nested[number], payload))
-        else:
-            rest += field
-    message = cls()
-    message.ParseFromString(bytes(rest))
-    flat = bytes(message.SerializeToString(deterministic=True))
-    if not extracted:
-        return flat
-    out = bytearray()
-    pending = sorted(extracted)
-
-    def emit(number: int) -> None:
-        for payload in extracted[number]:
-            out.extend(_varint(number << 3 | 2) + _varint(len(payload)) + payload)
-
-    for number, field, _ in _iter_fields(flat):
-        while pending and pending[0] < number:
-            emit(pending.pop(0))
-        out += field
-    for number in pending:
-        emit(number)
-    return bytes(out)
-
-
-def canonical_proto(cls: type, data: bytes) -> bytes:
-    """Deterministic serialization of ``data`` (a message of type ``cls``).
-
-    Equals ``cls.FromString(data).SerializeToString(deterministic=True)`` but
-    also works for tfprof outputs nested deeper than upb's parse limit of 100
-    (op view returns its rows as a ``children`` linked list; TF's own Python
-    API then logs "Cannot parse returned proto: ... Exceeded
-    upb_DecodeOptions_MaxDepth" and returns a *partially* parsed message).
-    ``children``/``graph_nodes`` are canonicalized recursively at the wire
-    level and spliced back in field-number order.
-    """
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20000))
-    try:
-        return _canonical(cls, data)
-    finally:
-        sys.setrecursionlimit(limit)
 
 
 _current: TfOracle | None = None

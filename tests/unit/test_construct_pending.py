@@ -20,7 +20,7 @@ import pytest
 import tests.hand_cases as hc
 import tfprof_lite
 from tests.mutations import attr_values
-from tests.unit.test_graph_decode import _MODEL_COLUMNS, _hand_graph, _hand_log
+from tests.unit.graph_decode_cases import _MODEL_COLUMNS, _hand_graph, _hand_log
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.ingest import Ingest
 from tfprof_lite.model.profile import ProfileModel

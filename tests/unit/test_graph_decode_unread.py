@@ -20,7 +20,7 @@ import random
 
 import pytest
 
-from tests.unit.test_graph_decode import (
+from tests.unit.graph_decode_cases import (
     _decline_or_agree,
     _hand_graph,
     _mutation_count,

@@ -180,7 +180,7 @@ def _sanitized_lines(
 
 
 def _graph_calls() -> list[tuple[str, Any]]:
-    from tests.unit import test_graph_decode as tg
+    from tests.unit import graph_decode_cases as tg
     from tests.unit import test_graph_decode_unread as tu
 
     rng = random.Random(11)
@@ -215,7 +215,7 @@ def test_sanitized_graph_decoder(libasan: str, tmp_path: Path) -> None:
 def test_sanitized_graph_details(libasan: str, tmp_path: Path) -> None:
     """``graph_details`` with each mask on the graph decoder's inputs: no report,
     and the same results as the regular build."""
-    from tests.unit.test_graph_decode import _MASKS
+    from tests.unit.graph_decode_cases import _MASKS
     from tfprof_lite.proto import graphs
 
     raws = [data for name, data in _graph_calls() if name == "graph"]
@@ -335,7 +335,7 @@ def test_sanitized_scope_tree(libasan: str, tmp_path: Path) -> None:
 
 def test_sanitized_op_log_merge(libasan: str, tmp_path: Path) -> None:
     """``merge_op_log`` on random columns (each call runs twice on its arguments)."""
-    from tests.unit import test_graph_decode as tg
+    from tests.unit import graph_decode_cases as tg
 
     rng = random.Random(13)
     calls = [("merge_op_log", tg.merge_case(rng, n)) for n in (0, 1, 3, 40, 300)]

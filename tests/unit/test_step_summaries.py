@@ -3,8 +3,6 @@ the memory summary and its step-range parser, and the profile kind."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tfprof_lite.advisor.step_lines import KEPT_STEP_LINES, group_step_lines
@@ -72,17 +70,12 @@ def test_memory_summary_groups_steps_with_the_same_finding() -> None:
     ]
 
 
-def test_memory_summary_is_bounded_and_linear() -> None:
-    small, big = _report(2_000, 50), _report(20_000, 50)
-    start = time.perf_counter()
-    lines = summarize(small).lines()
-    first = time.perf_counter() - start
-    start = time.perf_counter()
-    many = summarize(big).lines()
-    second = time.perf_counter() - start
+def test_memory_summary_is_bounded() -> None:
+    # (Its cost in steps is measured in benchmarks/bench_steps.py, not timed here.)
+    lines = summarize(_report(2_000, 50)).lines()
+    many = summarize(_report(20_000, 50)).lines()
     assert len(lines) == len(many) == MAX_GROUPS + 3
     assert "42 other findings" in many[-2]
-    assert second < 30 * first + 0.5  # ten times the steps: about ten times the time
 
 
 def test_profile_kind_of_a_graph_profile() -> None:

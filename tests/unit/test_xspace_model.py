@@ -240,7 +240,7 @@ def _xla_space(program_id: bool) -> SpaceBuilder:
     """A kernel of program 7 (``jit_step``, the hand-made MLP module) beside a
     program 8 whose ``Hlo Proto`` bytes are corrupt; the kernel names its program
     by ``program_id`` or only by module name."""
-    from tests.unit.test_xla_ops import mlp_module
+    from tests.unit.xla_modules import mlp_module
 
     b = SpaceBuilder()
     plane = b.space.planes.add(id=0, name="/host:metadata")
