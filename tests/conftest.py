@@ -1,4 +1,5 @@
-"""Suite-wide pytest hooks: the report header says which step decoder runs."""
+"""Suite-wide pytest hooks and fixtures: the report header says which step decoder
+runs; ``native_in_reach`` keeps the native decoders in reach for their own tests."""
 
 from __future__ import annotations
 
@@ -14,3 +15,10 @@ def pytest_report_header(config: pytest.Config) -> str:
     if not steps.native_available():
         return "step decoder: pure-Python (the native extension is not built)"
     return "step decoder: native"
+
+
+@pytest.fixture
+def native_in_reach(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The native decoders' own tests: they stay in reach even when the suite runs
+    with TFPROF_LITE_PURE_PYTHON set (tests that want it set set it)."""
+    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)

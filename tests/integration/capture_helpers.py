@@ -1,6 +1,7 @@
 """Helpers of the capture tests with real TensorFlow (``test_capture.py``,
 ``test_capture_hooks.py``, ``test_tf_suite_parity.py``): a tiny TF1 model with a global
-step, the ``pristine`` fixture that checks TensorFlow's session methods are restored,
+step, the session methods a ``ProfileContext`` replaces (``conftest.py``'s ``pristine``
+fixture checks they are restored),
 a plain ``Session`` loop and TensorFlow's own loader of a dumped profile (``_tf_text``).
 """
 
@@ -63,14 +64,6 @@ def patched_attributes() -> list[Any]:
         base.__dict__["_make_callable_from_options"],
         base._Callable.__dict__["__call__"],
     ]
-
-
-@pytest.fixture
-def pristine() -> Any:
-    """Asserts that every test leaves TensorFlow's session methods as it found them."""
-    before = patched_attributes()
-    yield before
-    assert patched_attributes() == before
 
 
 def session_loop(model: Model, steps: int, **kwargs: Any) -> None:

@@ -75,3 +75,14 @@ def jax_train(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr[-3000:]
     found: dict[str, Any] = json.loads((out / "capture.json").read_text())
     return found
+
+
+@pytest.fixture
+def pristine() -> Any:
+    """Asserts that the test leaves TensorFlow's session methods (the ones a
+    ``ProfileContext`` replaces) as it found them; yields them."""
+    from tests.integration.capture_helpers import patched_attributes
+
+    before = patched_attributes()
+    yield before
+    assert patched_attributes() == before

@@ -22,7 +22,6 @@ tf = pytest.importorskip("tensorflow")
 
 
 import tfprof_lite  # noqa: E402
-from tests.integration import capture_helpers  # noqa: E402
 from tests.integration.capture_helpers import (  # noqa: E402
     QUIET,
     build_model,
@@ -33,11 +32,6 @@ from tests.integration.capture_helpers import (  # noqa: E402
 from tfprof_lite.session.profile_context import ProfileContext  # noqa: E402
 
 pytestmark = pytest.mark.tf
-
-
-#: The fixture that checks TensorFlow's session methods are restored (pytest finds it
-#: by this name in the module).
-pristine = capture_helpers.pristine
 
 
 # ----------------------------------------------------------------- Session loop

@@ -28,6 +28,7 @@ pytestmark = [
     pytest.mark.skipif(
         not graphs.native_graph_available(), reason="the native graph decoder is not built"
     ),
+    pytest.mark.usefixtures("native_in_reach"),
 ]
 
 tf = pytest.importorskip("tensorflow")
@@ -66,11 +67,6 @@ def _graphs() -> Iterator[tuple[str, Any]]:
 @pytest.fixture(scope="module")
 def tf_graphs() -> dict[str, Any]:
     return dict(_graphs())
-
-
-@pytest.fixture(autouse=True)
-def _native_in_reach(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
 
 
 def _serialized(graph: Any) -> bytes:

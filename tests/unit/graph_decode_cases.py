@@ -13,6 +13,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 import tests.hand_cases as hc
 from tests.mutations import INSERTS, OVERWRITES, attr_values, mutate
 from tfprof_lite.errors import InvalidInputError
@@ -22,6 +24,16 @@ from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+#: The marks of the native graph decoder's own test modules: skipped where it is
+#: not built (failing under CI=true), run with it in reach.
+NATIVE_GRAPH_TESTS = [
+    pytest.mark.skipif(
+        not graphs.native_graph_available() and os.environ.get("CI") != "true",
+        reason="the native graph decoder is not built (python setup.py build_ext --inplace)",
+    ),
+    pytest.mark.usefixtures("native_in_reach"),
+]
 
 
 def assert_same_graph(native: GraphColumns, pure: GraphColumns) -> None:

@@ -12,7 +12,6 @@ builds from bytes is the same with the native decoder and without it.
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
@@ -21,6 +20,7 @@ import tests.hand_cases as hc
 from tests.unit.graph_decode_cases import (
     I64_MAX,
     I64_MIN,
+    NATIVE_GRAPH_TESTS,
     _decline_or_agree,
     _field,
     _hand_graph,
@@ -37,17 +37,7 @@ from tests.unit.graph_decode_cases import (
 from tfprof_lite.model.decode import code_stacks
 from tfprof_lite.proto import graphs
 
-pytestmark = pytest.mark.skipif(
-    not graphs.native_graph_available() and os.environ.get("CI") != "true",
-    reason="the native graph decoder is not built (python setup.py build_ext --inplace)",
-)
-
-
-@pytest.fixture(autouse=True)
-def _native_in_reach(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests are the native decoder's own: it stays in reach even when the
-    suite runs with TFPROF_LITE_PURE_PYTHON set (tests that want it set set it)."""
-    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
+pytestmark = NATIVE_GRAPH_TESTS
 
 
 @pytest.mark.parametrize("index", range(len(_raw_cases())))

@@ -7,7 +7,6 @@ The decoders' own column comparisons are in ``test_graph_decode.py``.
 
 from __future__ import annotations
 
-import os
 import random
 from typing import Any
 
@@ -18,6 +17,7 @@ import tfprof_lite
 from tests.mutations import attr_values
 from tests.unit.graph_decode_cases import (
     _MODEL_COLUMNS,
+    NATIVE_GRAPH_TESTS,
     _field,
     _hand_graph,
     _hand_log,
@@ -29,17 +29,7 @@ from tfprof_lite.model.records import OpLogEntrySpec
 from tfprof_lite.proto import graphs
 from tfprof_lite.proto.graphs import GraphColumns, OpLogColumns
 
-pytestmark = pytest.mark.skipif(
-    not graphs.native_graph_available() and os.environ.get("CI") != "true",
-    reason="the native graph decoder is not built (python setup.py build_ext --inplace)",
-)
-
-
-@pytest.fixture(autouse=True)
-def _native_in_reach(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests are the native decoder's own: it stays in reach even when the
-    suite runs with TFPROF_LITE_PURE_PYTHON set (tests that want it set set it)."""
-    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
+pytestmark = NATIVE_GRAPH_TESTS
 
 
 def _model_state(graph: bytes, log: bytes) -> dict[str, Any]:

@@ -15,12 +15,12 @@ graph holding all of them. Real TensorFlow graphs are in
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
 
 from tests.unit.graph_decode_cases import (
+    NATIVE_GRAPH_TESTS,
     _decline_or_agree,
     _hand_graph,
     _mutation_count,
@@ -33,18 +33,10 @@ from tfprof_lite.proto import graphs
 from tfprof_lite.proto import messages as pb
 from tfprof_lite.proto.wire import len_field
 
-pytestmark = pytest.mark.skipif(
-    not graphs.native_graph_available() and os.environ.get("CI") != "true",
-    reason="the native graph decoder is not built (python setup.py build_ext --inplace)",
-)
+pytestmark = NATIVE_GRAPH_TESTS
 
 # FullTypeId values (TensorFlow's full_type.proto).
 TFT_PRODUCT, TFT_TENSOR, TFT_SHAPE_TENSOR, TFT_INT32, TFT_FLOAT = 3, 1000, 1005, 207, 210
-
-
-@pytest.fixture(autouse=True)
-def _native_in_reach(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TFPROF_LITE_PURE_PYTHON", raising=False)
 
 
 def _full_type(node: object, *inner: int) -> None:

@@ -18,23 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
+from tfprof_lite.base.arrays import I32, I64, U64, empty_i32, empty_i64
 from tfprof_lite.model.records import AllocatorUse, MemoryDetail, OutputTensor
 
 __all__ = ["MemoryRecords", "MemoryRef"]
-
-I32 = npt.NDArray[np.int32]
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
-
-
-def _i32() -> I32:
-    return np.zeros(0, dtype=np.int32)
-
-
-def _i64() -> I64:
-    return np.zeros(0, dtype=np.int64)
 
 
 def _bounds() -> I64:
@@ -64,32 +52,32 @@ class MemoryRecords:
     ``o_dtype`` (DataType enum) and ``o_shape`` (into ``shapes``).
     """
 
-    step: I64 = field(default_factory=_i64)
-    node: I32 = field(default_factory=_i32)
-    lane: I32 = field(default_factory=_i32)
-    first_ps: I64 = field(default_factory=_i64)
-    total: I64 = field(default_factory=_i64)
-    peak: I64 = field(default_factory=_i64)
-    live: I64 = field(default_factory=_i64)
-    gpu_allocs: I32 = field(default_factory=_i32)
-    gpu_in_use: I64 = field(default_factory=_i64)
+    step: I64 = field(default_factory=empty_i64)
+    node: I32 = field(default_factory=empty_i32)
+    lane: I32 = field(default_factory=empty_i32)
+    first_ps: I64 = field(default_factory=empty_i64)
+    total: I64 = field(default_factory=empty_i64)
+    peak: I64 = field(default_factory=empty_i64)
+    live: I64 = field(default_factory=empty_i64)
+    gpu_allocs: I32 = field(default_factory=empty_i32)
+    gpu_in_use: I64 = field(default_factory=empty_i64)
     use_at: I64 = field(default_factory=_bounds)
-    u_allocator: I32 = field(default_factory=_i32)
-    u_total: I64 = field(default_factory=_i64)
-    u_peak: I64 = field(default_factory=_i64)
-    u_live: I64 = field(default_factory=_i64)
-    u_in_use: I64 = field(default_factory=_i64)
+    u_allocator: I32 = field(default_factory=empty_i32)
+    u_total: I64 = field(default_factory=empty_i64)
+    u_peak: I64 = field(default_factory=empty_i64)
+    u_live: I64 = field(default_factory=empty_i64)
+    u_in_use: I64 = field(default_factory=empty_i64)
     event_at: I64 = field(default_factory=_bounds)
-    e_micros: I64 = field(default_factory=_i64)
-    e_bytes: I64 = field(default_factory=_i64)
+    e_micros: I64 = field(default_factory=empty_i64)
+    e_bytes: I64 = field(default_factory=empty_i64)
     out_at: I64 = field(default_factory=_bounds)
-    o_slot: I32 = field(default_factory=_i32)
-    o_allocator: I32 = field(default_factory=_i32)
-    o_requested: I64 = field(default_factory=_i64)
-    o_allocated: I64 = field(default_factory=_i64)
+    o_slot: I32 = field(default_factory=empty_i32)
+    o_allocator: I32 = field(default_factory=empty_i32)
+    o_requested: I64 = field(default_factory=empty_i64)
+    o_allocated: I64 = field(default_factory=empty_i64)
     o_ptr: U64 = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
-    o_dtype: I32 = field(default_factory=_i32)
-    o_shape: I32 = field(default_factory=_i32)
+    o_dtype: I32 = field(default_factory=empty_i32)
+    o_shape: I32 = field(default_factory=empty_i32)
     allocators: list[str] = field(default_factory=list)
     shapes: list[tuple[int, ...]] = field(default_factory=list)
 

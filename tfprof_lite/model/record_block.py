@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.arrays import I64, empty_i64
 from tfprof_lite.model.devices import is_tracer_device
 from tfprof_lite.model.memory_records import MemoryRecords, MemoryRef
 from tfprof_lite.model.record_memory import Placed, placed
@@ -29,7 +30,6 @@ from tfprof_lite.proto.steps import StepColumns
 
 __all__ = ["UNKNOWN", "Block"]
 
-I64 = npt.NDArray[np.int64]
 #: :attr:`Block.exact` of a tracer row whose exact duration is not known.
 UNKNOWN = np.iinfo(np.int64).min
 
@@ -49,13 +49,13 @@ class Block:
 
     def __init__(self) -> None:
         self.cols = StepColumns()
-        self.step = _i64()
-        self.code = _i64()
+        self.step = empty_i64()
+        self.code = empty_i64()
         self.bounds = np.zeros(1, dtype=np.int64)
         self.devices: list[str] = []
         self.names: list[list[str]] = []
         self.tables: list[list[str]] = []
-        self.exact = _i64()
+        self.exact = empty_i64()
         #: Each step's device strings as written (``names`` is lower-cased);
         #: empty when the block keeps only those.
         self.written: list[list[str]] = []
@@ -166,7 +166,7 @@ class Block:
             self._tracer_at = np.concatenate([[0], np.cumsum(hit)])[self.bounds].tolist()
         lo, hi = self._tracer_at[index], self._tracer_at[index + 1]
         found = self.exact[lo:hi]
-        return found if not (found == UNKNOWN).any() else _i64()
+        return found if not (found == UNKNOWN).any() else empty_i64()
 
 
 def _record_columns(
@@ -255,7 +255,7 @@ def _exact_of_steps(block: Block, exact: Sequence[I64]) -> I64:
     one per tracer row, else -1."""
     tracer = np.asarray([is_tracer_device(d) for d in block.devices] + [False], dtype=bool)
     dev = block.cols.dev.astype(np.int64)
-    steps = block.step[tracer[dev]] if len(dev) else _i64()
+    steps = block.step[tracer[dev]] if len(dev) else empty_i64()
     out = np.full(len(steps), UNKNOWN, dtype=np.int64)
     if not len(exact):
         return out
@@ -267,11 +267,7 @@ def _exact_of_steps(block: Block, exact: Sequence[I64]) -> I64:
 
 
 def _starts(sizes: Sequence[int]) -> I64:
-    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if sizes else _i64()
-
-
-def _i64() -> I64:
-    return np.zeros(0, dtype=np.int64)
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if sizes else empty_i64()
 
 
 def _cat(parts: Sequence[npt.NDArray[Any]], dtype: Any) -> npt.NDArray[Any]:

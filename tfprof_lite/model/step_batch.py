@@ -30,8 +30,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
+from tfprof_lite.base.arrays import I64, empty_i64
 from tfprof_lite.model.devices import (
     DEVICE_CANONICAL,
     classify_device,
@@ -59,14 +59,9 @@ if TYPE_CHECKING:
 
 __all__ = ["BATCH_ROWS", "add_many", "add_records", "add_spans", "add_steps"]
 
-I64 = npt.NDArray[np.int64]
 
 #: :func:`add_many` adds the steps in batches of about this many records.
 BATCH_ROWS = 1 << 18
-
-
-def _i64() -> I64:
-    return np.zeros(0, dtype=np.int64)
 
 
 def _distinct_keys(keys: I64) -> I64:
@@ -178,7 +173,7 @@ def _add_block(model: ProfileModel, numbers: Sequence[int], block: Block) -> Non
     cols, devices = block.cols, block.devices
     nid = _node_ids(model, cols)
     classes = np.asarray([classify_device(d) for d in devices], dtype=np.int64)
-    row_cls = classes[cols.dev] if len(cols) else _i64()
+    row_cls = classes[cols.dev] if len(cols) else empty_i64()
     dev = cols.dev.astype(np.int64)
     valid = nid >= 0
     canon = valid & (row_cls == DEVICE_CANONICAL)
@@ -211,19 +206,19 @@ def _memory_marks(
 ) -> None:
     """The step of each memory record, output, allocation and raw record."""
     if memory is None:
-        marks.update(mem=_i64(), outs=_i64(), allocs=_i64(), raws=_i64())
+        marks.update(mem=empty_i64(), outs=empty_i64(), allocs=empty_i64(), raws=empty_i64())
         return
     marks["mem"] = step_of[memory.rows]
-    marks["outs"] = step_of[cols.o_row[memory.outs]] if cols.o_row.size else _i64()
-    marks["allocs"] = step_of[cols.a_row[memory.allocs]] if cols.a_row.size else _i64()
-    marks["raws"] = step_of[cols.r_row[memory.raws]] if cols.r_row.size else _i64()
+    marks["outs"] = step_of[cols.o_row[memory.outs]] if cols.o_row.size else empty_i64()
+    marks["allocs"] = step_of[cols.a_row[memory.allocs]] if cols.a_row.size else empty_i64()
+    marks["raws"] = step_of[cols.r_row[memory.raws]] if cols.r_row.size else empty_i64()
 
 
 def _kernels(block: Block) -> tuple[I64, list[tuple[int, int]]]:
     """The GPU tracer rows of the block, and each step's (first, end) among them."""
     devices, cols = block.devices, block.cols
     tracers = [i for i, d in enumerate(devices) if is_tracer_device(d)]
-    rows = np.flatnonzero(np.isin(cols.dev, tracers)) if tracers else _i64()
+    rows = np.flatnonzero(np.isin(cols.dev, tracers)) if tracers else empty_i64()
     at = np.searchsorted(block.step[rows], np.arange(len(block.names) + 1))
     return rows, list(zip(at[:-1].tolist(), at[1:].tolist(), strict=True))
 
@@ -316,7 +311,7 @@ def _seeds(marks: dict[str, I64], scratch: StepExecs, steps: int, n: int) -> dic
         starts = np.minimum.reduceat(spans["start"][order], first)
         ends = np.maximum.reduceat(spans["end"][order], first)
     else:
-        starts = ends = _i64()
+        starts = ends = empty_i64()
     at = np.searchsorted(keys // max(n, 1), np.arange(steps + 1)).tolist()
     nodes = keys % max(n, 1)
     node_spans = [(nodes[lo:hi], starts[lo:hi], ends[lo:hi]) for lo, hi in zip(at, at[1:])]
@@ -366,7 +361,7 @@ def _fold(model: ProfileModel, numbers: Sequence[int], scratch: StepExecs, pair_
         running_sums(model, n)
         return
     run.pad(n)
-    present = _distinct_keys(pair_steps * n + pair_nodes) % n if n else _i64()
+    present = _distinct_keys(pair_steps * n + pair_nodes) % n if n else empty_i64()
     totals = scratch.totals(n)
     run.count += np.bincount(present, minlength=n).astype(np.int64)
     for name, values in run.sums.items():

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.arrays import I32, I64, empty_i32, empty_i64
 from tfprof_lite.model.memory_records import MemoryRecords
 from tfprof_lite.model.step_spans import StepSpan
 
@@ -51,8 +52,6 @@ __all__ = [
     "micros",
 ]
 
-I32 = npt.NDArray[np.int32]
-I64 = npt.NDArray[np.int64]
 I8 = npt.NDArray[np.int8]
 
 #: The host's device, where host ops run.
@@ -100,14 +99,6 @@ class Lane:
         return f"{gpu}/stream:"
 
 
-def _i32() -> I32:
-    return np.zeros(0, dtype=np.int32)
-
-
-def _i64() -> I64:
-    return np.zeros(0, dtype=np.int64)
-
-
 @dataclass
 class StepRecords:
     """Every record of many steps (see the module docstring).
@@ -127,14 +118,14 @@ class StepRecords:
     bounds: I64 = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     lanes: list[Lane] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
-    lane: I32 = field(default_factory=_i32)
+    lane: I32 = field(default_factory=empty_i32)
     role: I8 = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
-    node: I32 = field(default_factory=_i32)
-    kernel: I32 = field(default_factory=_i32)
-    details: I32 = field(default_factory=_i32)
+    node: I32 = field(default_factory=empty_i32)
+    kernel: I32 = field(default_factory=empty_i32)
+    details: I32 = field(default_factory=empty_i32)
     origin_ns: int = 0
-    start_ps: I64 = field(default_factory=_i64)
-    end_ps: I64 = field(default_factory=_i64)
+    start_ps: I64 = field(default_factory=empty_i64)
+    end_ps: I64 = field(default_factory=empty_i64)
     spans: list[StepSpan | None] = field(default_factory=list)
     memory: MemoryRecords | None = None
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.arrays import I64, empty_i64
+
 __all__ = [
     "DATASET_TYPE",
     "KIND_COPY",
@@ -36,7 +38,6 @@ __all__ = [
     "MemoryEvents",
 ]
 
-I64 = npt.NDArray[np.int64]
 I8 = npt.NDArray[np.int8]
 
 #: A device event's kind (``DeviceEvents.kind``): a kernel (it has launch
@@ -45,10 +46,6 @@ KIND_KERNEL, KIND_COPY, KIND_OTHER = 0, 1, 2
 KIND_NAMES = ("kernel", "memcpy", "other")
 #: The op type of a tf.data iterator's host event (``Iterator::...``).
 DATASET_TYPE = "Dataset"
-
-
-def _empty() -> I64:
-    return np.zeros(0, dtype=np.int64)
 
 
 @dataclass
@@ -69,18 +66,18 @@ class DeviceEvents:
     ``EventWindow.step_numbers``) whose records hold it, -1 when none does.
     """
 
-    gpu: I64 = field(default_factory=_empty)
-    stream: I64 = field(default_factory=_empty)
+    gpu: I64 = field(default_factory=empty_i64)
+    stream: I64 = field(default_factory=empty_i64)
     kind: I8 = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     name: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
-    start_ns: I64 = field(default_factory=_empty)
-    dur_ns: I64 = field(default_factory=_empty)
+    start_ns: I64 = field(default_factory=empty_i64)
+    dur_ns: I64 = field(default_factory=empty_i64)
     op: list[str] = field(default_factory=list)
     op_type: list[str] = field(default_factory=list)
     hlo_op: list[str] = field(default_factory=list)
     program: list[str] = field(default_factory=list)
-    step: I64 = field(default_factory=_empty)
+    step: I64 = field(default_factory=empty_i64)
 
     def __len__(self) -> int:
         return len(self.start_ns)
@@ -107,12 +104,12 @@ class HostOps:
 
     name: list[str] = field(default_factory=list)
     op_type: list[str] = field(default_factory=list)
-    line: I64 = field(default_factory=_empty)
+    line: I64 = field(default_factory=empty_i64)
     lines: list[str] = field(default_factory=list)
-    start_ns: I64 = field(default_factory=_empty)
-    dur_ns: I64 = field(default_factory=_empty)
-    self_ns: I64 = field(default_factory=_empty)
-    step: I64 = field(default_factory=_empty)
+    start_ns: I64 = field(default_factory=empty_i64)
+    dur_ns: I64 = field(default_factory=empty_i64)
+    self_ns: I64 = field(default_factory=empty_i64)
+    step: I64 = field(default_factory=empty_i64)
 
     def __len__(self) -> int:
         return len(self.start_ns)
@@ -132,12 +129,12 @@ class MemoryEvents:
     """
 
     allocators: list[str] = field(default_factory=list)
-    allocator: I64 = field(default_factory=_empty)
-    time_ns: I64 = field(default_factory=_empty)
-    delta: I64 = field(default_factory=_empty)
-    in_use: I64 = field(default_factory=_empty)
+    allocator: I64 = field(default_factory=empty_i64)
+    time_ns: I64 = field(default_factory=empty_i64)
+    delta: I64 = field(default_factory=empty_i64)
+    in_use: I64 = field(default_factory=empty_i64)
     op: list[str] = field(default_factory=list)
-    step: I64 = field(default_factory=_empty)
+    step: I64 = field(default_factory=empty_i64)
 
     def __len__(self) -> int:
         return len(self.time_ns)
@@ -158,8 +155,8 @@ class EventWindow:
     start_ns: int = 0
     end_ns: int = 0
     step_numbers: list[int] = field(default_factory=list)
-    step_start_ns: I64 = field(default_factory=_empty)
-    step_end_ns: I64 = field(default_factory=_empty)
+    step_start_ns: I64 = field(default_factory=empty_i64)
+    step_end_ns: I64 = field(default_factory=empty_i64)
     device: DeviceEvents = field(default_factory=DeviceEvents)
     host: HostOps = field(default_factory=HostOps)
     memory: MemoryEvents = field(default_factory=MemoryEvents)

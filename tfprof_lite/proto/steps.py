@@ -58,6 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite._native import PURE_PYTHON_ENV, load, pure_forced
+from tfprof_lite.base.arrays import I32, I64, U64, empty_i32, empty_i64, empty_u64
 
 __all__ = [
     "MEM_FIELDS",
@@ -70,9 +71,6 @@ __all__ = [
     "pure_forced",
 ]
 
-I32 = npt.NDArray[np.int32]
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 
 #: ExecMemory's value fields (wire numbers 1-10), in order: the per-step
 #: memory columns of the model (``model/execs.py``) and of a saved profile
@@ -94,43 +92,31 @@ _MOD64 = 1 << 64
 _HALF64 = 1 << 63
 
 
-def _i32() -> I32:
-    return np.zeros(0, dtype=np.int32)
-
-
-def _i64() -> I64:
-    return np.zeros(0, dtype=np.int64)
-
-
-def _u64() -> U64:
-    return np.zeros(0, dtype=np.uint64)
-
-
 @dataclass
 class StepColumns:
     """One RunMetadata's step statistics in columns (see the module docstring)."""
 
     devices: list[str] = field(default_factory=list)
-    dev: I32 = field(default_factory=_i32)
+    dev: I32 = field(default_factory=empty_i32)
     name: list[str] = field(default_factory=list)
     label: list[str] = field(default_factory=list)
-    start: I64 = field(default_factory=_i64)
-    rel: I64 = field(default_factory=_i64)
-    total: I64 = field(default_factory=_i64)
-    peak: I64 = field(default_factory=_i64)
-    live: I64 = field(default_factory=_i64)
-    gpu_allocs: I32 = field(default_factory=_i32)
-    gpu_in_use: I64 = field(default_factory=_i64)
-    temp: I64 = field(default_factory=_i64)
-    persist: I64 = field(default_factory=_i64)
-    o_row: I32 = field(default_factory=_i32)
-    o_slot: I32 = field(default_factory=_i32)
-    o_bytes: I64 = field(default_factory=_i64)
-    o_ptr: U64 = field(default_factory=_u64)
-    a_row: I32 = field(default_factory=_i32)
-    a_micros: I64 = field(default_factory=_i64)
-    a_bytes: I64 = field(default_factory=_i64)
-    r_row: I32 = field(default_factory=_i32)
+    start: I64 = field(default_factory=empty_i64)
+    rel: I64 = field(default_factory=empty_i64)
+    total: I64 = field(default_factory=empty_i64)
+    peak: I64 = field(default_factory=empty_i64)
+    live: I64 = field(default_factory=empty_i64)
+    gpu_allocs: I32 = field(default_factory=empty_i32)
+    gpu_in_use: I64 = field(default_factory=empty_i64)
+    temp: I64 = field(default_factory=empty_i64)
+    persist: I64 = field(default_factory=empty_i64)
+    o_row: I32 = field(default_factory=empty_i32)
+    o_slot: I32 = field(default_factory=empty_i32)
+    o_bytes: I64 = field(default_factory=empty_i64)
+    o_ptr: U64 = field(default_factory=empty_u64)
+    a_row: I32 = field(default_factory=empty_i32)
+    a_micros: I64 = field(default_factory=empty_i64)
+    a_bytes: I64 = field(default_factory=empty_i64)
+    r_row: I32 = field(default_factory=empty_i32)
     raw: list[object] = field(default_factory=list)  # bytes or a decoded record
     has_step_stats: bool = False
     #: Rows that add no time (records of memory only, made from XSpace allocator

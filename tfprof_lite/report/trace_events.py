@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
 from tfprof_lite.analysis.kernels import KIND_KERNEL, KIND_MEMCPY, KIND_SYNC, kernel_name
+from tfprof_lite.base.arrays import I64, empty_i64
 from tfprof_lite.model.execs import KIND_ACCELERATOR, StepExecs
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.window import KIND_COPY, EventWindow
@@ -36,7 +36,6 @@ from tfprof_lite.model.window import KIND_KERNEL as WINDOW_KERNEL
 
 __all__ = ["KINDS", "STEP_GAP_MICROS", "LaidOut", "laid_out"]
 
-I64 = npt.NDArray[np.int64]
 
 #: Gap between a step and the next when the next had to be shifted.
 STEP_GAP_MICROS = 10
@@ -45,20 +44,16 @@ KINDS = ("cpu", "accelerator", KIND_KERNEL, KIND_MEMCPY, KIND_SYNC)
 _Columns = tuple[I64, I64, I64, I64, I64]  # lane, start, dur, node, kind
 
 
-def _empty() -> I64:
-    return np.zeros(0, dtype=np.int64)
-
-
 @dataclass
 class LaidOut:
     """The records of every step in columns (see the module docstring)."""
 
     devices: list[str] = field(default_factory=list)
-    lane: I64 = field(default_factory=_empty)
-    start: I64 = field(default_factory=_empty)
-    dur: I64 = field(default_factory=_empty)
-    node: I64 = field(default_factory=_empty)
-    kind: I64 = field(default_factory=_empty)
+    lane: I64 = field(default_factory=empty_i64)
+    start: I64 = field(default_factory=empty_i64)
+    dur: I64 = field(default_factory=empty_i64)
+    node: I64 = field(default_factory=empty_i64)
+    kind: I64 = field(default_factory=empty_i64)
     steps: list[list[int]] = field(default_factory=list)
     tracer_keys: list[tuple[str, str, str]] = field(default_factory=list)
 
