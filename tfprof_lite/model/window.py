@@ -27,6 +27,7 @@ import numpy.typing as npt
 from tfprof_lite.base.arrays import I64, empty_i64
 
 __all__ = [
+    "outside_lane",
     "DATASET_TYPE",
     "KIND_COPY",
     "KIND_KERNEL",
@@ -44,8 +45,16 @@ I8 = npt.NDArray[np.int8]
 #: details), a copy (``Memcpy*`` or copy details), or any other GPU activity.
 KIND_KERNEL, KIND_COPY, KIND_OTHER = 0, 1, 2
 KIND_NAMES = ("kernel", "memcpy", "other")
+#: The sub-device a device event of each kind is drawn on outside the steps.
+_OUTSIDE_SUB = {KIND_KERNEL: "stream:all", KIND_COPY: "memcpy", KIND_OTHER: "stream:"}
 #: The op type of a tf.data iterator's host event (``Iterator::...``).
 DATASET_TYPE = "Dataset"
+
+
+def outside_lane(gpu: int, kind: int) -> str:
+    """``/device:GPU:<gpu>/<stream:all | memcpy | stream:> (outside steps)``: the
+    lane the traces draw a device event of ``kind`` outside every step on."""
+    return f"/device:GPU:{gpu}/{_OUTSIDE_SUB[kind]} (outside steps)"
 
 
 @dataclass

@@ -23,17 +23,16 @@ from typing import Any
 from tfprof_lite.errors import InvalidInputError
 from tfprof_lite.model.execs import KIND_ACCELERATOR, KIND_CPU
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.window import KIND_COPY, KIND_KERNEL, KIND_OTHER, EventWindow
+from tfprof_lite.model.window import EventWindow, outside_lane
 from tfprof_lite.outputs.trace_writer import LaneAssigner, TraceWriter
 
 __all__ = ["STEP_GAP_MICROS", "step_events", "write_steps_trace"]
 
 STEP_GAP_MICROS = 10
 _KIND_NAME = {KIND_CPU: "cpu", KIND_ACCELERATOR: "accelerator"}
+
+
 #: The device an XSpace's GPU event outside the steps is drawn on, by kind.
-_SUB = {KIND_KERNEL: "stream:all", KIND_COPY: "memcpy", KIND_OTHER: "stream:"}
-
-
 def _step_records(model: ProfileModel, step: int) -> list[tuple[str, int, int, int, int]]:
     """(device, start, dur, node, kind) of one step, sorted for lane assignment."""
     execs = model.steps[step]
@@ -88,7 +87,7 @@ def _outside_events(window: EventWindow, pids: dict[str, int]) -> Iterator[dict[
     device = window.device
     lanes: dict[str, LaneAssigner] = {}
     rows = sorted(
-        (f"/device:GPU:{gpu}/{_SUB[kind]} (outside steps)", start // 1000, dur // 1000, at)
+        (outside_lane(gpu, kind), start // 1000, dur // 1000, at)
         for at, (gpu, kind, start, dur, step) in enumerate(
             zip(device.gpu.tolist(), device.kind.tolist(), device.start_ns.tolist(),
                 device.dur_ns.tolist(), device.step.tolist())

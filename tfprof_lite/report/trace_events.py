@@ -31,8 +31,7 @@ from tfprof_lite.analysis.kernels import KIND_KERNEL, KIND_MEMCPY, KIND_SYNC, ke
 from tfprof_lite.base.arrays import I64, empty_i64
 from tfprof_lite.model.execs import KIND_ACCELERATOR, StepExecs
 from tfprof_lite.model.profile import ProfileModel
-from tfprof_lite.model.window import KIND_COPY, EventWindow
-from tfprof_lite.model.window import KIND_KERNEL as WINDOW_KERNEL
+from tfprof_lite.model.window import KIND_COPY, EventWindow, outside_lane
 
 __all__ = ["KINDS", "STEP_GAP_MICROS", "LaidOut", "laid_out"]
 
@@ -131,17 +130,12 @@ def _last_end(start: I64, dur: I64) -> int:
     return max(ends)
 
 
-#: The lane of a GPU event outside the steps, by its window kind.
-_OUTSIDE = {WINDOW_KERNEL: "stream:all", KIND_COPY: "memcpy"}
-
-
 def _outside(window: EventWindow, layout: _Layout) -> _Columns:
     """The window's GPU events outside every step (see the module docstring)."""
     device = window.device
     rows = np.flatnonzero(device.step < 0)
     gpu, kind = device.gpu[rows].tolist(), device.kind[rows].tolist()
-    lanes = [layout.lane(f"/device:GPU:{g}/{_OUTSIDE.get(k, 'stream:')} (outside steps)")
-             for g, k in zip(gpu, kind, strict=True)]  # fmt: skip
+    lanes = [layout.lane(outside_lane(g, k)) for g, k in zip(gpu, kind, strict=True)]
     codes = [KINDS.index(KIND_MEMCPY if k == KIND_COPY else KIND_KERNEL) for k in kind]
     keys = layout.keys
     nodes = [-1 - keys.setdefault(("kernel", device.name[r], device.op[r]), len(keys))
