@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfprof_lite.base.arrays import I32, I64, U64, empty_i32, empty_i64
+from tfprof_lite.base.arrays import I32, I64, U64, empty_i32, empty_i64, empty_u64
 from tfprof_lite.model.records import AllocatorUse, MemoryDetail, OutputTensor
 
 __all__ = ["MemoryRecords", "MemoryRef"]
@@ -75,7 +75,7 @@ class MemoryRecords:
     o_allocator: I32 = field(default_factory=empty_i32)
     o_requested: I64 = field(default_factory=empty_i64)
     o_allocated: I64 = field(default_factory=empty_i64)
-    o_ptr: U64 = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    o_ptr: U64 = field(default_factory=empty_u64)
     o_dtype: I32 = field(default_factory=empty_i32)
     o_shape: I32 = field(default_factory=empty_i32)
     allocators: list[str] = field(default_factory=list)

@@ -62,9 +62,9 @@ class Block:
         self._tracer_at: list[int] | None = None  # each step's first tracer row
 
     @classmethod
-    def of_columns(cls, columns: Sequence[StepColumns], exact: Sequence[I64] = ()) -> Block:
-        """The block of one step's columns per step (``exact[i]``: step ``i``'s
-        tracer durations in ns, used where there is one per tracer record)."""
+    def of_columns(cls, columns: Sequence[StepColumns]) -> Block:
+        """The block of one step's columns per step (their tracer records' exact
+        durations unknown: the columns hold µs)."""
         block = cls()
         tables: dict[tuple[str, ...], tuple[I64, I64, list[str]]] = {}
         index: dict[str, int] = {}
@@ -92,7 +92,7 @@ class Block:
         block.code = _cat(codes, np.int64)[local_dev] if len(local_dev) else local_dev
         dev = _cat(gids, np.int64)[local_dev] if len(local_dev) else local_dev
         block.cols = _joined(columns, dev, block.bounds)
-        block.exact = _exact_of_steps(block, exact)
+        block.exact = _unknown_exact(block)
         return block
 
     @classmethod
@@ -250,20 +250,11 @@ def _labels(records: StepRecords) -> tuple[I64, list[str]]:
     return label, texts + list(extra)
 
 
-def _exact_of_steps(block: Block, exact: Sequence[I64]) -> I64:
-    """Per tracer row of ``block``, its step's exact duration when the step gives
-    one per tracer row, else -1."""
+def _unknown_exact(block: Block) -> I64:
+    """:data:`UNKNOWN` per GPU tracer row of ``block``."""
     tracer = np.asarray([is_tracer_device(d) for d in block.devices] + [False], dtype=bool)
-    dev = block.cols.dev.astype(np.int64)
-    steps = block.step[tracer[dev]] if len(dev) else empty_i64()
-    out = np.full(len(steps), UNKNOWN, dtype=np.int64)
-    if not len(exact):
-        return out
-    at = np.searchsorted(steps, np.arange(len(block.names) + 1)).tolist()
-    for i, durations in enumerate(exact):
-        if i < len(block.names) and len(durations) == at[i + 1] - at[i]:
-            out[at[i] : at[i + 1]] = durations
-    return out
+    rows = int(tracer[block.cols.dev.astype(np.int64)].sum()) if len(block.cols) else 0
+    return np.full(rows, UNKNOWN, dtype=np.int64)
 
 
 def _starts(sizes: Sequence[int]) -> I64:

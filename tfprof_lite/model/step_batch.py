@@ -26,7 +26,7 @@ changes nothing), and the caller adds them one by one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,10 +57,10 @@ from tfprof_lite.proto.steps import StepColumns
 if TYPE_CHECKING:
     from tfprof_lite.model.profile import ProfileModel
 
-__all__ = ["BATCH_ROWS", "add_many", "add_records", "add_spans", "add_steps"]
+__all__ = ["BATCH_ROWS", "add_records", "add_spans", "add_steps"]
 
 
-#: :func:`add_many` adds the steps in batches of about this many records.
+#: :func:`add_records` adds the steps in blocks of about this many records.
 BATCH_ROWS = 1 << 18
 
 
@@ -74,16 +74,14 @@ def add_steps(
     model: ProfileModel,
     numbers: Sequence[int],
     columns: Sequence[StepColumns],
-    exact: Sequence[I64] | None = None,
 ) -> bool:
     """Add step ``numbers[i]``'s ``columns[i]`` for every ``i`` (see the module
     docstring); False, having changed nothing, when a number is in the model
-    already or repeats. ``exact[i]``: the durations (ns) of step ``i``'s GPU
-    tracer records, kept when there is one per record."""
+    already or repeats."""
     if not _new(model, numbers):
         return False
     if numbers:
-        _add_block(model, numbers, Block.of_columns(columns, exact or ()))
+        _add_block(model, numbers, Block.of_columns(columns))
     return True
 
 
@@ -369,42 +367,3 @@ def _fold(model: ProfileModel, numbers: Sequence[int], scratch: StepExecs, pair_
     for number in numbers:
         run.included[number] = model.steps[number].version
     run.seen = StepExecs.changes
-
-
-def add_many(
-    model: ProfileModel, steps: Iterable[tuple[int, StepColumns, I64]], rows: int | None = None
-) -> None:
-    """Add (number, columns, exact tracer durations in ns) of each step with
-    records, in batches of about ``rows`` records (:func:`add_steps`; a batch
-    of one step, or one it declines, goes through ``add_step``); the GPU tracer
-    records keep the exact durations (the columns hold µs). ``rows``: default
-    :data:`BATCH_ROWS`; 1 adds every step by itself."""
-    rows = BATCH_ROWS if rows is None else rows
-    batch: list[tuple[int, StepColumns, I64]] = []
-    held = 0
-    for item in steps:
-        if len(item[1]):
-            batch.append(item)
-            held += len(item[1])
-        del item
-        if held >= rows:
-            _add_batch(model, batch)
-            batch, held = [], 0
-    _add_batch(model, batch)
-
-
-def _add_batch(model: ProfileModel, batch: list[tuple[int, StepColumns, I64]]) -> None:
-    numbers = [number for number, _, _ in batch]
-    durations = [ns for _, _, ns in batch]
-    if len(batch) > 1 and add_steps(model, numbers, [cols for _, cols, _ in batch], durations):
-        return
-    del durations
-    while batch:
-        number, cols, exact = batch.pop(0)
-        execs = model.steps.get(number)
-        before = len(execs.kernels) if execs is not None else 0
-        model.add_step(number, cols)
-        kernels = model.steps[number].kernels
-        if len(kernels) == before + len(exact):
-            kernels.dur_ns[before:] = exact.tolist()
-        del cols, exact

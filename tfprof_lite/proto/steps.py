@@ -30,9 +30,10 @@ Sparse columns, each tied to a row by a ``*_row`` int32 column, in wire order:
 * raw records (``r_*``): for every row with at least one ``memory`` entry, its
   memory record for the memory profile (``raw``): from a RunMetadata the
   serialized NodeExecStats (bytes; any serialization that parses back to the
-  same message is fine); from an XSpace's allocator events a record already
-  decoded (the model's ``MemoryDetail``, made by the XSpace reader: this layer
-  neither makes nor reads it, hence the field's type ``object``).
+  same message is fine); from an XSpace's allocator events the model's
+  ``MemoryRef`` into its ``MemoryRecords`` columns, read into a ``MemoryDetail``
+  on demand (this layer neither makes nor reads it, hence the field's type
+  ``object``).
 
 ``has_step_stats`` says whether the RunMetadata has a ``step_stats`` field at
 all (``HasField``), even an empty one.

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.arrays import first_seen
 from tfprof_lite.base.lanes import first_free, scan_free
 from tfprof_lite.model.devices import DEVICE_CANONICAL, classify_device
 from tfprof_lite.model.profile import ProfileModel
@@ -106,13 +107,8 @@ def _rows(starts: I64, durs: I64) -> tuple[list[int], int]:
 
 def _first_seen(codes: I64) -> tuple[I64, I64]:
     """Each code's rank by first appearance, and the codes in that order."""
-    if not len(codes):
-        return codes, codes
-    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq), dtype=np.int64)
-    return rank[inverse.reshape(-1)], uniq[order]
+    seen, _, rank = first_seen(codes)
+    return rank, seen
 
 
 def _kernel_entry(model: ProfileModel, key: tuple[str, str, str]) -> tuple[str, str, str]:

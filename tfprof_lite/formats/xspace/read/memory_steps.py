@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from tfprof_lite.base.arrays import first_seen
+from tfprof_lite.model.exec_columns import segment_sum
 from tfprof_lite.model.memory_records import MemoryRecords
 from tfprof_lite.model.step_records import Lane, StepRecords, micros
 
@@ -28,16 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["add_memory_records", "memory_records"]
 
 I64 = npt.NDArray[np.int64]
-
-
-def _first_order(keys: I64) -> tuple[I64, I64, I64]:
-    """The distinct keys by first appearance, where each first appears, and each
-    key's rank in that order."""
-    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    return uniq[order], first[order], rank[inverse.reshape(-1)]
 
 
 @dataclass
@@ -53,7 +45,7 @@ class _Segments:
 def _segments(ev_record: I64, ev_alloc: I64, n_alloc: int) -> _Segments:
     pair = ev_record * n_alloc + ev_alloc
     # Segments of a record by the first event of their allocator; records in order.
-    distinct, _, rank = _first_order(pair)
+    distinct, _, rank = first_seen(pair)
     seg_records = distinct // n_alloc
     seg_order = np.lexsort((np.arange(len(distinct)), seg_records))
     seg_of = np.empty(len(distinct), dtype=np.int64)
@@ -89,12 +81,12 @@ def memory_records(
     sel = np.flatnonzero((steps >= 0) & (steps < n_steps))
     sel = sel[np.argsort(steps[sel], kind="stable")]  # by step, by time in one
     n_nodes = max(len(mem.nodes), 1)
-    pairs, first, rank = _first_order(steps[sel] * n_nodes + mem.node[sel])
+    pairs, first, rank = first_seen(steps[sel] * n_nodes + mem.node[sel])
     p_step, p_node = pairs // n_nodes, pairs % n_nodes
     # Records by step, then lane by its first pair, then pair.
     p_lane = node_lane[p_node].astype(np.int64) if len(pairs) else p_node
     lane_key = p_step * (int(node_lane.max(initial=0)) + 1) + p_lane
-    _, lane_first, lane_rank = _first_order(lane_key)
+    _, lane_first, lane_rank = first_seen(lane_key)
     order = np.lexsort((np.arange(len(pairs)), lane_first[lane_rank], p_step))
     record_of_pair = np.empty(len(pairs), dtype=np.int64)
     record_of_pair[order] = np.arange(len(pairs))
@@ -128,19 +120,13 @@ def _uses(out: MemoryRecords, mem: MemoryColumns, sel: I64, ev_record: I64, time
     out.use_at = np.searchsorted(segs.record, np.arange(n + 1)).astype(np.int64)
     out.event_at = np.append(starts, len(order)).astype(np.int64)
     out.e_micros, out.e_bytes = times[order], delta
-    gpu = np.asarray(["GPU" in mem.allocators[a] for a in segs.allocator.tolist()], dtype=bool)
-    out.total = _sum(segs.record, out.u_total, n)
-    out.peak = _sum(segs.record, out.u_peak, n)
-    out.live = _sum(segs.record, out.u_live, n)
+    gpu = np.asarray(["GPU" in name for name in mem.allocators], dtype=bool)[segs.allocator]
+    out.total = segment_sum(segs.record, out.u_total, n)
+    out.peak = segment_sum(segs.record, out.u_peak, n)
+    out.live = segment_sum(segs.record, out.u_live, n)
     out.gpu_allocs = np.bincount(segs.record[gpu], minlength=n).astype(np.int32)
     out.gpu_in_use = np.zeros(n, dtype=np.int64)
     np.maximum.at(out.gpu_in_use, segs.record[gpu], out.u_in_use[gpu])
-
-
-def _sum(rows: I64, values: I64, n: int) -> I64:
-    out = np.zeros(n, dtype=np.int64)
-    np.add.at(out, rows, values)
-    return out
 
 
 def _outputs(out: MemoryRecords, mem: MemoryColumns, sel: I64, ev_record: I64) -> None:

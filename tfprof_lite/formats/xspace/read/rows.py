@@ -133,6 +133,19 @@ def _per_pair(
     return out
 
 
+def _per_code(
+    codes: npt.NDArray[np.integer[Any]], make: Callable[[int], int]
+) -> npt.NDArray[np.int32]:
+    """The id ``make(codes[i])`` gives, made once per distinct code (rows or
+    string codes, -1 for none: :func:`distinct_codes`, no sort)."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int32)
+    used, inverse = distinct_codes(codes, int(codes.max()) + 1)
+    made = [make(code) for code in used.tolist()]
+    out: npt.NDArray[np.int32] = np.asarray(made, dtype=np.int32)[inverse]
+    return out
+
+
 def _device_part(
     table: EventTable, nodes: DeviceNodes, steps: I64, strings: _Strings, lanes: _Strings
 ) -> _Part:
@@ -174,12 +187,12 @@ def _device_part(
     if kernel.any():
         ln, mt, dt = line[kernel], meta[kernel], details[kernel]
         role[kernel] = ROLE_KERNEL
-        first[kernel] = _per_pair(
-            ln, ln, lambda r, _: lanes.id(Lane(LANE_STREAM, gpu(r), int(cols.line_id[r])))
+        first[kernel] = _per_code(
+            ln, lambda r: lanes.id(Lane(LANE_STREAM, gpu(r), int(cols.line_id[r])))
         )
-        second[kernel] = _per_pair(ln, ln, lambda r, _: lanes.id(Lane(LANE_ALL_STREAMS, gpu(r))))
-        name[kernel] = _per_pair(mt, mt, lambda m, _: strings.id(names[m] if m >= 0 else ""))
-        detail[kernel] = _per_pair(dt, dt, lambda d, _: text_id(d))
+        second[kernel] = _per_code(ln, lambda r: lanes.id(Lane(LANE_ALL_STREAMS, gpu(r))))
+        name[kernel] = _per_code(mt, lambda m: strings.id(names[m] if m >= 0 else ""))
+        detail[kernel] = _per_code(dt, text_id)
     if copy.any():
         ln, mt, cp = line[copy], meta[copy], copies[copy]
         role[copy] = ROLE_COPY
@@ -188,13 +201,11 @@ def _device_part(
             mt,
             lambda r, m: lanes.id(Lane(LANE_COPY, gpu(r), int(cols.line_id[r]), copy_kind(m))),
         )
-        second[copy] = _per_pair(ln, ln, lambda r, _: lanes.id(Lane(LANE_COPIES, gpu(r))))
-        name[copy] = _per_pair(mt, mt, lambda m, _: strings.id(copy_kind(m)))
-        detail[copy] = _per_pair(cp, cp, lambda c, _: text_id(c))
+        second[copy] = _per_code(ln, lambda r: lanes.id(Lane(LANE_COPIES, gpu(r))))
+        name[copy] = _per_code(mt, lambda m: strings.id(copy_kind(m)))
+        detail[copy] = _per_code(cp, text_id)
     if other.any():
-        first[other] = _per_pair(
-            line[other], line[other], lambda r, _: lanes.id(Lane(LANE_GPU_ACTIVITY, gpu(r)))
-        )
+        first[other] = _per_code(line[other], lambda r: lanes.id(Lane(LANE_GPU_ACTIVITY, gpu(r))))
     del line, meta, details, copies, kernel, copy, other
     # Two records for an event with a second lane, one for the others; each
     # column made and narrowed in turn (this is the largest part of a big file).
