@@ -59,7 +59,7 @@ class Block:
         #: Each step's device strings as written (``names`` is lower-cased);
         #: empty when the block keeps only those.
         self.written: list[list[str]] = []
-        self._tracer_at: list[int] | None = None  # each step's first tracer row
+        self._tracer: tuple[I64, list[int]] | None = None  # (:meth:`tracer_rows`)
 
     @classmethod
     def of_columns(cls, columns: Sequence[StepColumns]) -> Block:
@@ -114,9 +114,7 @@ class Block:
         block.code = rows.code
         block.name_tables(rows, lowered, lane_devices)
         block.cols = _record_columns(records, rows, global_of_lane, table)
-        tracer = np.asarray([is_tracer_device(d) for d in lowered] + [False], dtype=bool)
-        hit = tracer[rows.lane] if len(rows.lane) else np.zeros(0, dtype=bool)
-        plain = rows.source[hit]  # (memory records are on no tracer lane)
+        plain = rows.source[block.tracer_rows()[0]]  # (memory records are on no tracer lane)
         block.exact = (records.end_ps[plain] - records.start_ps[plain]) // 1000
         return block
 
@@ -158,14 +156,20 @@ class Block:
                 setattr(out, name, getattr(cols, name)[a:b])
         return out
 
-    def step_exact(self, index: int) -> I64:
-        """Step ``index``'s exact tracer durations (ns; empty when not known)."""
-        if self._tracer_at is None:  # (once: every step's tracer rows, as ``exact`` holds them)
+    def tracer_rows(self) -> tuple[I64, list[int]]:
+        """The GPU tracer rows (ascending; ``exact`` holds their durations) and
+        where each step's begin among them (found once)."""
+        if self._tracer is None:
             tracer = np.asarray([is_tracer_device(d) for d in self.devices] + [False], bool)
             hit = tracer[self.cols.dev.astype(np.int64)] if len(self.cols) else tracer[:0]
-            self._tracer_at = np.concatenate([[0], np.cumsum(hit)])[self.bounds].tolist()
-        lo, hi = self._tracer_at[index], self._tracer_at[index + 1]
-        found = self.exact[lo:hi]
+            rows = np.flatnonzero(hit)
+            self._tracer = rows, np.searchsorted(rows, self.bounds).tolist()
+        return self._tracer
+
+    def step_exact(self, index: int) -> I64:
+        """Step ``index``'s exact tracer durations (ns; empty when not known)."""
+        at = self.tracer_rows()[1]
+        found = self.exact[at[index] : at[index + 1]]
         return found if not (found == UNKNOWN).any() else empty_i64()
 
 
@@ -252,9 +256,7 @@ def _labels(records: StepRecords) -> tuple[I64, list[str]]:
 
 def _unknown_exact(block: Block) -> I64:
     """:data:`UNKNOWN` per GPU tracer row of ``block``."""
-    tracer = np.asarray([is_tracer_device(d) for d in block.devices] + [False], dtype=bool)
-    rows = int(tracer[block.cols.dev.astype(np.int64)].sum()) if len(block.cols) else 0
-    return np.full(rows, UNKNOWN, dtype=np.int64)
+    return np.full(len(block.tracer_rows()[0]), UNKNOWN, dtype=np.int64)
 
 
 def _starts(sizes: Sequence[int]) -> I64:

@@ -35,7 +35,6 @@ from tfprof_lite.base.arrays import I64, empty_i64
 from tfprof_lite.model.devices import (
     DEVICE_CANONICAL,
     classify_device,
-    is_tracer_device,
 )
 from tfprof_lite.model.exec_columns import COLUMN_TYPES, Columns, KernelColumns
 from tfprof_lite.model.execs import StepExecs
@@ -214,11 +213,8 @@ def _memory_marks(
 
 def _kernels(block: Block) -> tuple[I64, list[tuple[int, int]]]:
     """The GPU tracer rows of the block, and each step's (first, end) among them."""
-    devices, cols = block.devices, block.cols
-    tracers = [i for i, d in enumerate(devices) if is_tracer_device(d)]
-    rows = np.flatnonzero(np.isin(cols.dev, tracers)) if tracers else empty_i64()
-    at = np.searchsorted(block.step[rows], np.arange(len(block.names) + 1))
-    return rows, list(zip(at[:-1].tolist(), at[1:].tolist(), strict=True))
+    rows, at = block.tracer_rows()
+    return rows, list(zip(at[:-1], at[1:], strict=True))
 
 
 class _Source:
