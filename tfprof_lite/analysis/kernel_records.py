@@ -17,7 +17,7 @@ from tfprof_lite.model.execs import KernelColumns
 from tfprof_lite.model.profile import ProfileModel
 from tfprof_lite.model.window import KIND_COPY as WINDOW_COPY
 from tfprof_lite.model.window import KIND_KERNEL as WINDOW_KERNEL
-from tfprof_lite.model.window import EventWindow
+from tfprof_lite.model.window import EventWindow, window_lane
 
 __all__ = [
     "BYTES_RE",
@@ -216,15 +216,13 @@ def window_records(window: EventWindow) -> KernelColumns:
     for gpu, kind, name, said, op in zip(
         gpus, events.kind.tolist(), events.name, events.details, events.op
     ):
+        dev.append(window_lane(gpu, kind))
         if kind == WINDOW_KERNEL:
-            dev.append(f"/device:GPU:{gpu}/stream:all")
             label.append(f"{name} {said}")
         elif kind == WINDOW_COPY:
             copy = name if name.startswith("Memcpy") else "Memcpy"
-            dev.append(f"/device:GPU:{gpu}/memcpy")
             label.append(f"{copy} {said}" if said else copy)
         else:
-            dev.append(f"/device:GPU:{gpu}/stream:")
             label.append(op)
     dur_ns = events.dur_ns.tolist()
     return KernelColumns(

@@ -19,15 +19,18 @@ GPU tracer records of the steps keep them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from tfprof_lite.base.arrays import I64, empty_i64
+from tfprof_lite.model.step_records import LANE_ALL_STREAMS, LANE_COPIES, LANE_GPU_ACTIVITY, Lane
 
 __all__ = [
     "outside_lane",
+    "window_lane",
     "DATASET_TYPE",
     "KIND_COPY",
     "KIND_KERNEL",
@@ -45,16 +48,25 @@ I8 = npt.NDArray[np.int8]
 #: details), a copy (``Memcpy*`` or copy details), or any other GPU activity.
 KIND_KERNEL, KIND_COPY, KIND_OTHER = 0, 1, 2
 KIND_NAMES = ("kernel", "memcpy", "other")
-#: The sub-device a device event of each kind is drawn on outside the steps.
-_OUTSIDE_SUB = {KIND_KERNEL: "stream:all", KIND_COPY: "memcpy", KIND_OTHER: "stream:"}
+#: The lane that counts a device event of each kind: a kernel on all streams, a
+#: copy on the copies, other activity on the GPU's activity lane.
+_LANE_KINDS = {KIND_KERNEL: LANE_ALL_STREAMS, KIND_COPY: LANE_COPIES, KIND_OTHER: LANE_GPU_ACTIVITY}
 #: The op type of a tf.data iterator's host event (``Iterator::...``).
 DATASET_TYPE = "Dataset"
 
 
+@functools.cache
+def window_lane(gpu: int, kind: int) -> str:
+    """The device string of the lane that counts a device event of ``kind`` on
+    GPU ``gpu`` (``/device:GPU:<gpu>/stream:all``, ``/memcpy`` or ``/stream:``), as
+    the steps' records name it (:meth:`Lane.device`; made once per pair)."""
+    return Lane(_LANE_KINDS[kind], gpu).device()
+
+
 def outside_lane(gpu: int, kind: int) -> str:
-    """``/device:GPU:<gpu>/<stream:all | memcpy | stream:> (outside steps)``: the
-    lane the traces draw a device event of ``kind`` outside every step on."""
-    return f"/device:GPU:{gpu}/{_OUTSIDE_SUB[kind]} (outside steps)"
+    """``<window_lane> (outside steps)``: the lane the traces draw a device event
+    of ``kind`` outside every step on."""
+    return f"{window_lane(gpu, kind)} (outside steps)"
 
 
 @dataclass
