@@ -109,7 +109,12 @@ def test_jax_slow_host_batches_are_input_not_idle() -> None:
     over = sorted(steps[i]["host"] - made[i] * 1e6 for i in whole)
     assert -200 <= over[len(over) // 2] <= 1000, over
     assert view.input.mean_share >= parts["host"] and view.input.input_bound
-    assert parts["idle"] < 0.1
+    # The batch making is never idle: a step waits (block_until_ready) only
+    # within what the loop spent after making its batch. (How much of that wait
+    # is idle rather than device time is the machine's: 0.5% of the step on a
+    # quiet one, 14% once with two test suites sharing 2 cores.)
+    for i in whole:
+        assert steps[i]["idle"] <= (cap.seconds[i] - made[i]) * 1e6 + 200, (i, steps[i])
     assert "waiting on the client" not in view.recommendation
     assert "makes each batch" in view.recommendation
     assert view.avg_step_micros == pytest.approx(_loop_mean(cap), rel=0.1)
